@@ -1,0 +1,95 @@
+// Child processes the dev script, the end-to-end tests and the benchmarks start: free ports, readiness, clean stops.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+
+export interface Running {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** Everything the process printed so far (for error messages). */
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** A port the OS says is free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+const require = createRequire(import.meta.url);
+export const packageFile = (pkg: string, ...path: string[]): string =>
+  join(dirname(require.resolve(`${pkg}/package.json`)), ...path);
+
+/** A scrubbed environment: fixtures such as server-everything's get-env tool return theirs to any caller. */
+export function scrubbedEnv(extra: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...extra };
+}
+
+/** Starts a process and resolves once `ready` matches its output (or rejects on exit / time-out). */
+export function startProcess(opts: {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  ready: RegExp;
+  url: string;
+  port: number;
+  timeoutMs?: number;
+  cwd?: string;
+}): Promise<Running> {
+  const child = spawn(opts.command, opts.args, { env: opts.env, cwd: opts.cwd, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+      setTimeout(() => child.kill("SIGKILL"), 3000).unref();
+    });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`${opts.command} did not become ready in ${opts.timeoutMs ?? 30000} ms:\n${output}`));
+    }, opts.timeoutMs ?? 30000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (opts.ready.test(output)) {
+        clearTimeout(timer);
+        resolve({ url: opts.url, port: opts.port, child, output: () => output, stop });
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${opts.command} exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+}
+
+/** `@modelcontextprotocol/server-everything` over streamable HTTP on a loopback port. */
+export async function startEverything(port?: number): Promise<Running> {
+  const p = port ?? (await freePort());
+  return startProcess({
+    command: process.execPath,
+    args: [packageFile("@modelcontextprotocol/server-everything", "dist", "index.js"), "streamableHttp"],
+    env: scrubbedEnv({ PORT: String(p) }),
+    ready: /listening on port/i,
+    url: `http://127.0.0.1:${p}/mcp`,
+    port: p,
+  });
+}
+
+/** Arguments to run the project's wrangler with this Node (`process.execPath`). */
+export function wranglerArgs(args: string[]): string[] {
+  return [packageFile("wrangler", "bin", "wrangler.js"), ...args];
+}

@@ -1,0 +1,93 @@
+// The team config: one zod schema, from which the types, the validation and the published JSON Schema come.
+import { z } from "zod";
+
+/** Team names appear in URLs and storage keys: lowercase letters, digits, `-` and `_`. */
+export const TeamName = z
+  .string()
+  .regex(/^[a-z0-9_-]{1,64}$/, "team names are 1–64 lowercase letters, digits, '-' or '_'");
+export type TeamName = z.infer<typeof TeamName>;
+
+/** Upstream server names become the namespace of their tools (`server/tool`). */
+export const ServerName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, "server names are 1–64 letters, digits, '_' or '-'");
+
+const STDIO_HINT =
+  "stdio servers cannot run at the edge: run it behind a stdio-to-HTTP bridge " +
+  '(e.g. `npx supergateway --stdio "<command>" --outputTransport streamableHttp`) ' +
+  'and configure the bridge\'s URL with "transport": "streamable-http"';
+
+const Transport = z
+  .enum(["streamable-http", "http"], {
+    error: (issue) =>
+      issue.input === "stdio"
+        ? STDIO_HINT
+        : `unknown transport ${JSON.stringify(issue.input)}: use "streamable-http" (or its other spelling "http")`,
+  })
+  .default("streamable-http")
+  .describe('How the proxy talks to the server. "http" is another spelling of "streamable-http".');
+
+const UpstreamUrl = z
+  .url({
+    protocol: /^https?$/,
+    error: "a valid http(s) URL is required, e.g. https://mcp.example.com/mcp",
+  })
+  .describe("The server's streamable-HTTP MCP endpoint.");
+
+/** A `${secret:NAME}` reference inside a header value. */
+export const SECRET_REF = /\$\{secret:([A-Za-z_][A-Za-z0-9_]{0,63})\}/g;
+
+const Headers = z
+  .record(
+    z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "not a valid HTTP header name"),
+    z.string().refine((v) => !/[\r\n\0]/.test(v), "header values cannot contain line breaks"),
+  )
+  .default({})
+  .describe("Headers sent to this server only. Reference team secrets as ${secret:NAME}.");
+
+/** One upstream MCP server. Unknown keys are refused so typos do not pass silently. */
+export const ServerEntry = z.strictObject({
+  transport: Transport,
+  url: UpstreamUrl,
+  headers: Headers,
+  description: z
+    .string()
+    .trim()
+    .min(1, "a description cannot be empty: remove it to connect the server eagerly")
+    .max(1000)
+    .optional()
+    .describe(
+      "Makes the server lazy (dynamic discovery): not connected until the agent calls load_mcp. " +
+        "Say what the server does and when to load it.",
+    ),
+  enabled: z.boolean().default(true).describe("false skips the entry."),
+  timeout: z
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(30_000)
+    .describe("Upstream request timeout in milliseconds; 0 disables it."),
+});
+export type ServerEntry = z.infer<typeof ServerEntry>;
+
+const SchemaRef = z.string().optional().describe("Editors' JSON Schema reference; ignored by the proxy.");
+
+/** Config-file mode: many servers, tools namespaced as `server/tool`. */
+export const MultiConfig = z.strictObject({
+  $schema: SchemaRef,
+  mcp: z.record(ServerName, ServerEntry).describe("The upstream servers, by name."),
+});
+
+/** Single-MCP mode: the config is one server entry; tool names stay bare. */
+export const SingleConfig = z.strictObject({
+  $schema: SchemaRef,
+  ...ServerEntry.shape,
+  description: z
+    .never({ error: "single-MCP mode has no load_mcp, so its entry cannot be lazy: remove description" })
+    .optional(),
+});
+
+/** The team config as stored in KV: either shape. */
+export const TeamConfig = z.union([MultiConfig, SingleConfig]);
+export type TeamConfig = z.input<typeof TeamConfig>;

@@ -1,0 +1,63 @@
+// One closed union of the proxy's failures, and the one place that turns them into words.
+
+/** Why an upstream could not serve a request. Only the upstream client creates these. */
+export type UpstreamFault =
+  | { kind: "unreachable"; detail: string }
+  | { kind: "http"; status: number; detail: string }
+  | { kind: "timeout"; ms: number }
+  | { kind: "rpc"; code: number; detail: string }
+  | { kind: "protocol"; detail: string }
+  | { kind: "config"; detail: string }
+  | { kind: "closed" };
+
+/** A failure of one named upstream, carried through the registry and the meta-tools. */
+export class UpstreamError extends Error {
+  readonly upstream: string;
+  readonly fault: UpstreamFault;
+  constructor(upstream: string, fault: UpstreamFault) {
+    super(describeFault(upstream, fault));
+    this.name = "UpstreamError";
+    this.upstream = upstream;
+    this.fault = fault;
+  }
+}
+
+/** The readable reason, safe to show to the agent: names the server, never its URL or headers. */
+export function describeFault(upstream: string, fault: UpstreamFault): string {
+  switch (fault.kind) {
+    case "unreachable":
+      return `could not reach "${upstream}" (${fault.detail})`;
+    case "http":
+      return `"${upstream}" answered HTTP ${fault.status}${fault.detail ? ` (${fault.detail})` : ""}`;
+    case "timeout":
+      return `"${upstream}" did not answer within ${fault.ms} ms; the request was cancelled`;
+    case "rpc":
+      return `"${upstream}" returned an error: ${fault.detail}`;
+    case "protocol":
+      return `"${upstream}" broke the MCP protocol (${fault.detail})`;
+    case "config":
+      return `"${upstream}" is misconfigured: ${fault.detail}`;
+    case "closed":
+      return `the connection to "${upstream}" closed`;
+  }
+}
+
+/** The short reason shown in the catalog line `name: unavailable — <reason>`. */
+export function shortReason(fault: UpstreamFault): string {
+  switch (fault.kind) {
+    case "unreachable":
+      return `unreachable (${fault.detail})`;
+    case "http":
+      return `HTTP ${fault.status}`;
+    case "timeout":
+      return `no answer within ${fault.ms} ms`;
+    case "rpc":
+      return `error: ${fault.detail}`;
+    case "protocol":
+      return `protocol error (${fault.detail})`;
+    case "config":
+      return `misconfigured: ${fault.detail}`;
+    case "closed":
+      return "connection closed";
+  }
+}

@@ -1,0 +1,16 @@
+// The Hono routes: the MCP endpoint, health and the published config schema.
+import { Hono } from "hono";
+import type { Env } from "../env.ts";
+import { configJsonSchema } from "../config/json-schema.ts";
+import { mcpRoute } from "./mcp-route.ts";
+
+export const app = new Hono<{ Bindings: Env }>();
+
+app.get("/health", (c) => c.json({ ok: true }));
+app.get("/config.schema.json", (c) => c.json(configJsonSchema()));
+app.all("/t/:team/mcp", mcpRoute);
+app.notFound((c) => c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404));
+app.onError((err, c) => {
+  console.error(JSON.stringify({ event: "unhandled", error: err instanceof Error ? err.name : "unknown" }));
+  return c.json({ error: "internal", message: "The proxy failed to handle this request." }, 500);
+});

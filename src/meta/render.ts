@@ -1,0 +1,153 @@
+// Pure: the text of discover_tool's description and answers, rendered byte-for-byte the same for the same state.
+import type { ConfigMode } from "../config/validate.ts";
+
+export interface CatalogTool {
+  name: string;
+  description?: string | undefined;
+}
+
+/** One upstream as the catalog shows it: its tools, or why it has none. */
+export type CatalogGroup =
+  | { server: string; state: "ready"; tools: readonly CatalogTool[] }
+  | { server: string; state: "unavailable"; reason: string };
+
+/** A lazy upstream not loaded yet (dynamic-discovery mode). */
+export interface LazyServer {
+  name: string;
+  description: string;
+}
+
+export interface CatalogView {
+  mode: ConfigMode;
+  groups: readonly CatalogGroup[];
+  lazy: readonly LazyServer[];
+  /** True when any entry of the config is lazy: the session then has load_mcp. */
+  dynamic: boolean;
+}
+
+export const DISCOVER_PREAMBLE =
+  "Use this tool to look up the full schema of a tool before calling it with use_tool.\n" +
+  "Call discover_tool with a tool name from the list below to get its complete description, input parameters, and output schema. Always discover a tool before using it.";
+
+/** Config-file mode lists bare names under their server: this line says how to call them. */
+export const NAMESPACE_HINT = "A tool's name is its server and its name joined by a slash: server/tool.";
+
+export const DYNAMIC_PREAMBLE =
+  "Some MCP servers below are not loaded yet and are listed under <mcp_servers> with a short description of what they do. " +
+  "To make a server's tools (and any resources or prompts it exposes) available, call load_mcp with its name. " +
+  "Once loaded, the server's tools will appear in the <tools> list and become callable via use_tool. " +
+  "Loading is permanent for the remainder of this session.";
+
+export const NOTHING_LOADED = "No tools are currently loaded. Call load_mcp to make a server's tools available.";
+
+const ONE_LINE_MAX = 100;
+
+/** Plain code-point order: the same on every machine and locale. */
+export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The catalog line of a tool: the first sentence of its description, whitespace folded,
+ * at most 100 characters, cut at a word boundary and ended with … when cut.
+ */
+export function oneLine(description: string | undefined): string {
+  if (!description) return "";
+  const text = description.replace(/\s+/g, " ").trim();
+  const end = text.search(/[.!?](?=\s|$)/);
+  const sentence = end === -1 ? text : text.slice(0, end + 1);
+  if (sentence.length <= ONE_LINE_MAX) return sentence;
+  const room = sentence.slice(0, ONE_LINE_MAX - 1);
+  const space = room.lastIndexOf(" ");
+  const cut = space > ONE_LINE_MAX / 2 ? room.slice(0, space) : room;
+  return `${cut.replace(/[\s,;:.-]+$/, "")}…`;
+}
+
+function renderGroup(group: CatalogGroup, mode: ConfigMode): string {
+  if (group.state === "unavailable") return `${group.server}: unavailable — ${oneLine(group.reason)}`;
+  const lines = [...group.tools]
+    .sort((a, b) => byCodePoint(a.name, b.name))
+    .map((tool) => {
+      const line = oneLine(tool.description);
+      return line ? `- ${tool.name}: ${line}` : `- ${tool.name}`;
+    });
+  return mode === "single" ? lines.join("\n") : [`${group.server}:`, ...lines].join("\n");
+}
+
+/** discover_tool's description: instructions, then `<mcp_servers>` (dynamic mode), then `<tools>`. */
+export function renderDiscoverDescription(view: CatalogView): string {
+  const parts = [DISCOVER_PREAMBLE + (view.mode === "multi" ? `\n${NAMESPACE_HINT}` : "")];
+  if (view.lazy.length > 0) {
+    parts.push(DYNAMIC_PREAMBLE);
+    parts.push(["<mcp_servers>", ...view.lazy.map((s) => `- ${s.name}: ${s.description}`), "</mcp_servers>"].join("\n"));
+  }
+  const groups = [...view.groups].sort((a, b) => byCodePoint(a.server, b.server));
+  if (groups.length === 0 && view.dynamic) {
+    parts.push(NOTHING_LOADED);
+  } else {
+    const body = groups.map((g) => renderGroup(g, view.mode)).filter((s) => s !== "");
+    parts.push(["<tools>", ...body, "</tools>"].join("\n"));
+  }
+  return parts.join("\n\n");
+}
+
+/** A tool's full definition, as discover_tool answers it. */
+export interface ToolDetails {
+  name: string;
+  description?: string | undefined;
+  inputSchema: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
+  title?: string | undefined;
+}
+
+export function renderToolDetails(tool: ToolDetails): string {
+  const lines = [`Tool: ${tool.name}`];
+  if (tool.title) lines.push(`Title: ${tool.title}`);
+  lines.push(`Description: ${tool.description ?? ""}`, "", "Input Schema:", JSON.stringify(tool.inputSchema, null, 2));
+  if (tool.outputSchema !== undefined) lines.push("", "Output Schema:", JSON.stringify(tool.outputSchema, null, 2));
+  if (tool.annotations !== undefined) lines.push("", "Annotations:", JSON.stringify(tool.annotations, null, 2));
+  return lines.join("\n");
+}
+
+const MAX_LISTED = 50;
+
+/** The answer for a name that matches no tool: the closest names first, at most 50, then how many more. */
+export function renderUnknownTool(query: string, available: readonly string[]): string {
+  if (available.length === 0) return `Unknown tool: "${query}". No tools are available yet.`;
+  const ranked = rankByCloseness(query, available);
+  const shown = ranked.slice(0, MAX_LISTED);
+  const more = ranked.length - shown.length;
+  return (
+    `Unknown tool: "${query}". Available tools (closest first): ${shown.join(", ")}` +
+    (more > 0 ? ` … and ${more} more.` : ".")
+  );
+}
+
+/** Names ordered by how close they are to the query (edit distance on lowercase, ties in code-point order). */
+export function rankByCloseness(query: string, names: readonly string[]): string[] {
+  const q = query.toLowerCase();
+  const score = (name: string): number => {
+    const n = name.toLowerCase();
+    const bare = n.slice(n.indexOf("/") + 1);
+    if (n === q || bare === q) return 0;
+    let best = Math.min(editDistance(q, n), editDistance(q, bare));
+    if (n.includes(q) || (q.length > 2 && q.includes(bare))) best = Math.min(best, 1);
+    return best;
+  };
+  return names
+    .map((name) => ({ name, s: score(name) }))
+    .sort((a, b) => a.s - b.s || byCodePoint(a.name, b.name))
+    .map((x) => x.name);
+}
+
+/** Levenshtein distance, two rows. */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}

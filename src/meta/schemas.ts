@@ -1,0 +1,42 @@
+// The meta-tools' inputs: one zod schema each; the JSON Schema hosts see is generated from it.
+import { z } from "zod";
+
+export const DiscoverToolInput = z.object({
+  tool_name: z.string().min(1).describe("A tool name from the list, e.g. server/tool"),
+});
+
+export const UseToolInput = z.object({
+  tool_name: z.string().min(1).describe("The tool to call, as discover_tool names it"),
+  tool_input: z.record(z.string(), z.unknown()).default({}).describe("The tool's arguments, matching its input schema"),
+});
+
+export const LoadMcpInput = z.object({
+  mcp_name: z.string().min(1).describe("A server name from <mcp_servers>"),
+});
+
+type JsonObjectSchema = { type: "object"; [key: string]: unknown };
+
+/** The input schema as hosts see it: what a caller may send (defaults optional), no `$schema` noise. */
+export function inputJsonSchema(schema: z.ZodType): JsonObjectSchema {
+  const json = z.toJSONSchema(schema, {
+    io: "input",
+    // A free-form record reads as a plain open object: `additionalProperties: true`, no `propertyNames`.
+    override: ({ jsonSchema }) => {
+      const js = jsonSchema as Record<string, unknown>;
+      const extra = js.additionalProperties;
+      if (typeof extra === "object" && extra !== null && Object.keys(extra).length === 0) {
+        js.additionalProperties = true;
+        delete js.propertyNames;
+      }
+    },
+  }) as Record<string, unknown>;
+  delete json.$schema;
+  return { ...json, type: "object" };
+}
+
+/** Readable reasons for bad meta-tool arguments: `tool_name: expected string`. */
+export function argumentErrors(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join(".") : "arguments"}: ${issue.message}`)
+    .join("; ");
+}

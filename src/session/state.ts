@@ -1,0 +1,55 @@
+// The durable storage of one session object: its keys and typed access (layout in docs/storage.md).
+import type { ResolvedConfig } from "../config/validate.ts";
+import type { TransportState } from "agents/mcp";
+import type { RegistryStore, UpstreamRecord } from "../upstream/registry.ts";
+
+/** Written once at initialize; the session keeps this config for its whole life. */
+export interface SessionRecord {
+  team: string;
+  tokenId: string;
+  sessionId: string;
+  createdAt: string;
+  config: ResolvedConfig;
+}
+
+
+const KEY = {
+  session: "session",
+  transport: "transport",
+  upstreamPrefix: "upstream:",
+} as const;
+
+export class SessionStore implements RegistryStore {
+  readonly #storage: DurableObjectStorage;
+  constructor(storage: DurableObjectStorage) {
+    this.#storage = storage;
+  }
+
+  session(): Promise<SessionRecord | undefined> {
+    return this.#storage.get<SessionRecord>(KEY.session);
+  }
+  putSession(record: SessionRecord): Promise<void> {
+    return this.#storage.put(KEY.session, record);
+  }
+
+  /** The MCP transport's own state (session id, initialize params), as agents' WorkerTransport persists it. */
+  transport(): Promise<TransportState | undefined> {
+    return this.#storage.get<TransportState>(KEY.transport);
+  }
+  putTransport(state: TransportState): Promise<void> {
+    return this.#storage.put(KEY.transport, state);
+  }
+
+  async all(): Promise<Map<string, UpstreamRecord>> {
+    const rows = await this.#storage.list<UpstreamRecord>({ prefix: KEY.upstreamPrefix });
+    return new Map([...rows].map(([key, value]) => [key.slice(KEY.upstreamPrefix.length), value]));
+  }
+  put(name: string, record: UpstreamRecord): Promise<void> {
+    return this.#storage.put(KEY.upstreamPrefix + name, record);
+  }
+
+  /** Forgets the session entirely (DELETE). */
+  clear(): Promise<void> {
+    return this.#storage.deleteAll();
+  }
+}

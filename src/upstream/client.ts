@@ -1,0 +1,225 @@
+// One upstream MCP server over streamable HTTP: connect, read its catalog, call its tools; foreign errors become UpstreamError here.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type Implementation,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type ServerCapabilities,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { UpstreamSpec } from "../config/validate.ts";
+import { UpstreamError, type UpstreamFault } from "../errors.ts";
+
+/** What an upstream offers, as read right after connecting. Stored per session, so plain JSON. */
+export interface UpstreamCatalog {
+  serverInfo?: Implementation;
+  protocolVersion?: string;
+  capabilities: ServerCapabilities;
+  instructions?: string;
+  tools: Tool[];
+  resources: Resource[];
+  resourceTemplates: ResourceTemplate[];
+  prompts: Prompt[];
+  /** Best-effort lists that failed, with why (the tools were served all the same). */
+  notes: string[];
+}
+
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface ClientDeps {
+  /** The fetch every upstream request goes through (tests inject a recording one). */
+  fetch: FetchLike;
+  clientInfo: Implementation;
+}
+
+/** Lists are followed through their cursors, but never forever. */
+const MAX_PAGES = 100;
+const NO_TIMEOUT = 2_147_483_647;
+
+export class UpstreamClient {
+  readonly spec: UpstreamSpec;
+  readonly #client: Client;
+  readonly #transport: StreamableHTTPClientTransport;
+  readonly #secrets: string[];
+  #closed = false;
+
+  private constructor(spec: UpstreamSpec, client: Client, transport: StreamableHTTPClientTransport, secrets: string[]) {
+    this.spec = spec;
+    this.#client = client;
+    this.#transport = transport;
+    this.#secrets = secrets;
+  }
+
+  /** Opens the connection and runs `initialize`. Headers come resolved (secret references filled in). */
+  static async connect(spec: UpstreamSpec, headers: Record<string, string>, deps: ClientDeps): Promise<UpstreamClient> {
+    const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+      fetch: (input, init) => deps.fetch(input, init),
+      requestInit: { headers },
+      // One reconnect attempt for a dropped GET stream; call-level retries are the registry's business.
+      reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
+    });
+    const client = new Client(deps.clientInfo, {
+      capabilities: {},
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    });
+    const secrets = Object.values(headers).filter((v) => v.length >= 4);
+    const upstream = new UpstreamClient(spec, client, transport, secrets);
+    client.onclose = () => {
+      upstream.#closed = true;
+    };
+    try {
+      await client.connect(transport, upstream.#options());
+    } catch (err) {
+      await client.close().catch(() => {});
+      throw upstream.#convert(err);
+    }
+    return upstream;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** tools/list to the end (required), then resources, templates and prompts (best-effort). */
+  async readCatalog(): Promise<UpstreamCatalog> {
+    const caps = this.#client.getServerCapabilities() ?? {};
+    const catalog: UpstreamCatalog = {
+      capabilities: caps,
+      tools: [],
+      resources: [],
+      resourceTemplates: [],
+      prompts: [],
+      notes: [],
+    };
+    const info = this.#client.getServerVersion();
+    if (info) catalog.serverInfo = info;
+    const version = this.#transport.protocolVersion;
+    if (version) catalog.protocolVersion = version;
+    const instructions = this.#client.getInstructions();
+    if (instructions) catalog.instructions = instructions;
+
+    try {
+      catalog.tools = await this.#pages((cursor) => this.#client.listTools({ cursor }, this.#options()), (r) => r.tools);
+    } catch (err) {
+      throw this.#convert(err);
+    }
+    const optional = async <T>(what: string, enabled: unknown, read: () => Promise<T[]>): Promise<T[]> => {
+      if (!enabled) return [];
+      try {
+        return await read();
+      } catch (err) {
+        const fault = this.#fault(err);
+        // -32601 to an advertised list is common (see shared/corpus): the list is empty, not a failure.
+        if (!(fault.kind === "rpc" && fault.code === ErrorCode.MethodNotFound)) {
+          catalog.notes.push(`${what}: ${new UpstreamError(this.spec.name, fault).message}`);
+        }
+        return [];
+      }
+    };
+    [catalog.resources, catalog.resourceTemplates, catalog.prompts] = await Promise.all([
+      optional("resources/list", caps.resources, () =>
+        this.#pages((cursor) => this.#client.listResources({ cursor }, this.#options()), (r) => r.resources),
+      ),
+      optional("resources/templates/list", caps.resources, () =>
+        this.#pages(
+          (cursor) => this.#client.listResourceTemplates({ cursor }, this.#options()),
+          (r) => r.resourceTemplates,
+        ),
+      ),
+      optional("prompts/list", caps.prompts, () =>
+        this.#pages((cursor) => this.#client.listPrompts({ cursor }, this.#options()), (r) => r.prompts),
+      ),
+    ]);
+    return catalog;
+  }
+
+  /** tools/call, result passed through as the upstream gave it (no output-schema validation in between). */
+  async callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+    try {
+      return await this.#client.request(
+        { method: "tools/call", params: { name, arguments: args } },
+        CallToolResultSchema,
+        this.#options(signal),
+      );
+    } catch (err) {
+      throw this.#convert(err);
+    }
+  }
+
+  /** Ends the upstream session (DELETE, best-effort) and closes the client. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#transport.terminateSession().catch(() => {});
+    await this.#client.close().catch(() => {});
+  }
+
+  #options(signal?: AbortSignal) {
+    const timeout = this.spec.timeout === 0 ? NO_TIMEOUT : this.spec.timeout;
+    return signal ? { timeout, signal } : { timeout };
+  }
+
+  async #pages<R extends { nextCursor?: string | undefined }, T>(
+    read: (cursor: string | undefined) => Promise<R>,
+    items: (r: R) => T[],
+  ): Promise<T[]> {
+    const out: T[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const result = await read(cursor);
+      out.push(...items(result));
+      cursor = result.nextCursor;
+      if (!cursor) return out;
+    }
+    throw new UpstreamError(this.spec.name, { kind: "protocol", detail: `list did not end after ${MAX_PAGES} pages` });
+  }
+
+  #convert(err: unknown): UpstreamError {
+    if (err instanceof UpstreamError) return err;
+    return new UpstreamError(this.spec.name, this.#fault(err));
+  }
+
+  /** By type, never by message text; messages are scrubbed of the URL and header values before they travel. */
+  #fault(err: unknown): UpstreamFault {
+    if (err instanceof UpstreamError) return err.fault;
+    if (err instanceof StreamableHTTPError) {
+      const status = err.code ?? -1;
+      if (status <= 0) return { kind: "protocol", detail: this.#scrub(err.message) };
+      return { kind: "http", status, detail: this.#scrub(bodyOf(err.message)) };
+    }
+    if (err instanceof McpError) {
+      if (err.code === ErrorCode.RequestTimeout) return { kind: "timeout", ms: this.spec.timeout };
+      if (err.code === ErrorCode.ConnectionClosed) return { kind: "closed" };
+      return { kind: "rpc", code: err.code, detail: this.#scrub(err.message.replace(/^MCP error -?\d+: /, "")) };
+    }
+    if (err instanceof TypeError) return { kind: "unreachable", detail: this.#scrub(err.message) };
+    if (err instanceof Error) {
+      if (err.name === "AbortError") return { kind: "closed" };
+      if (err.name === "ZodError" || err.name === "SyntaxError") return { kind: "protocol", detail: "malformed answer" };
+      return { kind: "unreachable", detail: this.#scrub(err.message) };
+    }
+    return { kind: "unreachable", detail: "unknown error" };
+  }
+
+  #scrub(text: string): string {
+    let out = text;
+    const url = new URL(this.spec.url);
+    for (const needle of [this.spec.url, url.origin + url.pathname, url.host, ...this.#secrets]) {
+      if (needle) out = out.split(needle).join(needle === url.host ? "<host>" : "***");
+    }
+    return out.replace(/\s+/g, " ").trim().slice(0, 300);
+  }
+}
+
+/** The SDK puts the response body after a prefix; keep the body, short. */
+function bodyOf(message: string): string {
+  const text = message.replace(/^Streamable HTTP error: /, "").replace(/^Error POSTing to endpoint: ?/, "");
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
