@@ -60,7 +60,7 @@ export class UpstreamClient {
   /** Opens the connection and runs `initialize`. Headers come resolved (secret references filled in). */
   static async connect(spec: UpstreamSpec, headers: Record<string, string>, deps: ClientDeps): Promise<UpstreamClient> {
     const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
-      fetch: (input, init) => deps.fetch(input, init),
+      fetch: (input, init) => (isStandaloneStream(init) ? Promise.resolve(NO_STREAM()) : deps.fetch(input, init)),
       requestInit: { headers },
       // One reconnect attempt for a dropped GET stream; call-level retries are the registry's business.
       reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
@@ -217,6 +217,16 @@ export class UpstreamClient {
     return out.replace(/\s+/g, " ").trim().slice(0, 300);
   }
 }
+
+/**
+ * The SDK opens a standalone GET (SSE) stream after initialize. An open upstream stream keeps the session
+ * object from ever being evicted, and nothing the proxy serves needs server-initiated messages yet, so the
+ * client is told the server has none (405, as the spec lets servers answer).
+ */
+function isStandaloneStream(init: RequestInit | undefined): boolean {
+  return (init?.method ?? "GET").toUpperCase() === "GET";
+}
+const NO_STREAM = () => new Response(null, { status: 405, headers: { Allow: "POST, DELETE" } });
 
 /** The SDK puts the response body after a prefix; keep the body, short. */
 function bodyOf(message: string): string {

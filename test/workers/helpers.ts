@@ -1,0 +1,77 @@
+// Shared steps of the integration tests: seed a team into KV, talk to the Worker through the real SDK Client.
+import { env, exports } from "cloudflare:workers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { mintToken } from "../../src/auth/token.ts";
+import { kvKeys } from "../../src/config/load.ts";
+
+export const BASE = "http://proxy.test";
+
+/** Stores a team's config and mints a token for it; returns the token. */
+export async function seedTeam(team: string, config: unknown): Promise<string> {
+  await env.TEAMS.put(kvKeys.config(team), JSON.stringify(config));
+  return addToken(team);
+}
+
+export async function addToken(team: string): Promise<string> {
+  const minted = await mintToken();
+  await env.TEAMS.put(kvKeys.token(team, minted.id), JSON.stringify({ hash: minted.hash, createdAt: new Date().toISOString() }));
+  return minted.token;
+}
+
+export const replayUrl = (route: string) => `${env.REPLAY_BASE}/${route}/mcp`;
+
+export async function replayStats(route: string): Promise<{ requests: number; methods: Record<string, number>; lastHeaders: Record<string, string>; sessions: number; deletes: number }> {
+  const res = await fetch(`${env.REPLAY_BASE}/__stats/${route}`);
+  return res.json();
+}
+
+/** The Worker under test, as a fetch function. */
+export const workerFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
+  exports.default.fetch(new Request(input, init));
+
+export interface Connected {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  sessionId: string;
+}
+
+/** A real SDK Client connected to /t/<team>/mcp with the given token (optionally resuming a session id). */
+export async function connect(team: string, token: string, sessionId?: string): Promise<Connected> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
+    fetch: workerFetch,
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    ...(sessionId ? { sessionId } : {}),
+  });
+  const client = new Client({ name: "test-host", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  await client.connect(transport);
+  return { client, transport, sessionId: transport.sessionId ?? sessionId ?? "" };
+}
+
+export async function discoverDescription(client: Client): Promise<string> {
+  const { tools } = await client.listTools();
+  return tools.find((t) => t.name === "discover_tool")?.description ?? "";
+}
+
+export function text(result: unknown): string {
+  const r = result as CallToolResult;
+  return r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+}
+
+/** A raw JSON-RPC POST to the MCP endpoint. */
+export function post(team: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return workerFetch(`${BASE}/t/${team}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+export const initializeBody = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};

@@ -1,0 +1,144 @@
+// Authentication, session ownership and isolation, DELETE, and survival of eviction, through the real Worker entry.
+import { env } from "cloudflare:workers";
+import { evictDurableObject, listDurableObjectIds } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { BASE, addToken, connect, discoverDescription, initializeBody, post, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
+
+const memoryConfig = () => ({ mcp: { memory: { url: replayUrl("memory") } } });
+
+async function sessionCount(): Promise<number> {
+  return (await listDurableObjectIds(env.SESSIONS)).length;
+}
+
+describe("authentication", () => {
+  it("answers 401 alike for a missing, malformed, wrong, foreign token and an unknown team, creating nothing", async () => {
+    const token = await seedTeam("auth-a", memoryConfig());
+    const other = await seedTeam("auth-b", memoryConfig());
+    const before = await sessionCount();
+    const wrongSecret = token.slice(0, -4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA");
+    const attempts: Array<[string, Record<string, string>]> = [
+      ["auth-a", {}],
+      ["auth-a", { authorization: "Bearer nonsense" }],
+      ["auth-a", { authorization: `Basic ${token}` }],
+      ["auth-a", { authorization: `Bearer ${wrongSecret}` }],
+      ["auth-a", { authorization: `Bearer ${other}` }],
+      ["no-such-team", { authorization: `Bearer ${token}` }],
+      ["Bad Team!", { authorization: `Bearer ${token}` }],
+    ];
+    const bodies = new Set<string>();
+    for (const [team, headers] of attempts) {
+      const res = await post(encodeURIComponent(team), initializeBody, headers);
+      expect(res.status, `${team} ${JSON.stringify(headers)}`).toBe(401);
+      expect(res.headers.get("www-authenticate")).toMatch(/^Bearer realm="/);
+      bodies.add(await res.text());
+    }
+    expect(bodies.size).toBe(1);
+    expect(JSON.parse([...bodies][0]!)).toMatchObject({ error: "unauthorized" });
+    expect(await sessionCount()).toBe(before);
+  });
+
+  it("stores only a hash of each token", async () => {
+    const token = await seedTeam("hashed", memoryConfig());
+    const keys = await env.TEAMS.list({ prefix: "team/hashed/" });
+    for (const key of keys.keys) expect(await env.TEAMS.get(key.name)).not.toContain(token.split("_")[2]);
+  });
+});
+
+describe("session routing", () => {
+  it("rejects a non-initialize request without a session id with 400", async () => {
+    const token = await seedTeam("routing", memoryConfig());
+    const res = await post("routing", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { authorization: `Bearer ${token}` });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { message: expect.stringContaining("Mcp-Session-Id") } });
+    const bad = await post("routing", "{not json", { authorization: `Bearer ${token}` });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { code: -32700 } });
+  });
+
+  it("answers initialize at once, before any upstream is contacted", async () => {
+    const token = await seedTeam("quick", { mcp: { lazyish: { url: replayUrl("memory") } } });
+    const before = (await replayStats("memory")).requests;
+    const res = await post("quick", initializeBody, { authorization: `Bearer ${token}` });
+    expect(res.status).toBe(200);
+    const sessionId = res.headers.get("mcp-session-id");
+    expect(sessionId).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}$/);
+    const body = await res.text();
+    expect(body).toContain('"serverInfo"');
+    // The answer came before the upstream was asked anything (connections start after it).
+    expect((await replayStats("memory")).requests).toBeLessThanOrEqual(before + 3);
+  });
+
+  it("gives 404 for a session id of another team or of another token of the same team, without waking an object", async () => {
+    const tokenA = await seedTeam("iso-a", memoryConfig());
+    const tokenB = await seedTeam("iso-b", memoryConfig());
+    const tokenA2 = await addToken("iso-a");
+    const { client, sessionId } = await connect("iso-a", tokenA);
+    await client.listTools();
+    const before = await sessionCount();
+    const list = { jsonrpc: "2.0", id: 2, method: "tools/list" };
+    const headers = (token: string) => ({ authorization: `Bearer ${token}`, "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" });
+    for (const [team, token] of [["iso-b", tokenB], ["iso-a", tokenA2]] as const) {
+      const res = await post(team, list, headers(token));
+      expect(res.status).toBe(404);
+    }
+    const forged = await post("iso-a", list, { ...headers(tokenA), "mcp-session-id": `${sessionId.slice(0, 22)}.AAAAAAAAAAAAAAAAAAAAAA` });
+    expect(forged.status).toBe(404);
+    expect(await sessionCount()).toBe(before);
+    // The owner still has it.
+    expect((await post("iso-a", list, headers(tokenA))).status).toBe(200);
+    await client.close();
+  });
+
+  it("ends a session on DELETE: its id answers 404 afterwards and the upstream session is closed", async () => {
+    const token = await seedTeam("ender", memoryConfig());
+    const { client, transport, sessionId } = await connect("ender", token);
+    await client.listTools();
+    const deletesBefore = (await replayStats("memory")).deletes;
+    await transport.terminateSession();
+    const res = await post("ender", { jsonrpc: "2.0", id: 3, method: "tools/list" }, {
+      authorization: `Bearer ${token}`,
+      "mcp-session-id": sessionId,
+      "mcp-protocol-version": "2025-11-25",
+    });
+    expect(res.status).toBe(404);
+    expect((await replayStats("memory")).deletes).toBe(deletesBefore + 1);
+    const stub = env.SESSIONS.getByName(`ender/${sessionId}`);
+    await res.text();
+    expect(await stub.fetch(new Request(`${BASE}/x`, { method: "POST" })).then((r) => r.status)).toBe(404);
+  });
+
+  it("refuses GET and DELETE without a session id", async () => {
+    const token = await seedTeam("getter", memoryConfig());
+    for (const method of ["GET", "DELETE"]) {
+      const res = await workerFetch(`${BASE}/t/getter/mcp`, { method, headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
+      expect(res.status).toBe(400);
+    }
+  });
+});
+
+describe("durability", () => {
+  it("keeps a session working after its object is evicted, reconnecting the upstream lazily", async () => {
+    const token = await seedTeam("durable", { mcp: { memory: { url: replayUrl("memory") }, everything: { url: env.EVERYTHING_URL } } });
+    const first = await connect("durable", token);
+    const description = await discoverDescription(first.client);
+    expect(description).toContain("memory:");
+    const sessionsBefore = (await replayStats("memory")).sessions;
+
+    // The host goes away (its GET stream would keep the object up, as it should), then the object is evicted.
+    await first.client.close();
+    await evictDurableObject(env.SESSIONS.getByName(`durable/${first.sessionId}`));
+
+    // A new client object resuming the same session id: nothing in memory survives on either side.
+    const again = await connect("durable", token, first.sessionId);
+    expect(await discoverDescription(again.client)).toBe(description);
+    // Listing after eviction came from storage: no new upstream session yet.
+    expect((await replayStats("memory")).sessions).toBe(sessionsBefore);
+    const found = await again.client.callTool({ name: "discover_tool", arguments: { tool_name: "memory/read_graph" } });
+    expect(text(found)).toContain("Tool: memory/read_graph");
+    const r = await again.client.callTool({ name: "use_tool", arguments: { tool_name: "memory/read_graph" } });
+    expect(JSON.parse(text(r))).toEqual({ tool: "read_graph", arguments: {} });
+    const sum = await again.client.callTool({ name: "use_tool", arguments: { tool_name: "everything/get-sum", tool_input: { a: 1, b: 2 } } });
+    expect(text(sum)).toContain("3");
+    expect((await replayStats("memory")).sessions).toBe(sessionsBefore + 1);
+  });
+});

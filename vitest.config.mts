@@ -1,0 +1,44 @@
+// Three projects: pure unit tests in Node, integration tests inside workerd, end-to-end tests against `wrangler dev`.
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+      },
+      {
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                SESSION_KEY: "test-session-key-not-secret",
+                EVERYTHING_URL: inject<string>("everythingUrl"),
+                REPLAY_BASE: inject<string>("replayBase"),
+                DEAD_URL: inject<string>("deadUrl"),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/workers/**/*.test.ts"],
+          globalSetup: ["test/fixtures/global-setup.ts"],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
