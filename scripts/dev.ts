@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { base64url, mintToken } from "../src/auth/token.ts";
-import { kvKeys } from "../src/config/load.ts";
+import { kvKeys } from "../src/config/keys.ts";
 import { kvPut } from "./lib/kv.ts";
 import { startEverything, wranglerArgs } from "./lib/processes.ts";
 

@@ -1,7 +1,7 @@
 // `npm run team -- <command>`: the operator's tool for team configs and tokens (local KV by default, --remote for the deployed one).
 import { readFileSync } from "node:fs";
 import { mintToken } from "../src/auth/token.ts";
-import { kvKeys, type TokenRecord } from "../src/config/load.ts";
+import { kvKeys, type TokenRecord } from "../src/config/keys.ts";
 import { credentialWarnings, redactConfig } from "../src/config/redact.ts";
 import { TeamName } from "../src/config/schema.ts";
 import { parseConfigText } from "../src/config/validate.ts";

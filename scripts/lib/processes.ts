@@ -93,3 +93,32 @@ export async function startEverything(port?: number): Promise<Running> {
 export function wranglerArgs(args: string[]): string[] {
   return [packageFile("wrangler", "bin", "wrangler.js"), ...args];
 }
+
+/** `wrangler dev` of this project on a loopback port, with its local state in `persistTo`. */
+export async function startWranglerDev(opts: {
+  persistTo: string;
+  vars: Record<string, string>;
+  port?: number;
+  config?: string;
+}): Promise<Running> {
+  const port = opts.port ?? (await freePort());
+  const vars = Object.entries(opts.vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  return startProcess({
+    command: process.execPath,
+    args: wranglerArgs([
+      "dev",
+      ...(opts.config ? ["--config", opts.config] : []),
+      "--ip", "127.0.0.1",
+      "--port", String(port),
+      "--persist-to", opts.persistTo,
+      "--inspector-port", String(await freePort()),
+      "--show-interactive-dev-session=false",
+      ...vars,
+    ]),
+    env: { ...(process.env as Record<string, string>), WRANGLER_SEND_METRICS: "false", CI: "true" },
+    ready: /Ready on http/,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    timeoutMs: 60_000,
+  });
+}

@@ -74,6 +74,7 @@ export function formatIssues(error: z.ZodError): string[] {
         stdio ? " (stdio servers cannot run at the edge: put the command behind a stdio-to-HTTP bridge and give its url)" : ""
       }`;
     }
+    if (issue.code === "invalid_key") return `${path}: ${issue.issues[0]?.message ?? issue.message}`;
     return `${path}: ${issue.message}`;
   });
 }

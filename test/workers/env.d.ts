@@ -1,8 +1,13 @@
 // The bindings the integration tests see: the Worker's own, plus the loopback upstreams started by global-setup.
 declare namespace Cloudflare {
-  interface Env extends import("../../src/env.ts").Env {
+  type ProxyEnv = import("../../src/env.ts").Env;
+  interface Env extends ProxyEnv {
     EVERYTHING_URL: string;
     REPLAY_BASE: string;
     DEAD_URL: string;
+  }
+  interface GlobalProps {
+    mainModule: typeof import("../../src/index.ts");
+    durableNamespaces: "SessionObject";
   }
 }

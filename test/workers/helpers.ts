@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { mintToken } from "../../src/auth/token.ts";
-import { kvKeys } from "../../src/config/load.ts";
+import { kvKeys } from "../../src/config/keys.ts";
 
 export const BASE = "http://proxy.test";
 

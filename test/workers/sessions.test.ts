@@ -104,7 +104,7 @@ describe("session routing", () => {
     expect((await replayStats("memory")).deletes).toBe(deletesBefore + 1);
     const stub = env.SESSIONS.getByName(`ender/${sessionId}`);
     await res.text();
-    expect(await stub.fetch(new Request(`${BASE}/x`, { method: "POST" })).then((r) => r.status)).toBe(404);
+    expect(await stub.fetch(new Request(`${BASE}/x`, { method: "POST" })).then((r: Response) => r.status)).toBe(404);
   });
 
   it("refuses GET and DELETE without a session id", async () => {

@@ -1,0 +1,162 @@
+// The whole product as a user runs it: the team CLI seeds local KV, `wrangler dev` serves, real clients connect
+// (the SDK Client and the MCP Inspector CLI) to real upstreams on loopback; the dev server is restarted mid-way.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, startEverything, startWranglerDev, type Running } from "../../scripts/lib/processes.ts";
+import { loadCorpus, startReplayServer, type ReplayServer } from "../fixtures/replay-server.ts";
+import { connectClient, inspector, provisionTeam, teamCli, text } from "./helpers.ts";
+
+const VARS = { SESSION_KEY: "e2e-session-key" };
+let dir: string;
+let state: string;
+let everything: Running;
+let replay: ReplayServer;
+let proxy: Running;
+let port: number;
+let tokens: Record<string, string>;
+const mcpUrl = (team: string) => `http://127.0.0.1:${port}/t/${team}/mcp`;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-"));
+  state = join(dir, "state");
+  [everything, replay] = await Promise.all([
+    startEverything(),
+    startReplayServer({
+      memory: { catalog: loadCorpus("modelcontextprotocol__server-memory") },
+      lazy: { catalog: loadCorpus("modelcontextprotocol__server-memory") },
+    }),
+  ]);
+  const dead = `http://127.0.0.1:${await freePort()}/mcp`;
+  tokens = {
+    multi: provisionTeam(dir, state, "multi", {
+      mcp: {
+        everything: { transport: "streamable-http", url: everything.url },
+        memory: { transport: "http", url: replay.url("memory") },
+        down: { url: dead },
+        later: { url: replay.url("lazy"), description: "A knowledge graph; load it to remember facts." },
+      },
+    }),
+    single: provisionTeam(dir, state, "single", { transport: "streamable-http", url: everything.url }),
+  };
+  port = await freePort();
+  proxy = await startWranglerDev({ persistTo: state, vars: VARS, port });
+});
+
+afterAll(async () => {
+  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("config-file mode through wrangler dev", () => {
+  it("shows every upstream's tools, names the one that is down, discovers and uses a tool", async () => {
+    const { client } = await connectClient(mcpUrl("multi"), tokens.multi!);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
+    const description = tools[0]!.description!;
+    expect(description).toContain("everything:\n- echo: Echoes back the input string");
+    expect(description).toContain("memory:\n- add_observations:");
+    expect(description).toMatch(/\ndown: unavailable — unreachable/);
+    expect(description).not.toContain("later");
+
+    const found = await client.callTool({ name: "discover_tool", arguments: { tool_name: "everything/echo" } });
+    expect(text(found)).toContain('"message"');
+    const echoed = await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/echo", tool_input: { message: "through the edge" } } });
+    expect(text(echoed)).toBe("Echo: through the edge");
+    const unknown = await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/ech" } });
+    expect(unknown.isError).toBe(true);
+    const down = await client.callTool({ name: "use_tool", arguments: { tool_name: "down/x" } });
+    expect(down.isError).toBe(true);
+    expect(replay.stats("lazy").requests).toBe(0);
+    await client.close();
+  });
+
+  it("never forwards the host's Authorization header upstream", async () => {
+    const { client } = await connectClient(mcpUrl("multi"), tokens.multi!);
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "memory/read_graph" } });
+    const seen = replay.stats("memory").lastHeaders;
+    expect(seen.authorization).toBeUndefined();
+    expect(JSON.stringify(seen)).not.toContain(tokens.multi!);
+    await client.close();
+  });
+});
+
+describe("single-MCP mode through wrangler dev", () => {
+  it("lists and calls bare tool names", async () => {
+    const { client } = await connectClient(mcpUrl("single"), tokens.single!);
+    const { tools } = await client.listTools();
+    expect(tools[0]!.description).toContain("<tools>\n- echo: Echoes back the input string");
+    const r = await client.callTool({ name: "use_tool", arguments: { tool_name: "get-sum", tool_input: { a: 20, b: 22 } } });
+    expect(text(r)).toContain("42");
+    await client.close();
+  });
+});
+
+describe("the MCP Inspector CLI as the host", () => {
+  it("lists the meta-tools, discovers and uses an everything tool", async () => {
+    const list = await inspector(mcpUrl("multi"), tokens.multi!, ["--method", "tools/list"]);
+    expect(list.status, list.raw).toBe(0);
+    const tools = (list.json as { tools: Array<{ name: string; description: string }> }).tools;
+    expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
+    expect(tools[0]!.description).toContain("- get-sum: Returns the sum of two numbers");
+
+    const found = await inspector(mcpUrl("multi"), tokens.multi!, ["--method", "tools/call", "--tool-name", "discover_tool", "--tool-arg", "tool_name=everything/get-sum"]);
+    expect(found.status, found.raw).toBe(0);
+    expect(JSON.stringify(found.json)).toContain("Tool: everything/get-sum");
+
+    const used = await inspector(mcpUrl("multi"), tokens.multi!, [
+      "--method", "tools/call", "--tool-name", "use_tool",
+      "--tool-arg", "tool_name=everything/get-sum", "--tool-arg", 'tool_input={"a":5,"b":6}',
+    ]);
+    expect(used.status, used.raw).toBe(0);
+    expect(JSON.stringify(used.json)).toContain("The sum of 5 and 6 is 11.");
+  });
+
+  it("is refused without a valid token", async () => {
+    const denied = await inspector(mcpUrl("multi"), "dmt_0000000000000000_" + "A".repeat(43), ["--method", "tools/list"]);
+    expect(denied.status).not.toBe(0);
+  });
+});
+
+describe("the team command", () => {
+  it("refuses a bad file with its errors and a non-zero exit, and stores nothing", () => {
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, JSON.stringify({ mcp: { fs: { transport: "stdio", command: "npx" } } }));
+    for (const args of [["check", bad], ["put", "multi", bad, "--persist-to", state]]) {
+      const r = teamCli(args);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain("mcp.fs.transport: stdio servers cannot run at the edge");
+    }
+    expect(teamCli(["get", "multi", "--persist-to", state]).stdout).toContain('"everything"');
+  });
+
+  it("masks literal header values on the way back and warns about them on check", () => {
+    const file = join(dir, "headers.json");
+    writeFileSync(file, JSON.stringify({ mcp: { a: { url: "https://a.example/mcp", headers: { Authorization: "Bearer live-credential-123", "X-Ref": "${secret:API_KEY}" } } } }));
+    const check = teamCli(["check", file]);
+    expect(check.status).toBe(0);
+    expect(check.stderr).toContain("warning: mcp.a.headers.Authorization: the value looks like a credential");
+    expect(teamCli(["put", "masked", file, "--persist-to", state]).status).toBe(0);
+    const got = teamCli(["get", "masked", "--persist-to", state]);
+    expect(got.stdout).not.toContain("live-credential-123");
+    expect(JSON.parse(got.stdout).mcp.a.headers).toEqual({ Authorization: "***", "X-Ref": "${secret:API_KEY}" });
+  });
+});
+
+describe("restarting wrangler dev with its state kept", () => {
+  it("keeps the session id working", async () => {
+    const first = await connectClient(mcpUrl("multi"), tokens.multi!);
+    const before = (await first.client.listTools()).tools[0]!.description;
+    await first.client.close();
+
+    await proxy.stop();
+    proxy = await startWranglerDev({ persistTo: state, vars: VARS, port });
+
+    const again = await connectClient(mcpUrl("multi"), tokens.multi!, first.sessionId);
+    expect((await again.client.listTools()).tools[0]!.description).toBe(before);
+    const r = await again.client.callTool({ name: "use_tool", arguments: { tool_name: "everything/echo", tool_input: { message: "still here" } } });
+    expect(text(r)).toBe("Echo: still here");
+    await again.client.close();
+  });
+});

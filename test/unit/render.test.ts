@@ -1,0 +1,109 @@
+// The catalog text: one-line descriptions, layout in both modes, determinism, and unknown-name answers.
+import { describe, expect, it } from "vitest";
+import { oneLine, rankByCloseness, renderDiscoverDescription, renderToolDetails, renderUnknownTool, type CatalogView } from "../../src/meta/render.ts";
+
+describe("oneLine", () => {
+  it("keeps the first sentence only", () => {
+    expect(oneLine("Reads a file. Use it for text files only.")).toBe("Reads a file.");
+    expect(oneLine("Version 1.2 parser! More text")).toBe("Version 1.2 parser!");
+    expect(oneLine("  Multi\n  line\tdescription  ")).toBe("Multi line description");
+    expect(oneLine(undefined)).toBe("");
+  });
+
+  it("cuts at a word boundary within 100 characters and ends with …", () => {
+    const long = "Search the organisation's repositories for code, issues, pull requests and discussions matching a query string with filters";
+    const line = oneLine(long);
+    expect(line.length).toBeLessThanOrEqual(100);
+    expect(line.endsWith("…")).toBe(true);
+    expect(long.startsWith(line.slice(0, -1))).toBe(true);
+    expect(long[line.length - 1]).toBe(" ");
+    const exact = "x".repeat(100);
+    expect(oneLine(exact)).toBe(exact);
+    expect(oneLine("y".repeat(150))).toBe(`${"y".repeat(99)}…`);
+  });
+});
+
+const view = (over: Partial<CatalogView>): CatalogView => ({ mode: "multi", groups: [], lazy: [], dynamic: false, ...over });
+
+describe("renderDiscoverDescription", () => {
+  it("groups tools under their server, servers and tools in code-point order, failed servers with a reason", () => {
+    const text = renderDiscoverDescription(
+      view({
+        groups: [
+          { server: "zeta", state: "ready", tools: [{ name: "b", description: "Bee. More." }, { name: "a", description: "Ay" }] },
+          { server: "alpha", state: "unavailable", reason: "unreachable (connection refused)" },
+          { server: "Beta", state: "ready", tools: [{ name: "only" }] },
+        ],
+      }),
+    );
+    expect(text).toMatchInlineSnapshot(`
+      "Use this tool to look up the full schema of a tool before calling it with use_tool.
+      Call discover_tool with a tool name from the list below to get its complete description, input parameters, and output schema. Always discover a tool before using it.
+      A tool's name is its server and its name joined by a slash: server/tool.
+
+      <tools>
+      Beta:
+      - only
+      alpha: unavailable — unreachable (connection refused)
+      zeta:
+      - a: Ay
+      - b: Bee.
+      </tools>"
+    `);
+  });
+
+  it("lists bare names in single-MCP mode, with no namespace hint", () => {
+    const text = renderDiscoverDescription(
+      view({ mode: "single", groups: [{ server: "mcp", state: "ready", tools: [{ name: "echo", description: "Echo it." }] }] }),
+    );
+    expect(text.endsWith("\n\n<tools>\n- echo: Echo it.\n</tools>")).toBe(true);
+    expect(text).not.toContain("server/tool");
+  });
+
+  it("is byte-for-byte the same whatever order the upstreams arrived in", () => {
+    const a = { server: "a", state: "ready" as const, tools: [{ name: "x" }, { name: "y" }] };
+    const b = { server: "b", state: "ready" as const, tools: [{ name: "z" }] };
+    const reversed = { ...a, tools: [...a.tools].reverse() };
+    expect(renderDiscoverDescription(view({ groups: [a, b] }))).toBe(renderDiscoverDescription(view({ groups: [b, reversed] })));
+  });
+
+  it("shows an empty tools block when nothing is configured", () => {
+    expect(renderDiscoverDescription(view({})).endsWith("<tools>\n</tools>")).toBe(true);
+  });
+});
+
+describe("renderToolDetails", () => {
+  it("gives the name as exposed, the full description and the schemas", () => {
+    const text = renderToolDetails({
+      name: "gh/search",
+      description: "Search code.\nLong details.",
+      inputSchema: { type: "object" },
+      outputSchema: { type: "object", properties: { n: { type: "number" } } },
+      annotations: { readOnlyHint: true },
+    });
+    expect(text).toContain("Tool: gh/search\nDescription: Search code.\nLong details.\n\nInput Schema:\n{\n  \"type\": \"object\"\n}");
+    expect(text).toContain("Output Schema:");
+    expect(text).toContain('"readOnlyHint": true');
+    expect(renderToolDetails({ name: "x", inputSchema: {} })).not.toContain("Output Schema");
+  });
+});
+
+describe("unknown names", () => {
+  it("ranks the closest names first", () => {
+    expect(rankByCloseness("gh/serch", ["gh/list", "gh/search", "fs/search", "gh/searches"])).toEqual([
+      "gh/search",
+      "fs/search",
+      "gh/searches",
+      "gh/list",
+    ]);
+  });
+
+  it("lists at most 50 names and says how many more", () => {
+    const names = Array.from({ length: 70 }, (_, i) => `s/tool${String(i).padStart(2, "0")}`);
+    const text = renderUnknownTool("s/tool07x", names);
+    expect(text.startsWith('Unknown tool: "s/tool07x". Available tools (closest first): s/tool07, ')).toBe(true);
+    expect(text.split(", ")).toHaveLength(50);
+    expect(text.endsWith(" … and 20 more.")).toBe(true);
+    expect(renderUnknownTool("x", [])).toBe('Unknown tool: "x". No tools are available yet.');
+  });
+});
