@@ -80,7 +80,7 @@ export function renderDiscoverDescription(view: CatalogView): string {
     parts.push(["<mcp_servers>", ...view.lazy.map((s) => `- ${s.name}: ${s.description}`), "</mcp_servers>"].join("\n"));
   }
   const groups = [...view.groups].sort((a, b) => byCodePoint(a.server, b.server));
-  if (groups.length === 0 && view.dynamic) {
+  if (groups.length === 0 && view.lazy.length > 0) {
     parts.push(NOTHING_LOADED);
   } else {
     const body = groups.map((g) => renderGroup(g, view.mode)).filter((s) => s !== "");

@@ -1,4 +1,4 @@
-// The meta-tools a host sees (discover_tool, use_tool), wired onto the session's MCP server.
+// The meta-tools a host sees (discover_tool, use_tool, and load_mcp in dynamic mode), wired onto the session's MCP server.
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
@@ -8,16 +8,24 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { UpstreamError } from "../errors.ts";
-import type { UpstreamRegistry } from "../upstream/registry.ts";
+import { LoadError, type UpstreamRegistry } from "../upstream/registry.ts";
+import { buildListing } from "./listing.ts";
 import { renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "./render.ts";
-import { DiscoverToolInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
+import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
 
 export const DISCOVER_TOOL = "discover_tool";
 export const USE_TOOL = "use_tool";
+export const LOAD_MCP = "load_mcp";
 export const USE_TOOL_DESCRIPTION = "Use a tool that was previously discovered with the discover_tool tool.";
+export const LOAD_MCP_DESCRIPTION =
+  "Load a previously-deferred MCP server so that its tools, resources, and prompts become available. " +
+  "Pass the server name as shown in the <mcp_servers> block of the discover_tool description. " +
+  "Loading is permanent for the remainder of this session.";
 
 const discoverSchema = inputJsonSchema(DiscoverToolInput);
 const useSchema = inputJsonSchema(UseToolInput);
+const loadSchema = inputJsonSchema(LoadMcpInput);
+const TOOLS_CHANGED = { method: "notifications/tools/list_changed" } as const;
 
 /** A tool failure the model can read and act on (protocol failures stay JSON-RPC errors). */
 export function toolError(text: string): CallToolResult {
@@ -40,6 +48,7 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry): v
       { name: DISCOVER_TOOL, description: renderDiscoverDescription(registry.view()), inputSchema: discoverSchema },
       { name: USE_TOOL, description: USE_TOOL_DESCRIPTION, inputSchema: useSchema },
     ];
+    if (registry.dynamic) tools.push({ name: LOAD_MCP, description: LOAD_MCP_DESCRIPTION, inputSchema: loadSchema });
     return { tools };
   });
 
@@ -51,7 +60,7 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry): v
         if (isResult(args)) return args;
         await registry.ensureEager();
         const target = registry.tools().get(args.tool_name);
-        if (!target) return toolError(renderUnknownTool(args.tool_name, [...registry.tools().keys()]));
+        if (!target) return unknownTool(registry, args.tool_name);
         const details = { ...target.tool, name: target.exposedName };
         return {
           content: [{ type: "text", text: renderToolDetails(details) }],
@@ -70,7 +79,7 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry): v
         if (isResult(args)) return args;
         await registry.ensureEager();
         const target = registry.tools().get(args.tool_name);
-        if (!target) return toolError(renderUnknownTool(args.tool_name, [...registry.tools().keys()]));
+        if (!target) return unknownTool(registry, args.tool_name);
         try {
           return await registry.call(target, args.tool_input, extra.signal);
         } catch (err) {
@@ -78,10 +87,42 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry): v
           throw err;
         }
       }
-      default:
-        return toolError(`Unknown tool: "${name}". This server offers ${DISCOVER_TOOL} and ${USE_TOOL}.`);
+      case LOAD_MCP: {
+        if (!registry.dynamic) return toolError(`Unknown tool: "${name}". This session has no lazy servers to load.`);
+        const args = parseArgs(LoadMcpInput, raw, name);
+        if (isResult(args)) return args;
+        try {
+          const outcome = await registry.load(args.mcp_name);
+          // On this request's own stream (hosts without a GET stream still hear it), and on the GET stream.
+          if (outcome.changed) await announceToolsChanged(server, extra.sendNotification);
+          const listing = buildListing(args.mcp_name, outcome.catalog);
+          return { content: [{ type: "text", text: JSON.stringify(listing) }], structuredContent: { ...listing } };
+        } catch (err) {
+          if (!(err instanceof LoadError)) throw err;
+          if (err.catalogChanged) await announceToolsChanged(server, extra.sendNotification);
+          return toolError(err.message);
+        }
+      }
+      default: {
+        const offered = [DISCOVER_TOOL, USE_TOOL, ...(registry.dynamic ? [LOAD_MCP] : [])].join(", ");
+        return toolError(`Unknown tool: "${name}". This server offers ${offered}; upstream tools are called through ${USE_TOOL}.`);
+      }
     }
   });
+}
+
+async function announceToolsChanged(server: Server, onRequestStream: (n: typeof TOOLS_CHANGED) => Promise<void>): Promise<void> {
+  await onRequestStream(TOOLS_CHANGED).catch(() => {});
+  await server.sendToolListChanged().catch(() => {});
+}
+
+/** Unknown names get the closest known ones; a tool of a server not loaded yet says to load it first. */
+function unknownTool(registry: UpstreamRegistry, name: string): CallToolResult {
+  const server = name.includes("/") ? name.slice(0, name.indexOf("/")) : undefined;
+  if (server && registry.loadable().some((spec) => spec.name === server)) {
+    return toolError(`Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${LOAD_MCP} with mcp_name "${server}" first.`);
+  }
+  return toolError(renderUnknownTool(name, [...registry.tools().keys()]));
 }
 
 function pickDefined(obj: Record<string, unknown>): Record<string, unknown> {

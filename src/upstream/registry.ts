@@ -1,17 +1,31 @@
-// The one owner of a session's upstream state: which upstreams are connected, their catalogs, their failures.
+// The one owner of a session's upstream state: eager and lazy upstreams, loads, retry budgets, live clients.
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
-import { UpstreamError, shortReason } from "../errors.ts";
-import type { CatalogGroup, CatalogView } from "../meta/render.ts";
+import { UpstreamError, describeFault, shortReason } from "../errors.ts";
+import type { CatalogGroup, CatalogView, LazyServer } from "../meta/render.ts";
 import type { UpstreamCatalog, UpstreamClient } from "./client.ts";
 
-/** What the session remembers of one upstream across evictions. */
-export const UpstreamStatus = { ready: "ready", failed: "failed" } as const;
+/** Consecutive failed loads after which a lazy upstream is no longer offered. */
+export const MAX_LOAD_FAILURES = 3;
+
+/** What the session remembers of one upstream across evictions (no record: eager not tried yet, or lazy untouched). */
+export const UpstreamStatus = {
+  /** Connected once; its catalog is known (an eager upstream, or a lazy one that was loaded). */
+  ready: "ready",
+  /** An eager upstream that failed at session start. */
+  failed: "failed",
+  /** A lazy upstream whose loads failed, not yet too often. */
+  lazy: "lazy",
+  /** A lazy upstream that failed MAX_LOAD_FAILURES times in a row: unknown from then on. */
+  evicted: "evicted",
+} as const;
 export type UpstreamStatus = (typeof UpstreamStatus)[keyof typeof UpstreamStatus];
 
 export type UpstreamRecord =
   | { status: typeof UpstreamStatus.ready; catalog: UpstreamCatalog }
-  | { status: typeof UpstreamStatus.failed; reason: string };
+  | { status: typeof UpstreamStatus.failed; reason: string }
+  | { status: typeof UpstreamStatus.lazy; failures: number; reason: string }
+  | { status: typeof UpstreamStatus.evicted; reason: string };
 
 /** Durable storage of upstream records, by upstream name. */
 export interface RegistryStore {
@@ -28,6 +42,23 @@ export interface ExposedTool {
   tool: Tool;
 }
 
+/** Why load_mcp did not load: the agent reads `message`. */
+export class LoadError extends Error {
+  /** True when this failure changed the catalog (the server was evicted). */
+  readonly catalogChanged: boolean;
+  constructor(message: string, catalogChanged = false) {
+    super(message);
+    this.name = "LoadError";
+    this.catalogChanged = catalogChanged;
+  }
+}
+
+export interface LoadOutcome {
+  catalog: UpstreamCatalog;
+  /** False when the server was already loaded (nothing changed, nothing was opened). */
+  changed: boolean;
+}
+
 export class UpstreamRegistry {
   readonly #config: ResolvedConfig;
   readonly #store: RegistryStore;
@@ -36,6 +67,8 @@ export class UpstreamRegistry {
   readonly #clients = new Map<string, UpstreamClient>();
   /** Connections under way, shared by everyone who needs the same upstream. */
   readonly #connecting = new Map<string, Promise<UpstreamClient>>();
+  /** Loads under way: concurrent load_mcp calls for one server share one attempt. */
+  readonly #loading = new Map<string, Promise<LoadOutcome>>();
   #eager: Promise<void> | undefined;
   #index: Map<string, ExposedTool> | undefined;
 
@@ -55,9 +88,9 @@ export class UpstreamRegistry {
     return this.#config.mode;
   }
 
-  /** True when the config has any lazy entry (dynamic-discovery mode). */
+  /** True when the config has any lazy entry (dynamic-discovery mode: load_mcp exists). */
   get dynamic(): boolean {
-    return this.#config.upstreams.some((u) => u.description !== undefined);
+    return this.#config.upstreams.some(isLazy);
   }
 
   /**
@@ -67,23 +100,89 @@ export class UpstreamRegistry {
   ensureEager(): Promise<void> {
     this.#eager ??= Promise.all(
       this.#config.upstreams
-        .filter((spec) => spec.description === undefined && !this.#records.has(spec.name))
-        .map((spec) => this.#connectAndRecord(spec)),
+        .filter((spec) => !isLazy(spec) && !this.#records.has(spec.name))
+        .map((spec) =>
+          this.#attach(spec).then(
+            (catalog) => this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog }),
+            (err: unknown) => this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err) }),
+          ),
+        ),
     ).then(() => {});
     return this.#eager;
   }
 
-  async #connectAndRecord(spec: UpstreamSpec): Promise<void> {
-    let record: UpstreamRecord;
+  /** Lazy upstreams the agent may still load, in config order. */
+  loadable(): UpstreamSpec[] {
+    return this.#config.upstreams.filter((spec) => {
+      const status = this.#records.get(spec.name)?.status;
+      return isLazy(spec) && (status === undefined || status === UpstreamStatus.lazy);
+    });
+  }
+
+  /**
+   * load_mcp: idempotent (a loaded or eager server answers its listing and opens nothing), coalesced (one attempt
+   * per server at a time), atomic (a failed attempt leaves no connection and no tools), and budgeted (the
+   * third consecutive failure evicts the server).
+   */
+  async load(name: string): Promise<LoadOutcome> {
+    const spec = this.#config.upstreams.find((u) => u.name === name);
+    const record = this.#records.get(name);
+    if (!spec || record?.status === UpstreamStatus.evicted) {
+      const names = this.loadable().map((u) => u.name);
+      throw new LoadError(`Unknown MCP server: "${name}". Available servers to load: ${names.length ? names.join(", ") : "(none)"}.`);
+    }
+    if (!isLazy(spec)) await this.ensureEager();
+    const current = this.#records.get(name);
+    if (current?.status === UpstreamStatus.ready) return { catalog: current.catalog, changed: false };
+
+    let pending = this.#loading.get(name);
+    if (!pending) {
+      pending = this.#attempt(spec);
+      const settle = () => {
+        if (this.#loading.get(name) === pending) this.#loading.delete(name);
+      };
+      pending.then(settle, settle);
+      this.#loading.set(name, pending);
+    }
+    return pending;
+  }
+
+  async #attempt(spec: UpstreamSpec): Promise<LoadOutcome> {
+    try {
+      const catalog = await this.#attach(spec);
+      await this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog });
+      return { catalog, changed: true };
+    } catch (err) {
+      const reason = err instanceof UpstreamError ? describeFault(spec.name, err.fault) : "unexpected failure";
+      if (!isLazy(spec)) {
+        await this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err) });
+        throw new LoadError(`Failed to load "${spec.name}": ${reason}`);
+      }
+      const previous = this.#records.get(spec.name);
+      const failures = (previous?.status === UpstreamStatus.lazy ? previous.failures : 0) + 1;
+      if (failures >= MAX_LOAD_FAILURES) {
+        await this.#setRecord(spec.name, { status: UpstreamStatus.evicted, reason });
+        throw new LoadError(
+          `Failed to load "${spec.name}" after ${failures} attempts; the server will no longer be offered. Underlying error: ${reason}`,
+          true,
+        );
+      }
+      await this.#setRecord(spec.name, { status: UpstreamStatus.lazy, failures, reason });
+      throw new LoadError(
+        `Failed to load "${spec.name}" (attempt ${failures} of ${MAX_LOAD_FAILURES}): ${reason}. It can be loaded again.`,
+      );
+    }
+  }
+
+  /** Connects and reads the catalog; on any failure the connection is torn down and the error rethrown. */
+  async #attach(spec: UpstreamSpec): Promise<UpstreamCatalog> {
     try {
       const client = await this.#client(spec);
-      record = { status: UpstreamStatus.ready, catalog: await client.readCatalog() };
+      return await client.readCatalog();
     } catch (err) {
       await this.#drop(spec.name);
-      const reason = err instanceof UpstreamError ? shortReason(err.fault) : "unexpected failure";
-      record = { status: UpstreamStatus.failed, reason };
+      throw err;
     }
-    await this.#setRecord(spec.name, record);
   }
 
   async #setRecord(name: string, record: UpstreamRecord): Promise<void> {
@@ -98,12 +197,10 @@ export class UpstreamRegistry {
     if (live && !live.closed) return Promise.resolve(live);
     let pending = this.#connecting.get(spec.name);
     if (!pending) {
-      pending = this.#connect(spec).then(
-        (client) => {
-          this.#clients.set(spec.name, client);
-          return client;
-        },
-      );
+      pending = this.#connect(spec).then((client) => {
+        this.#clients.set(spec.name, client);
+        return client;
+      });
       const settle = () => {
         if (this.#connecting.get(spec.name) === pending) this.#connecting.delete(spec.name);
       };
@@ -124,14 +221,14 @@ export class UpstreamRegistry {
     const groups: CatalogGroup[] = [];
     for (const spec of this.#config.upstreams) {
       const record = this.#records.get(spec.name);
-      if (!record) continue;
-      if (record.status === UpstreamStatus.ready) {
+      if (record?.status === UpstreamStatus.ready) {
         groups.push({ server: spec.name, state: "ready", tools: record.catalog.tools });
-      } else {
+      } else if (record?.status === UpstreamStatus.failed) {
         groups.push({ server: spec.name, state: "unavailable", reason: record.reason });
       }
     }
-    return { mode: this.#config.mode, groups, lazy: [], dynamic: this.dynamic };
+    const lazy: LazyServer[] = this.loadable().map((spec) => ({ name: spec.name, description: spec.description ?? "" }));
+    return { mode: this.#config.mode, groups, lazy, dynamic: this.dynamic };
   }
 
   /** Every callable tool by the name the host uses. */
@@ -172,4 +269,10 @@ export class UpstreamRegistry {
     const names = [...this.#clients.keys()];
     await Promise.all(names.map((name) => this.#drop(name)));
   }
+}
+
+const isLazy = (spec: UpstreamSpec): boolean => spec.description !== undefined;
+
+function reasonOf(err: unknown): string {
+  return err instanceof UpstreamError ? shortReason(err.fault) : "unexpected failure";
 }

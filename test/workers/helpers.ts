@@ -75,3 +75,13 @@ export const initializeBody = {
   method: "initialize",
   params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
 };
+
+export async function releaseGate(route: string): Promise<number> {
+  const res = await fetch(`${env.REPLAY_BASE}/__release/${route}`, { method: "POST" });
+  return ((await res.json()) as { released: number }).released;
+}
+
+/** Calls load_mcp and returns the result (listing in structuredContent, or an isError text). */
+export function loadMcp(client: Client, name: string) {
+  return client.callTool({ name: "load_mcp", arguments: { mcp_name: name } });
+}

@@ -141,7 +141,7 @@ describe("upstreams that fail", () => {
     const description = await discoverDescription(client);
     expect(description).toContain("postgres:\n- query: Run a read-only SQL query");
     expect(description).toContain("kubernetes:\n");
-    expect((await replayStats("postgres")).methods["resources/list"]).toBe(1);
+    expect((await replayStats("postgres")).methods["resources/list"]).toBeGreaterThanOrEqual(1);
     await client.close();
   });
 

@@ -1,0 +1,268 @@
+// Dynamic discovery: lazy upstreams and load_mcp, each semantic with its own test, against counting upstreams.
+import { env } from "cloudflare:workers";
+import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { describe, expect, it } from "vitest";
+import { connect, discoverDescription, loadMcp, releaseGate, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
+
+const GRAPH = "Knowledge graph memory: store entities, relations and observations; load it to remember facts across the conversation.";
+
+const lazyEntry = (route: string, description = GRAPH) => ({ url: replayUrl(route), description });
+
+describe("the catalog in dynamic mode", () => {
+  it("lists lazy servers under <mcp_servers> in config order, says nothing is loaded, and offers load_mcp", async () => {
+    const token = await seedTeam("dyn-cat", {
+      mcp: { zeta: lazyEntry("dyn-quiet", "Zeta does z."), alpha: lazyEntry("dyn-quiet", "Alpha does a.") },
+    });
+    const { client } = await connect("dyn-cat", token);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
+    expect(tools[2]!.description).toBe(
+      "Load a previously-deferred MCP server so that its tools, resources, and prompts become available. Pass the server name as shown in the <mcp_servers> block of the discover_tool description. Loading is permanent for the remainder of this session.",
+    );
+    expect(tools[2]!.inputSchema.required).toEqual(["mcp_name"]);
+    const description = tools[0]!.description!;
+    expect(description).toContain(
+      "\n\nSome MCP servers below are not loaded yet and are listed under <mcp_servers> with a short description of what they do. To make a server's tools (and any resources or prompts it exposes) available, call load_mcp with its name. Once loaded, the server's tools will appear in the <tools> list and become callable via use_tool. Loading is permanent for the remainder of this session.\n\n<mcp_servers>\n- zeta: Zeta does z.\n- alpha: Alpha does a.\n</mcp_servers>\n\nNo tools are currently loaded. Call load_mcp to make a server's tools available.",
+    );
+    expect(description.endsWith("Call load_mcp to make a server's tools available.")).toBe(true);
+    expect(description).not.toContain("<tools>\n");
+    await client.close();
+  });
+
+  it("has no load_mcp when no entry is lazy", async () => {
+    const token = await seedTeam("dyn-none", { mcp: { memory: { url: replayUrl("memory") } } });
+    const { client } = await connect("dyn-none", token);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
+    const r = await loadMcp(client, "memory");
+    expect(r.isError).toBe(true);
+    await client.close();
+  });
+
+  it("opens no connection of any kind to a lazy server before load_mcp", async () => {
+    const token = await seedTeam("dyn-quiet", { mcp: { eager: { url: replayUrl("memory") }, quiet: lazyEntry("dyn-quiet") } });
+    const before = (await replayStats("dyn-quiet")).requests;
+    const { client } = await connect("dyn-quiet", token);
+    await discoverDescription(client);
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "eager/read_graph" } });
+    await client.callTool({ name: "discover_tool", arguments: { tool_name: "quiet/read_graph" } });
+    expect((await replayStats("dyn-quiet")).requests).toBe(before);
+    await client.close();
+  });
+});
+
+describe("load_mcp", () => {
+  it("loads a server: listing, list-changed on the request's stream, tools in <tools>, callable without a re-list", async () => {
+    const token = await seedTeam("dyn-flow", {
+      mcp: { eager: { url: replayUrl("memory") }, graph: lazyEntry("dyn-flow"), everything: { url: env.EVERYTHING_URL, description: "The MCP reference server: echo, sums, resources and prompts." } },
+    });
+    const { client } = await connect("dyn-flow", token);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    expect(await discoverDescription(client)).toContain("- graph: Knowledge graph memory");
+
+    const loaded = await loadMcp(client, "graph");
+    expect(loaded.isError).toBeFalsy();
+    const listing = loaded.structuredContent as { mcp_name: string; tools: Array<{ name: string; description: string }>; resources: unknown[]; resource_templates: unknown[]; prompts: unknown[] };
+    expect(listing.mcp_name).toBe("graph");
+    expect(listing.tools.map((t) => t.name)).toContain("graph/read_graph");
+    expect(listing.tools.every((t) => t.name.startsWith("graph/") && !("inputSchema" in t))).toBe(true);
+    expect(JSON.parse(text(loaded))).toEqual(listing);
+    expect(changed).toBeGreaterThanOrEqual(1);
+    expect((await replayStats("dyn-flow")).methods.initialize).toBe(1);
+
+    // Callable at once, whether or not the host re-read the description.
+    const used = await client.callTool({ name: "use_tool", arguments: { tool_name: "graph/read_graph" } });
+    expect(JSON.parse(text(used))).toEqual({ tool: "read_graph", arguments: {} });
+    const found = await client.callTool({ name: "discover_tool", arguments: { tool_name: "graph/read_graph" } });
+    expect(text(found)).toContain("Tool: graph/read_graph");
+
+    const description = await discoverDescription(client);
+    expect(description).toContain("\ngraph:\n- add_observations:");
+    expect(description).toContain("<mcp_servers>\n- everything: The MCP reference server");
+    expect(description).not.toContain("- graph: Knowledge graph memory");
+
+    // A server with resources, templates and prompts: URIs verbatim, everything listed.
+    const every = (await loadMcp(client, "everything")).structuredContent as typeof listing;
+    expect(every.resources.length).toBeGreaterThan(0);
+    expect(every.resource_templates.length).toBeGreaterThan(0);
+    expect(every.prompts.length).toBeGreaterThan(0);
+    expect(every.resources[0]).toMatchObject({ uri: expect.stringMatching(/^demo:\/\//), name: expect.any(String) });
+    // Nothing lazy left: the <mcp_servers> block is gone.
+    expect(await discoverDescription(client)).not.toContain("<mcp_servers>");
+    await client.close();
+  });
+
+  it("is idempotent: a loaded or eager server answers its listing and opens nothing new", async () => {
+    const token = await seedTeam("dyn-idem", { mcp: { eager: { url: replayUrl("dyn-idem") }, graph: lazyEntry("dyn-idem") } });
+    const { client } = await connect("dyn-idem", token);
+    await client.listTools();
+    expect((await replayStats("dyn-idem")).methods.initialize).toBe(1);
+    const first = await loadMcp(client, "graph");
+    const again = await loadMcp(client, "graph");
+    expect(again.structuredContent).toEqual(first.structuredContent);
+    const eager = await loadMcp(client, "eager");
+    expect(eager.isError).toBeFalsy();
+    expect((eager.structuredContent as { mcp_name: string }).mcp_name).toBe("eager");
+    expect((await replayStats("dyn-idem")).methods.initialize).toBe(2);
+    await client.close();
+  });
+
+  it("connects an eager server that failed at session start again", async () => {
+    const token = await seedTeam("dyn-eager", { mcp: { flaky: { url: replayUrl("dyn-eager-flaky") }, lazy: lazyEntry("dyn-quiet") } });
+    const { client } = await connect("dyn-eager", token);
+    expect(await discoverDescription(client)).toContain("flaky: unavailable — HTTP 503");
+    const r = await loadMcp(client, "flaky");
+    expect(r.isError).toBeFalsy();
+    expect(await discoverDescription(client)).toContain("flaky:\n- add_observations:");
+    await client.close();
+  });
+
+  it("is atomic on failure: the upstream session is closed, no tool appears, the server stays loadable", async () => {
+    const token = await seedTeam("dyn-atomic", { mcp: { broken: lazyEntry("dyn-atomic") } });
+    const { client } = await connect("dyn-atomic", token);
+    const r = await loadMcp(client, "broken");
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('Failed to load "broken" (attempt 1 of 3): "broken" returned an error: catalog exploded');
+    const stats = await replayStats("dyn-atomic");
+    expect(stats.methods.initialize).toBe(1);
+    expect(stats.deletes).toBe(1);
+    expect(await discoverDescription(client)).toContain("<mcp_servers>\n- broken:");
+    const use = await client.callTool({ name: "use_tool", arguments: { tool_name: "broken/read_graph" } });
+    expect(text(use)).toContain('The server "broken" is not loaded yet: call load_mcp');
+    await client.close();
+  });
+
+  it("treats resources, templates and prompts as best-effort: the load succeeds with a note", async () => {
+    const token = await seedTeam("dyn-pg", { mcp: { pg: lazyEntry("postgres", "A Postgres database: read-only SQL queries.") } });
+    const { client } = await connect("dyn-pg", token);
+    const r = await loadMcp(client, "pg");
+    expect(r.isError).toBeFalsy();
+    const listing = r.structuredContent as { tools: unknown[]; resources: unknown[]; resource_templates: unknown[]; notes?: string[] };
+    expect(listing.tools).toEqual([{ name: "pg/query", description: "Run a read-only SQL query" }]);
+    expect(listing.resources).toEqual([]);
+    expect(listing.resource_templates).toEqual([]);
+    expect(listing.notes).toHaveLength(1);
+    expect(listing.notes![0]).toMatch(/^resources\/list: .*ECONNREFUSED/);
+    await client.close();
+  });
+
+  it("shares one attempt among concurrent calls for one server: one initialize, the same listing or error", async () => {
+    const token = await seedTeam("dyn-conc", { mcp: { slow: lazyEntry("dyn-slow"), bad: lazyEntry("dyn-slow-fail") } });
+    const { client } = await connect("dyn-conc", token);
+    const results = await Promise.all(Array.from({ length: 5 }, () => loadMcp(client, "slow")));
+    expect(results.every((r) => !r.isError)).toBe(true);
+    expect(new Set(results.map((r) => JSON.stringify(r.structuredContent))).size).toBe(1);
+    expect((await replayStats("dyn-slow")).methods.initialize).toBe(1);
+
+    const failures = await Promise.all(Array.from({ length: 4 }, () => loadMcp(client, "bad")));
+    expect(new Set(failures.map(text)).size).toBe(1);
+    expect(text(failures[0]!)).toContain("attempt 1 of 3");
+    expect((await replayStats("dyn-slow-fail")).requests).toBe(1);
+    await client.close();
+  });
+
+  it("loads different servers in parallel: one waiting upstream does not hold up another", async () => {
+    const token = await seedTeam("dyn-par", { mcp: { gated: lazyEntry("dyn-gate"), open: lazyEntry("dyn-open") } });
+    const { client } = await connect("dyn-par", token);
+    const gated = loadMcp(client, "gated");
+    const open = await loadMcp(client, "open");
+    expect(open.isError).toBeFalsy();
+    // "gated" is still waiting for its initialize answer while "open" is done.
+    expect(await releaseGate("dyn-gate")).toBe(1);
+    expect((await gated).isError).toBeFalsy();
+    await client.close();
+  });
+
+  it("evicts a server after three consecutive failures; later calls call it unknown", async () => {
+    const token = await seedTeam("dyn-budget", { mcp: { down: lazyEntry("dyn-budget"), other: lazyEntry("dyn-quiet", "Other.") } });
+    const { client } = await connect("dyn-budget", token);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    expect(text(await loadMcp(client, "down"))).toContain("attempt 1 of 3");
+    expect(text(await loadMcp(client, "down"))).toContain("attempt 2 of 3");
+    const third = await loadMcp(client, "down");
+    expect(text(third)).toMatch(/^Failed to load "down" after 3 attempts; the server will no longer be offered\. Underlying error: "down" returned an error: database is down/);
+    expect(changed).toBeGreaterThanOrEqual(1);
+    const fourth = await loadMcp(client, "down");
+    expect(text(fourth)).toBe('Unknown MCP server: "down". Available servers to load: other.');
+    expect(await discoverDescription(client)).not.toContain("- down:");
+    expect((await replayStats("dyn-budget")).methods.initialize).toBe(3);
+    await client.close();
+  });
+
+  it("does not evict a server whose third attempt succeeds", async () => {
+    const token = await seedTeam("dyn-flaky", { mcp: { flaky: lazyEntry("dyn-flaky") } });
+    const { client } = await connect("dyn-flaky", token);
+    expect((await loadMcp(client, "flaky")).isError).toBe(true);
+    expect((await loadMcp(client, "flaky")).isError).toBe(true);
+    expect((await loadMcp(client, "flaky")).isError).toBeFalsy();
+    expect(await discoverDescription(client)).toContain("flaky:\n- add_observations:");
+    await client.close();
+  });
+
+  it("answers an unknown name with the servers still loadable", async () => {
+    const token = await seedTeam("dyn-unknown", { mcp: { a: lazyEntry("dyn-quiet", "A."), b: lazyEntry("dyn-quiet", "B."), e: { url: replayUrl("memory") } } });
+    const { client } = await connect("dyn-unknown", token);
+    const r = await loadMcp(client, "nope");
+    expect(r.isError).toBe(true);
+    expect(text(r)).toBe('Unknown MCP server: "nope". Available servers to load: a, b.');
+    const bad = await client.callTool({ name: "load_mcp", arguments: {} });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toContain("mcp_name");
+    await client.close();
+  });
+});
+
+describe("durability", () => {
+  it("keeps the loaded set, failure counts and evictions across an eviction; reconnects on use, not on list", async () => {
+    const token = await seedTeam("dyn-keep", {
+      mcp: { kept: lazyEntry("dyn-durable"), failing: lazyEntry("dyn-durable-fail", "Fails."), spare: lazyEntry("dyn-quiet", "Spare.") },
+    });
+    const first = await connect("dyn-keep", token);
+    await loadMcp(first.client, "kept");
+    expect(text(await loadMcp(first.client, "failing"))).toContain("attempt 1 of 3");
+    expect(text(await loadMcp(first.client, "failing"))).toContain("attempt 2 of 3");
+    const description = await discoverDescription(first.client);
+    await first.client.close();
+    await evictDurableObject(env.SESSIONS.getByName(`dyn-keep/${first.sessionId}`));
+
+    const again = await connect("dyn-keep", token, first.sessionId);
+    expect(await discoverDescription(again.client)).toBe(description);
+    expect((await replayStats("dyn-durable")).methods.initialize).toBe(1);
+    const used = await again.client.callTool({ name: "use_tool", arguments: { tool_name: "kept/read_graph" } });
+    expect(used.isError).toBeFalsy();
+    expect((await replayStats("dyn-durable")).methods.initialize).toBe(2);
+    // The count survived: this third failure evicts.
+    expect(text(await loadMcp(again.client, "failing"))).toContain("after 3 attempts");
+    await again.client.close();
+    await evictDurableObject(env.SESSIONS.getByName(`dyn-keep/${first.sessionId}`));
+
+    const third = await connect("dyn-keep", token, first.sessionId);
+    expect(text(await loadMcp(third.client, "failing"))).toContain('Unknown MCP server: "failing"');
+    expect(await discoverDescription(third.client)).toContain("<mcp_servers>\n- spare: Spare.\n</mcp_servers>");
+    await third.client.close();
+  });
+
+  it("leaves nothing stuck when the object dies during a load: the next call simply tries again", async () => {
+    const token = await seedTeam("dyn-inflight", { mcp: { gated: lazyEntry("dyn-inflight") } });
+    const first = await connect("dyn-inflight", token);
+    void loadMcp(first.client, "gated").catch(() => undefined);
+    // Wait until the load is really in flight: its initialize is being held at the upstream.
+    for (let i = 0; i < 100 && !(await replayStats("dyn-inflight")).methods.initialize; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await replayStats("dyn-inflight")).methods.initialize).toBe(1);
+    await abortAllDurableObjects();
+    await releaseGate("dyn-inflight");
+    await first.client.close().catch(() => undefined);
+
+    const again = await connect("dyn-inflight", token, first.sessionId);
+    const r = await loadMcp(again.client, "gated");
+    expect(r.isError).toBeFalsy();
+    expect(await discoverDescription(again.client)).toContain("gated:\n- add_observations:");
+    await again.client.close();
+  });
+});
