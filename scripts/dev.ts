@@ -19,13 +19,22 @@ function ensureDevVars(): void {
 }
 
 ensureDevVars();
-const upstream = await startEverything(Number(process.env.DEMO_UPSTREAM_PORT) || undefined);
-console.log(`demo upstream: server-everything at ${upstream.url}`);
+const [upstream, lazyUpstream] = await Promise.all([
+  startEverything(Number(process.env.DEMO_UPSTREAM_PORT) || undefined),
+  startEverything(),
+]);
+console.log(`demo upstreams: server-everything at ${upstream.url} (eager) and ${lazyUpstream.url} (lazy)`);
 
 const config = {
   $schema: `http://127.0.0.1:${PORT}/config.schema.json`,
   mcp: {
     everything: { transport: "streamable-http", url: upstream.url },
+    reference: {
+      transport: "streamable-http",
+      url: lazyUpstream.url,
+      description:
+        "A second copy of the MCP reference server, with sample resources, resource templates and prompts. Load it to try load_mcp or to read its sample resources.",
+    },
   },
 };
 kvPut({ remote: false }, kvKeys.config(TEAM), JSON.stringify(config));
@@ -43,14 +52,15 @@ setTimeout(() => {
 `);
 }, 4000);
 
+const stopUpstreams = () => Promise.all([upstream.stop(), lazyUpstream.stop()]);
 const shutdown = async () => {
   wrangler.kill("SIGTERM");
-  await upstream.stop();
+  await stopUpstreams();
   process.exit(0);
 };
 process.on("SIGINT", shutdown);
 process.on("SIGTERM", shutdown);
 wrangler.on("exit", async (code) => {
-  await upstream.stop();
+  await stopUpstreams();
   process.exit(code ?? 0);
 });

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startEverything, startWranglerDev, type Running } from "../../scripts/lib/processes.ts";
 import { loadCorpus, startReplayServer, type ReplayServer } from "../fixtures/replay-server.ts";
@@ -53,12 +54,12 @@ describe("config-file mode through wrangler dev", () => {
   it("shows every upstream's tools, names the one that is down, discovers and uses a tool", async () => {
     const { client } = await connectClient(mcpUrl("multi"), tokens.multi!);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
+    expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
     const description = tools[0]!.description!;
     expect(description).toContain("everything:\n- echo: Echoes back the input string");
     expect(description).toContain("memory:\n- add_observations:");
     expect(description).toMatch(/\ndown: unavailable — unreachable/);
-    expect(description).not.toContain("later");
+    expect(description).toContain("<mcp_servers>\n- later: A knowledge graph; load it to remember facts.\n</mcp_servers>");
 
     const found = await client.callTool({ name: "discover_tool", arguments: { tool_name: "everything/echo" } });
     expect(text(found)).toContain('"message"');
@@ -82,6 +83,29 @@ describe("config-file mode through wrangler dev", () => {
   });
 });
 
+describe("dynamic discovery through wrangler dev", () => {
+  it("loads a lazy server: list-changed arrives, its tools appear and are callable", async () => {
+    const { client } = await connectClient(mcpUrl("multi"), tokens.multi!);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(["discover_tool", "use_tool", "load_mcp"]);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    const loaded = await client.callTool({ name: "load_mcp", arguments: { mcp_name: "later" } });
+    expect(loaded.isError).toBeFalsy();
+    expect((loaded.structuredContent as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("later/read_graph");
+    expect(changed).toBeGreaterThanOrEqual(1);
+    const used = await client.callTool({ name: "use_tool", arguments: { tool_name: "later/read_graph" } });
+    expect(JSON.parse(text(used))).toEqual({ tool: "read_graph", arguments: {} });
+    const description = (await client.listTools()).tools[0]!.description!;
+    expect(description).toContain("later:\n- add_observations:");
+    expect(description).not.toContain("<mcp_servers>");
+    expect(replay.stats("lazy").methods.initialize).toBe(1);
+    await client.close();
+  });
+});
+
 describe("single-MCP mode through wrangler dev", () => {
   it("lists and calls bare tool names", async () => {
     const { client } = await connectClient(mcpUrl("single"), tokens.single!);
@@ -98,7 +122,7 @@ describe("the MCP Inspector CLI as the host", () => {
     const list = await inspector(mcpUrl("multi"), tokens.multi!, ["--method", "tools/list"]);
     expect(list.status, list.raw).toBe(0);
     const tools = (list.json as { tools: Array<{ name: string; description: string }> }).tools;
-    expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
+    expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
     expect(tools[0]!.description).toContain("- get-sum: Returns the sum of two numbers");
 
     const found = await inspector(mcpUrl("multi"), tokens.multi!, ["--method", "tools/call", "--tool-name", "discover_tool", "--tool-arg", "tool_name=everything/get-sum"]);
@@ -111,6 +135,10 @@ describe("the MCP Inspector CLI as the host", () => {
     ]);
     expect(used.status, used.raw).toBe(0);
     expect(JSON.stringify(used.json)).toContain("The sum of 5 and 6 is 11.");
+
+    const loaded = await inspector(mcpUrl("multi"), tokens.multi!, ["--method", "tools/call", "--tool-name", "load_mcp", "--tool-arg", "mcp_name=later"]);
+    expect(loaded.status, loaded.raw).toBe(0);
+    expect(JSON.stringify(loaded.json)).toContain("later/read_graph");
   });
 
   it("is refused without a valid token", async () => {
@@ -145,9 +173,11 @@ describe("the team command", () => {
 });
 
 describe("restarting wrangler dev with its state kept", () => {
-  it("keeps the session id working", async () => {
+  it("keeps the session id working, with its loaded servers", async () => {
     const first = await connectClient(mcpUrl("multi"), tokens.multi!);
+    await first.client.callTool({ name: "load_mcp", arguments: { mcp_name: "later" } });
     const before = (await first.client.listTools()).tools[0]!.description;
+    expect(before).toContain("later:\n");
     await first.client.close();
 
     await proxy.stop();
@@ -157,6 +187,8 @@ describe("restarting wrangler dev with its state kept", () => {
     expect((await again.client.listTools()).tools[0]!.description).toBe(before);
     const r = await again.client.callTool({ name: "use_tool", arguments: { tool_name: "everything/echo", tool_input: { message: "still here" } } });
     expect(text(r)).toBe("Echo: still here");
+    const graph = await again.client.callTool({ name: "use_tool", arguments: { tool_name: "later/read_graph" } });
+    expect(graph.isError).toBeFalsy();
     await again.client.close();
   });
 });
