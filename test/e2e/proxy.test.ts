@@ -13,6 +13,7 @@ const VARS = { SESSION_KEY: "e2e-session-key" };
 let dir: string;
 let state: string;
 let everything: Running;
+let reference: Running;
 let replay: ReplayServer;
 let proxy: Running;
 let port: number;
@@ -22,7 +23,8 @@ const mcpUrl = (team: string) => `http://127.0.0.1:${port}/t/${team}/mcp`;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-"));
   state = join(dir, "state");
-  [everything, replay] = await Promise.all([
+  [everything, reference, replay] = await Promise.all([
+    startEverything(),
     startEverything(),
     startReplayServer({
       memory: { catalog: loadCorpus("modelcontextprotocol__server-memory") },
@@ -37,6 +39,7 @@ beforeAll(async () => {
         memory: { transport: "http", url: replay.url("memory") },
         down: { url: dead },
         later: { url: replay.url("lazy"), description: "A knowledge graph; load it to remember facts." },
+        reference: { url: reference.url, description: "The MCP reference server: echo, sums, sample resources and prompts." },
       },
     }),
     single: provisionTeam(dir, state, "single", { transport: "streamable-http", url: everything.url }),
@@ -46,7 +49,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close()]);
+  await Promise.all([proxy?.stop(), everything?.stop(), reference?.stop(), replay?.close()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -59,7 +62,9 @@ describe("config-file mode through wrangler dev", () => {
     expect(description).toContain("everything:\n- echo: Echoes back the input string");
     expect(description).toContain("memory:\n- add_observations:");
     expect(description).toMatch(/\ndown: unavailable — unreachable/);
-    expect(description).toContain("<mcp_servers>\n- later: A knowledge graph; load it to remember facts.\n</mcp_servers>");
+    expect(description).toContain(
+      "<mcp_servers>\n- later: A knowledge graph; load it to remember facts.\n- reference: The MCP reference server: echo, sums, sample resources and prompts.\n</mcp_servers>",
+    );
 
     const found = await client.callTool({ name: "discover_tool", arguments: { tool_name: "everything/echo" } });
     expect(text(found)).toContain('"message"');
@@ -98,8 +103,13 @@ describe("dynamic discovery through wrangler dev", () => {
     expect(changed).toBeGreaterThanOrEqual(1);
     const used = await client.callTool({ name: "use_tool", arguments: { tool_name: "later/read_graph" } });
     expect(JSON.parse(text(used))).toEqual({ tool: "read_graph", arguments: {} });
+    const ref = await client.callTool({ name: "load_mcp", arguments: { mcp_name: "reference" } });
+    expect((ref.structuredContent as { prompts: unknown[] }).prompts.length).toBeGreaterThan(0);
+    const sum = await client.callTool({ name: "use_tool", arguments: { tool_name: "reference/get-sum", tool_input: { a: 1, b: 1 } } });
+    expect(text(sum)).toContain("2");
     const description = (await client.listTools()).tools[0]!.description!;
     expect(description).toContain("later:\n- add_observations:");
+    expect(description).toContain("reference:\n- echo:");
     expect(description).not.toContain("<mcp_servers>");
     expect(replay.stats("lazy").methods.initialize).toBe(1);
     await client.close();

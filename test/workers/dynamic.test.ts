@@ -135,6 +135,17 @@ describe("load_mcp", () => {
     await client.close();
   });
 
+  it("reports a server that refuses connections, naming it but not its address", async () => {
+    const token = await seedTeam("dyn-refused", { mcp: { gone: { url: env.DEAD_URL, description: "Gone." } } });
+    const { client } = await connect("dyn-refused", token);
+    const r = await loadMcp(client, "gone");
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/^Failed to load "gone" \(attempt 1 of 3\): could not reach "gone"/);
+    expect(text(r)).not.toContain(env.DEAD_URL);
+    expect(text(r)).not.toContain(new URL(env.DEAD_URL).host);
+    await client.close();
+  });
+
   it("treats resources, templates and prompts as best-effort: the load succeeds with a note", async () => {
     const token = await seedTeam("dyn-pg", { mcp: { pg: lazyEntry("postgres", "A Postgres database: read-only SQL queries.") } });
     const { client } = await connect("dyn-pg", token);

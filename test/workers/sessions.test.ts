@@ -2,7 +2,8 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { BASE, addToken, connect, discoverDescription, initializeBody, post, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
+import { configJsonSchema } from "../../src/config/json-schema.ts";
+import { BASE, addToken, releaseGate, connect, discoverDescription, initializeBody, post, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
 
 const memoryConfig = () => ({ mcp: { memory: { url: replayUrl("memory") } } });
 
@@ -55,17 +56,22 @@ describe("session routing", () => {
     expect(await bad.json()).toMatchObject({ error: { code: -32700 } });
   });
 
-  it("answers initialize at once, before any upstream is contacted", async () => {
-    const token = await seedTeam("quick", { mcp: { lazyish: { url: replayUrl("memory") } } });
-    const before = (await replayStats("memory")).requests;
+  it("answers initialize at once, while an eager upstream is still connecting; tools/list waits for it", async () => {
+    const token = await seedTeam("quick", { mcp: { held: { url: replayUrl("init-gate") } } });
     const res = await post("quick", initializeBody, { authorization: `Bearer ${token}` });
     expect(res.status).toBe(200);
-    const sessionId = res.headers.get("mcp-session-id");
+    const sessionId = res.headers.get("mcp-session-id")!;
     expect(sessionId).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}$/);
-    const body = await res.text();
-    expect(body).toContain('"serverInfo"');
-    // The answer came before the upstream was asked anything (connections start after it).
-    expect((await replayStats("memory")).requests).toBeLessThanOrEqual(before + 3);
+    expect(await res.text()).toContain('"serverInfo"');
+    // The upstream has not answered its initialize (it is held), yet the host has its answer.
+    const listing = post("quick", { jsonrpc: "2.0", id: 2, method: "tools/list" }, {
+      authorization: `Bearer ${token}`,
+      "mcp-session-id": sessionId,
+      "mcp-protocol-version": "2025-11-25",
+    }).then((r) => r.text());
+    for (let i = 0; i < 100 && !(await replayStats("init-gate")).methods.initialize; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await releaseGate("init-gate")).toBe(1);
+    expect(await listing).toContain("held:\\n- add_observations:");
   });
 
   it("gives 404 for a session id of another team or of another token of the same team, without waking an object", async () => {
@@ -113,6 +119,18 @@ describe("session routing", () => {
       const res = await workerFetch(`${BASE}/t/getter/mcp`, { method, headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
       expect(res.status).toBe(400);
     }
+  });
+});
+
+describe("public routes", () => {
+  it("serves the config JSON Schema generated from the zod schema, and health", async () => {
+    const res = await workerFetch(`${BASE}/config.schema.json`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(configJsonSchema());
+    expect(await (await workerFetch(`${BASE}/health`)).json()).toEqual({ ok: true });
+    const missing = await workerFetch(`${BASE}/nope`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error: "not_found" });
   });
 });
 
