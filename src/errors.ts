@@ -61,3 +61,31 @@ export function shortReason(fault: UpstreamFault): string {
       return "connection closed";
   }
 }
+
+/**
+ * An upstream failure as a JSON-RPC error for the forwarded methods (resources, prompts, completion): the
+ * upstream's own JSON-RPC error passes through with its code; anything else is -32603 naming the server.
+ */
+export function toJsonRpcError(err: UpstreamError): { code: number; message: string } {
+  if (err.fault.kind === "rpc") return { code: err.fault.code, message: err.fault.detail };
+  return { code: -32603, message: err.message };
+}
+
+/** A JSON-RPC error a request handler throws: the SDK sends its code and its message as they are. */
+export class RpcError extends Error {
+  readonly code: number;
+  constructor(code: number, message: string) {
+    super(message);
+    this.name = "RpcError";
+    this.code = code;
+  }
+}
+
+/** Converts what an upstream call threw into the JSON-RPC error the host gets. */
+export function forwardedError(err: unknown): unknown {
+  if (err instanceof UpstreamError) {
+    const { code, message } = toJsonRpcError(err);
+    return new RpcError(code, message);
+  }
+  return err;
+}

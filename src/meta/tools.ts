@@ -8,6 +8,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { UpstreamError } from "../errors.ts";
+import type { HostBridge } from "../forward/bridge.ts";
 import { LoadError, type UpstreamRegistry } from "../upstream/registry.ts";
 import { buildListing } from "./listing.ts";
 import { renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "./render.ts";
@@ -25,7 +26,6 @@ export const LOAD_MCP_DESCRIPTION =
 const discoverSchema = inputJsonSchema(DiscoverToolInput);
 const useSchema = inputJsonSchema(UseToolInput);
 const loadSchema = inputJsonSchema(LoadMcpInput);
-const TOOLS_CHANGED = { method: "notifications/tools/list_changed" } as const;
 
 /** A tool failure the model can read and act on (protocol failures stay JSON-RPC errors). */
 export function toolError(text: string): CallToolResult {
@@ -41,7 +41,7 @@ function parseArgs<S extends z.ZodType>(schema: S, raw: unknown, tool: string): 
 const isResult = (v: unknown): v is CallToolResult =>
   typeof v === "object" && v !== null && "isError" in v && "content" in v;
 
-export function registerMetaTools(server: Server, registry: UpstreamRegistry): void {
+export function registerMetaTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge): void {
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     await registry.ensureEager();
     const tools: Tool[] = [
@@ -80,8 +80,17 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry): v
         await registry.ensureEager();
         const target = registry.tools().get(args.tool_name);
         if (!target) return unknownTool(registry, args.tool_name);
+        // A progress token of the host's travels upstream; the upstream's progress comes back under it.
+        const token = request.params._meta?.progressToken;
+        const onprogress =
+          token === undefined
+            ? undefined
+            : (p: { progress: number; total?: number; message?: string }) =>
+                void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken: token } }).catch(() => {});
         try {
-          return await registry.call(target, args.tool_input, extra.signal);
+          return await bridge.during(target.upstream, extra, () =>
+            registry.call(target, args.tool_input, { signal: extra.signal, ...(onprogress ? { onprogress } : {}) }),
+          );
         } catch (err) {
           if (err instanceof UpstreamError) return toolError(`${args.tool_name} failed: ${err.message}`);
           throw err;
@@ -94,12 +103,15 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry): v
         try {
           const outcome = await registry.load(args.mcp_name);
           // On this request's own stream (hosts without a GET stream still hear it), and on the GET stream.
-          if (outcome.changed) await announceToolsChanged(server, extra.sendNotification);
+          if (outcome.changed) {
+            const { resources, resourceTemplates, prompts } = outcome.catalog;
+            await bridge.announce({ tools: true, resources: resources.length + resourceTemplates.length > 0, prompts: prompts.length > 0 }, extra);
+          }
           const listing = buildListing(args.mcp_name, outcome.catalog);
           return { content: [{ type: "text", text: JSON.stringify(listing) }], structuredContent: { ...listing } };
         } catch (err) {
           if (!(err instanceof LoadError)) throw err;
-          if (err.catalogChanged) await announceToolsChanged(server, extra.sendNotification);
+          if (err.catalogChanged) await bridge.announce({ tools: true, resources: false, prompts: false }, extra);
           return toolError(err.message);
         }
       }
@@ -109,11 +121,6 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry): v
       }
     }
   });
-}
-
-async function announceToolsChanged(server: Server, onRequestStream: (n: typeof TOOLS_CHANGED) => Promise<void>): Promise<void> {
-  await onRequestStream(TOOLS_CHANGED).catch(() => {});
-  await server.sendToolListChanged().catch(() => {});
 }
 
 /** Unknown names get the closest known ones; a tool of a server not loaded yet says to load it first. */

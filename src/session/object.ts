@@ -5,6 +5,12 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { WorkerTransport } from "agents/mcp";
 import { loadTeamConfig } from "../config/load.ts";
 import { PRODUCT, ROUTE_HEADERS, type Env } from "../env.ts";
+import { HostBridge } from "../forward/bridge.ts";
+import { registerCompletion } from "../forward/completion.ts";
+import { registerLogging } from "../forward/logging.ts";
+import { registerPrompts } from "../forward/prompts.ts";
+import { registerResources } from "../forward/resources.ts";
+import { registerRoots } from "../forward/roots.ts";
 import { jsonRpcError } from "../http/responses.ts";
 import { registerMetaTools } from "../meta/tools.ts";
 import { UpstreamClient } from "../upstream/client.ts";
@@ -17,9 +23,23 @@ interface Runtime {
   registry: UpstreamRegistry;
 }
 
+/**
+ * Everything the proxy can forward, advertised from the first initialize, whether or not an upstream that
+ * brings it is loaded yet (a host that negotiates once still gets a lazy server's resources and prompts).
+ */
+export const PROXY_CAPABILITIES = {
+  tools: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  prompts: { listChanged: true },
+  completions: {},
+  logging: {},
+} as const;
+
 export class SessionObject extends DurableObject<Env> {
   readonly #store = new SessionStore(this.ctx.storage);
   #runtime: Promise<Runtime> | undefined;
+  /** Host GET streams open right now: while there is one, upstreams keep their streams open too. */
+  #hostStreams = 0;
 
   override async fetch(request: Request): Promise<Response> {
     const team = request.headers.get(ROUTE_HEADERS.team) ?? "";
@@ -51,7 +71,39 @@ export class SessionObject extends DurableObject<Env> {
       }
     }
     if (request.method === "DELETE" && response.ok) await this.#end();
+    if (request.method === "GET" && response.ok && response.body) return this.#watchHostStream(response, runtime.registry);
     return response;
+  }
+
+  /** Counts the host's standalone stream while it lasts, and lets upstream streams follow it. */
+  #watchHostStream(response: Response, registry: UpstreamRegistry): Response {
+    const reader = response.body!.getReader();
+    let open = true;
+    const closed = () => {
+      if (!open) return;
+      open = false;
+      if (--this.#hostStreams === 0) void registry.setStreaming(false);
+    };
+    if (this.#hostStreams++ === 0) void registry.setStreaming(true);
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            closed();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (err) {
+          closed();
+          controller.error(err);
+        }
+      },
+      cancel(reason) {
+        closed();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
   /** Builds the server, registry and transport once per object life; a failed boot is retried next time. */
@@ -64,18 +116,28 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   async #create(record: SessionRecord): Promise<Runtime> {
+    const server = new Server(
+      { name: PRODUCT.name, version: PRODUCT.version },
+      { capabilities: PROXY_CAPABILITIES, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    );
+    const bridge = new HostBridge(server, record.config.mode);
     const registry = new UpstreamRegistry(record.config, this.#store, (spec) =>
       UpstreamClient.connect(spec, resolveHeaders(spec, () => undefined), {
         fetch: (input, init) => fetch(input, init),
         clientInfo: { name: PRODUCT.name, version: PRODUCT.version },
+        hooks: bridge,
       }),
     );
+    bridge.attach(registry);
     await registry.restore();
-    const server = new Server(
-      { name: PRODUCT.name, version: PRODUCT.version },
-      { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
-    );
-    registerMetaTools(server, registry);
+    const level = await this.#store.logLevel();
+    if (level) await registry.setLogLevel(level);
+    registerMetaTools(server, registry, bridge);
+    registerResources(server, registry, bridge);
+    registerPrompts(server, registry, bridge);
+    registerCompletion(server, registry, bridge);
+    registerLogging(server, registry, (l) => this.#store.putLogLevel(l));
+    registerRoots(server, registry);
     const transport = new WorkerTransport({
       sessionIdGenerator: () => record.sessionId,
       storage: {

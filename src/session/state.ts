@@ -1,5 +1,6 @@
 // The durable storage of one session object: its keys and typed access (layout in docs/storage.md).
 import type { ResolvedConfig } from "../config/validate.ts";
+import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportState } from "agents/mcp";
 import type { RegistryStore, UpstreamRecord } from "../upstream/registry.ts";
 
@@ -16,6 +17,7 @@ export interface SessionRecord {
 const KEY = {
   session: "session",
   transport: "transport",
+  logLevel: "logLevel",
   upstreamPrefix: "upstream:",
 } as const;
 
@@ -38,6 +40,14 @@ export class SessionStore implements RegistryStore {
   }
   putTransport(state: TransportState): Promise<void> {
     return this.#storage.put(KEY.transport, state);
+  }
+
+  /** The level the host set with logging/setLevel, applied to upstreams connected later too. */
+  logLevel(): Promise<LoggingLevel | undefined> {
+    return this.#storage.get<LoggingLevel>(KEY.logLevel);
+  }
+  putLogLevel(level: LoggingLevel): Promise<void> {
+    return this.#storage.put(KEY.logLevel, level);
   }
 
   async all(): Promise<Map<string, UpstreamRecord>> {

@@ -4,16 +4,24 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import {
   CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
   ErrorCode,
+  ListRootsRequestSchema,
   McpError,
   type CallToolResult,
+  type ClientCapabilities,
   type Implementation,
+  type Notification,
   type Prompt,
+  type Request as McpRequest,
   type Resource,
   type ResourceTemplate,
+  type Result,
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
 
@@ -33,11 +41,35 @@ export interface UpstreamCatalog {
 
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/** How an upstream reaches the host through the session: capabilities, server-to-client requests, notifications. */
+export interface UpstreamHooks {
+  /** The host's own client capabilities; the upstream is told the ones the proxy can relay. */
+  capabilities: () => ClientCapabilities;
+  /** A server-to-client request (sampling, elicitation, roots) relayed to the host; its answer goes back up. */
+  relay: (upstream: string, request: McpRequest) => Promise<Result>;
+  /** Every notification the upstream sends (logging, resource updates, list changes). */
+  notify: (upstream: string, notification: Notification) => void;
+}
+
 export interface ClientDeps {
   /** The fetch every upstream request goes through (tests inject a recording one). */
   fetch: FetchLike;
   clientInfo: Implementation;
+  hooks?: UpstreamHooks;
 }
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Called for each upstream progress notification of this request. */
+  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+/** Client capabilities the proxy relays to the host, and the upstream requests that need each. */
+const RELAYED = [
+  ["sampling", CreateMessageRequestSchema],
+  ["elicitation", ElicitRequestSchema],
+  ["roots", ListRootsRequestSchema],
+] as const;
 
 /** Lists are followed through their cursors, but never forever. */
 const MAX_PAGES = 100;
@@ -49,6 +81,8 @@ export class UpstreamClient {
   readonly #transport: StreamableHTTPClientTransport;
   readonly #secrets: string[];
   #closed = false;
+  /** The standalone GET stream is opened only on demand (see isStandaloneStream). */
+  #streamWanted = false;
 
   private constructor(spec: UpstreamSpec, client: Client, transport: StreamableHTTPClientTransport, secrets: string[]) {
     this.spec = spec;
@@ -59,28 +93,74 @@ export class UpstreamClient {
 
   /** Opens the connection and runs `initialize`. Headers come resolved (secret references filled in). */
   static async connect(spec: UpstreamSpec, headers: Record<string, string>, deps: ClientDeps): Promise<UpstreamClient> {
+    let upstream: UpstreamClient | undefined;
     const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
-      fetch: (input, init) => (isStandaloneStream(init) ? Promise.resolve(NO_STREAM()) : deps.fetch(input, init)),
+      fetch: (input, init) =>
+        isStandaloneStream(init) && !(upstream && upstream.#streamWanted) ? Promise.resolve(NO_STREAM()) : deps.fetch(input, init),
       requestInit: { headers },
       // One reconnect attempt for a dropped GET stream; call-level retries are the registry's business.
       reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
     });
-    const client = new Client(deps.clientInfo, {
-      capabilities: {},
-      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
-    });
+    const hooks = deps.hooks;
+    const host = hooks?.capabilities() ?? {};
+    const capabilities: ClientCapabilities = {};
+    for (const [name] of RELAYED) if (host[name]) Object.assign(capabilities, { [name]: host[name] });
+    const client = new Client(deps.clientInfo, { capabilities, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+    if (hooks) {
+      for (const [name, schema] of RELAYED) {
+        if (capabilities[name]) client.setRequestHandler(schema, (request) => hooks.relay(spec.name, request as McpRequest) as never);
+      }
+      client.fallbackNotificationHandler = async (notification) => hooks.notify(spec.name, notification);
+    }
     const secrets = Object.values(headers).filter((v) => v.length >= 4);
-    const upstream = new UpstreamClient(spec, client, transport, secrets);
+    const created = new UpstreamClient(spec, client, transport, secrets);
+    upstream = created;
     client.onclose = () => {
-      upstream.#closed = true;
+      created.#closed = true;
     };
     try {
-      await client.connect(transport, upstream.#options());
+      await client.connect(transport, created.#options());
     } catch (err) {
       await client.close().catch(() => {});
-      throw upstream.#convert(err);
+      throw created.#convert(err);
     }
-    return upstream;
+    return created;
+  }
+
+  /** What the upstream said it can do at initialize. */
+  get capabilities(): ServerCapabilities {
+    return this.#client.getServerCapabilities() ?? {};
+  }
+
+  /**
+   * Opens the standalone GET stream (server-initiated notifications and requests). Only while the host holds
+   * its own stream: an open upstream stream keeps the session object from being evicted.
+   */
+  async openStream(): Promise<void> {
+    if (this.#streamWanted || this.#closed) return;
+    this.#streamWanted = true;
+    await this.#transport.resumeStream("").catch(() => {});
+  }
+
+  get streaming(): boolean {
+    return this.#streamWanted;
+  }
+
+  /** Any request to the upstream, with its result schema; failures become UpstreamError. */
+  async request<S extends z.ZodType<Result>>(request: McpRequest, schema: S, options: RequestOptions = {}): Promise<z.infer<S>> {
+    try {
+      return await this.#client.request(request as never, schema as never, {
+        ...this.#options(options.signal),
+        ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
+      });
+    } catch (err) {
+      throw this.#convert(err);
+    }
+  }
+
+  /** A notification to the upstream (roots changed, cancellations are the SDK's own). */
+  async notify(notification: Notification): Promise<void> {
+    await this.#client.notification(notification as never).catch(() => {});
   }
 
   get closed(): boolean {
@@ -141,16 +221,8 @@ export class UpstreamClient {
   }
 
   /** tools/call, result passed through as the upstream gave it (no output-schema validation in between). */
-  async callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
-    try {
-      return await this.#client.request(
-        { method: "tools/call", params: { name, arguments: args } },
-        CallToolResultSchema,
-        this.#options(signal),
-      );
-    } catch (err) {
-      throw this.#convert(err);
-    }
+  callTool(name: string, args: Record<string, unknown>, options: RequestOptions = {}): Promise<CallToolResult> {
+    return this.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, options);
   }
 
   /** Ends the upstream session (DELETE, best-effort) and closes the client. */

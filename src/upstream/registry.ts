@@ -1,9 +1,10 @@
 // The one owner of a session's upstream state: eager and lazy upstreams, loads, retry budgets, live clients.
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, LoggingLevel, Notification, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, describeFault, shortReason } from "../errors.ts";
 import type { CatalogGroup, CatalogView, LazyServer } from "../meta/render.ts";
-import type { UpstreamCatalog, UpstreamClient } from "./client.ts";
+import { EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestOptions, UpstreamCatalog, UpstreamClient } from "./client.ts";
 
 /** Consecutive failed loads after which a lazy upstream is no longer offered. */
 export const MAX_LOAD_FAILURES = 3;
@@ -53,6 +54,19 @@ export class LoadError extends Error {
   }
 }
 
+/** A loaded upstream with its catalog, in config order. */
+export interface ReadyUpstream {
+  name: string;
+  catalog: UpstreamCatalog;
+}
+
+/** Which parts of the catalog a refresh changed. */
+export interface CatalogChange {
+  tools: boolean;
+  resources: boolean;
+  prompts: boolean;
+}
+
 export interface LoadOutcome {
   catalog: UpstreamCatalog;
   /** False when the server was already loaded (nothing changed, nothing was opened). */
@@ -71,6 +85,11 @@ export class UpstreamRegistry {
   readonly #loading = new Map<string, Promise<LoadOutcome>>();
   #eager: Promise<void> | undefined;
   #index: Map<string, ExposedTool> | undefined;
+  /** Whether live clients keep their standalone GET stream open (while the host holds its own). */
+  #streaming = false;
+  #logLevel: LoggingLevel | undefined;
+  /** Run on every new client before anyone uses it (re-subscribe resources, for instance). */
+  onConnect: ((name: string, client: UpstreamClient) => Promise<void>) | undefined;
 
   constructor(config: ResolvedConfig, store: RegistryStore, connect: Connector) {
     this.#config = config;
@@ -197,7 +216,8 @@ export class UpstreamRegistry {
     if (live && !live.closed) return Promise.resolve(live);
     let pending = this.#connecting.get(spec.name);
     if (!pending) {
-      pending = this.#connect(spec).then((client) => {
+      pending = this.#connect(spec).then(async (client) => {
+        await this.#prepare(spec.name, client);
         this.#clients.set(spec.name, client);
         return client;
       });
@@ -208,6 +228,15 @@ export class UpstreamRegistry {
       this.#connecting.set(spec.name, pending);
     }
     return pending;
+  }
+
+  /** Brings a new client in line with the session: its log level, its stream, the host's subscriptions. */
+  async #prepare(name: string, client: UpstreamClient): Promise<void> {
+    if (this.#logLevel && client.capabilities.logging) {
+      await client.request({ method: "logging/setLevel", params: { level: this.#logLevel } }, EmptyResultSchema).catch(() => {});
+    }
+    if (this.#streaming) await client.openStream();
+    await this.onConnect?.(name, client);
   }
 
   async #drop(name: string): Promise<void> {
@@ -248,14 +277,71 @@ export class UpstreamRegistry {
   }
 
   /** Calls a tool on its upstream, reconnecting lazily when the session has no live client. */
-  async call(target: ExposedTool, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
-    const spec = this.#spec(target.upstream);
+  call(target: ExposedTool, args: Record<string, unknown>, options: RequestOptions = {}): Promise<CallToolResult> {
+    return this.withClient(target.upstream, (client) => client.callTool(target.tool.name, args, options));
+  }
+
+  /** Runs `use` with the live client of a loaded upstream, connecting it when the session has none. */
+  async withClient<T>(name: string, use: (client: UpstreamClient) => Promise<T>): Promise<T> {
+    const spec = this.#spec(name);
     const client = await this.#client(spec);
     try {
-      return await client.callTool(target.tool.name, args, signal);
+      return await use(client);
     } finally {
-      if (client.closed) this.#clients.delete(spec.name);
+      if (client.closed && this.#clients.get(name) === client) this.#clients.delete(name);
     }
+  }
+
+  /** Loaded upstreams with their catalogs, in config order. */
+  ready(): ReadyUpstream[] {
+    const out: ReadyUpstream[] = [];
+    for (const spec of this.#config.upstreams) {
+      const record = this.#records.get(spec.name);
+      if (record?.status === UpstreamStatus.ready) out.push({ name: spec.name, catalog: record.catalog });
+    }
+    return out;
+  }
+
+  /** Reads an upstream's catalog again (it said a list changed) and says which parts differ. */
+  async refresh(name: string): Promise<CatalogChange> {
+    const before = this.#records.get(name);
+    if (before?.status !== UpstreamStatus.ready) return { tools: false, resources: false, prompts: false };
+    const catalog = await this.withClient(name, (client) => client.readCatalog());
+    await this.#setRecord(name, { status: UpstreamStatus.ready, catalog });
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    return {
+      tools: !same(before.catalog.tools, catalog.tools),
+      resources: !same(before.catalog.resources, catalog.resources) || !same(before.catalog.resourceTemplates, catalog.resourceTemplates),
+      prompts: !same(before.catalog.prompts, catalog.prompts),
+    };
+  }
+
+  /** The host's log level, applied to every live upstream that logs and to every one connected later. */
+  async setLogLevel(level: LoggingLevel): Promise<void> {
+    this.#logLevel = level;
+    await Promise.all(
+      [...this.#clients.values()]
+        .filter((client) => client.capabilities.logging)
+        .map((client) => client.request({ method: "logging/setLevel", params: { level } }, EmptyResultSchema).catch(() => {})),
+    );
+  }
+
+  /**
+   * While the host holds its own GET stream, upstreams keep theirs open too (their notifications have a way
+   * to the host, and the object stays up anyway). When it lets go, streaming clients are closed, so nothing
+   * keeps the object from being evicted; they reconnect on their next use.
+   */
+  async setStreaming(on: boolean): Promise<void> {
+    if (on === this.#streaming) return;
+    this.#streaming = on;
+    const live = [...this.#clients.entries()];
+    if (on) await Promise.all(live.map(([, client]) => client.openStream()));
+    else await Promise.all(live.filter(([, client]) => client.streaming).map(([name]) => this.#drop(name)));
+  }
+
+  /** A notification to every live upstream (the host's roots changed). */
+  async notifyAll(notification: Notification): Promise<void> {
+    await Promise.all([...this.#clients.values()].map((client) => client.notify(notification)));
   }
 
   #spec(name: string): UpstreamSpec {

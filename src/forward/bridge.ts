@@ -1,0 +1,125 @@
+// The way back from upstreams to the host: server-to-client requests, logging, resource updates, list changes.
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  ListRootsResultSchema,
+  McpError,
+  type ClientCapabilities,
+  type Notification,
+  type Request,
+  type Result,
+  type ServerNotification,
+  type ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { ConfigMode } from "../config/validate.ts";
+import type { UpstreamHooks } from "../upstream/client.ts";
+import type { CatalogChange, UpstreamRegistry } from "../upstream/registry.ts";
+
+export type HostExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Which client capability each relayed request needs, and its result schema. */
+const RELAYS = {
+  "sampling/createMessage": { capability: "sampling", schema: CreateMessageResultSchema },
+  "elicitation/create": { capability: "elicitation", schema: ElicitResultSchema },
+  "roots/list": { capability: "roots", schema: ListRootsResultSchema },
+} as const;
+
+export class HostBridge implements UpstreamHooks {
+  readonly #server: Server;
+  readonly #mode: ConfigMode;
+  #registry: UpstreamRegistry | undefined;
+  /** Host requests in progress per upstream, newest last: upstream messages during a call travel on its stream. */
+  readonly #active = new Map<string, HostExtra[]>();
+  /** Resource URIs the host subscribed to (resources/updated for others is dropped). */
+  readonly subscriptions = new Set<string>();
+
+  constructor(server: Server, mode: ConfigMode) {
+    this.#server = server;
+    this.#mode = mode;
+  }
+
+  attach(registry: UpstreamRegistry): void {
+    this.#registry = registry;
+  }
+
+  capabilities = (): ClientCapabilities => this.#server.getClientCapabilities() ?? {};
+
+  /** Runs `work` as part of a host request to `upstream`, so what the upstream sends meanwhile goes on that request's stream. */
+  async during<T>(upstream: string, extra: HostExtra, work: () => Promise<T>): Promise<T> {
+    const stack = this.#active.get(upstream) ?? [];
+    stack.push(extra);
+    this.#active.set(upstream, stack);
+    try {
+      return await work();
+    } finally {
+      stack.splice(stack.lastIndexOf(extra), 1);
+      if (stack.length === 0) this.#active.delete(upstream);
+    }
+  }
+
+  relay = async (upstream: string, request: Request): Promise<Result> => {
+    const relay = RELAYS[request.method as keyof typeof RELAYS];
+    if (!relay) throw new McpError(ErrorCode.MethodNotFound, `The proxy does not relay ${request.method}.`);
+    if (!this.capabilities()[relay.capability]) {
+      throw new McpError(ErrorCode.MethodNotFound, `The host did not declare the ${relay.capability} capability.`);
+    }
+    const extra = this.#active.get(upstream)?.at(-1);
+    const message = request as ServerRequest;
+    return extra ? extra.sendRequest(message, relay.schema) : this.#server.request(message, relay.schema);
+  };
+
+  notify = (upstream: string, notification: Notification): void => {
+    switch (notification.method) {
+      case "notifications/message": {
+        const params = (notification.params ?? {}) as { logger?: string };
+        const logger = params.logger ? `${upstream}/${params.logger}` : upstream;
+        void this.#send(upstream, { method: "notifications/message", params: { ...notification.params, logger } } as ServerNotification);
+        return;
+      }
+      case "notifications/resources/updated": {
+        const uri = (notification.params as { uri?: string } | undefined)?.uri;
+        if (uri && this.subscriptions.has(uri)) void this.#send(upstream, notification as ServerNotification);
+        return;
+      }
+      case "notifications/tools/list_changed":
+      case "notifications/resources/list_changed":
+      case "notifications/prompts/list_changed":
+        void this.#refresh(upstream);
+        return;
+      default:
+        return;
+    }
+  };
+
+  /** An upstream's list changed: read its catalog again and tell the host what changed in ours. */
+  async #refresh(upstream: string): Promise<void> {
+    const change = await this.#registry?.refresh(upstream).catch(() => undefined);
+    if (change) await this.announce(change, this.#active.get(upstream)?.at(-1));
+  }
+
+  /** Our own list_changed notifications for the parts of the catalog that changed. */
+  async announce(change: CatalogChange, extra?: HostExtra): Promise<void> {
+    const methods = [
+      change.tools && "notifications/tools/list_changed",
+      change.resources && "notifications/resources/list_changed",
+      change.prompts && "notifications/prompts/list_changed",
+    ].filter((m): m is string => typeof m === "string");
+    for (const method of methods) {
+      const notification = { method } as ServerNotification;
+      if (extra) await extra.sendNotification(notification).catch(() => {});
+      await this.#server.notification(notification).catch(() => {});
+    }
+  }
+
+  async #send(upstream: string, notification: ServerNotification): Promise<void> {
+    const extra = this.#active.get(upstream)?.at(-1);
+    await (extra ? extra.sendNotification(notification) : this.#server.notification(notification)).catch(() => {});
+  }
+
+  get mode(): ConfigMode {
+    return this.#mode;
+  }
+}

@@ -1,0 +1,37 @@
+// completion/complete, routed by its reference (a prompt name or a resource template) to the upstream that owns it.
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CompleteRequestSchema, CompleteResultSchema, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { RpcError, forwardedError } from "../errors.ts";
+import type { UpstreamRegistry } from "../upstream/registry.ts";
+import type { HostBridge } from "./bridge.ts";
+import { mergePrompts, templateOwner } from "./merge.ts";
+
+export function registerCompletion(server: Server, registry: UpstreamRegistry, bridge: HostBridge): void {
+  server.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
+    await registry.ensureEager();
+    const ready = registry.ready();
+    const ref = request.params.ref;
+    let owner: string | undefined;
+    let params = request.params;
+    if (ref.type === "ref/prompt") {
+      const found = mergePrompts(ready, registry.mode).find((p) => p.exposed.name === ref.name);
+      if (!found) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${ref.name}`);
+      owner = found.owner;
+      params = { ...params, ref: { ...ref, name: found.original } };
+    } else {
+      owner = templateOwner(ready, ref.uri);
+      if (!owner) throw new RpcError(ErrorCode.InvalidParams, `Unknown resource template: ${ref.uri}`);
+    }
+    const target = owner;
+    try {
+      return await bridge.during(target, extra, () =>
+        registry.withClient(target, async (client) => {
+          if (!client.capabilities.completions) return { completion: { values: [], hasMore: false } };
+          return client.request({ method: "completion/complete", params }, CompleteResultSchema, { signal: extra.signal });
+        }),
+      );
+    } catch (err) {
+      throw forwardedError(err);
+    }
+  });
+}
