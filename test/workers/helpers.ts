@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { mintToken } from "../../src/auth/token.ts";
 import { kvKeys } from "../../src/config/keys.ts";
 
@@ -39,13 +39,13 @@ export interface Connected {
 }
 
 /** A real SDK Client connected to /t/<team>/mcp with the given token (optionally resuming a session id). */
-export async function connect(team: string, token: string, sessionId?: string): Promise<Connected> {
+export async function connect(team: string, token: string, sessionId?: string, capabilities: ClientCapabilities = {}): Promise<Connected> {
   const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
     fetch: workerFetch,
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
     ...(sessionId ? { sessionId } : {}),
   });
-  const client = new Client({ name: "test-host", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  const client = new Client({ name: "test-host", version: "1.0.0" }, { capabilities, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
   await client.connect(transport);
   return { client, transport, sessionId: transport.sessionId ?? sessionId ?? "" };
 }

@@ -1,0 +1,265 @@
+// The whole MCP surface through the proxy: resources, prompts, completion, logging, progress, cancellation,
+// list changes, server-to-client requests and pagination, against server-everything and replay upstreams.
+import { env } from "cloudflare:workers";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type Notification,
+} from "@modelcontextprotocol/sdk/types.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { describe, expect, it } from "vitest";
+import { HostBridge } from "../../src/forward/bridge.ts";
+import { connect, discoverDescription, loadMcp, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
+
+const EVERYTHING_DESCRIPTION = "The MCP reference server: echo, sums, sample resources, templates and prompts.";
+
+/** Waits (bounded) until `check` holds, polling; the upstream sends some things on a timer. */
+async function eventually(check: () => boolean, ms = 8000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  expect(check()).toBe(true);
+}
+
+describe("capabilities", () => {
+  it("advertises everything it forwards from the first initialize, even before any upstream is loaded", async () => {
+    const token = await seedTeam("fw-caps", { mcp: { later: { url: env.EVERYTHING_URL, description: EVERYTHING_DESCRIPTION } } });
+    const { client } = await connect("fw-caps", token);
+    expect(client.getServerCapabilities()).toEqual({
+      tools: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+      prompts: { listChanged: true },
+      completions: {},
+      logging: {},
+    });
+    expect((await client.listResources()).resources).toEqual([]);
+    expect((await client.listPrompts()).prompts).toEqual([]);
+    let changed = 0;
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      changed++;
+    });
+    await loadMcp(client, "later");
+    expect(changed).toBeGreaterThanOrEqual(1);
+    expect((await client.listResources()).resources.length).toBe(7);
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toContain("later/simple-prompt");
+    await client.close();
+  });
+});
+
+describe("resources", () => {
+  it("merges the lists of all loaded upstreams with URIs verbatim and routes reads to the owner", async () => {
+    const token = await seedTeam("fw-res", { mcp: { everything: { url: env.EVERYTHING_URL }, graph: { url: replayUrl("fwd-a") } } });
+    const { client } = await connect("fw-res", token);
+    const { resources } = await client.listResources();
+    const uris = resources.map((r) => r.uri);
+    expect(uris).toContain("demo://resource/static/document/features.md");
+    expect(uris).toContain("memory://knowledge-graph");
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toContain("demo://resource/dynamic/text/{resourceId}");
+
+    const doc = await client.readResource({ uri: "demo://resource/static/document/features.md" });
+    expect(doc.contents[0]!.uri).toBe("demo://resource/static/document/features.md");
+    const graph = await client.readResource({ uri: "memory://knowledge-graph" });
+    expect(graph.contents[0]).toMatchObject({ text: "replayed memory://knowledge-graph" });
+    // Not listed, but it matches a template of everything's.
+    const dynamic = await client.readResource({ uri: "demo://resource/dynamic/text/3" });
+    expect(dynamic.contents[0]!.uri).toBe("demo://resource/dynamic/text/3");
+    await client.close();
+  });
+
+  it("gives the first upstream in config order a URI two upstreams claim, and never asks the second", async () => {
+    const token = await seedTeam("fw-dup", { mcp: { first: { url: replayUrl("fwd-a") }, second: { url: replayUrl("fwd-b") } } });
+    const { client } = await connect("fw-dup", token);
+    const { resources } = await client.listResources();
+    expect(resources.filter((r) => r.uri === "memory://knowledge-graph")).toHaveLength(1);
+    const before = (await replayStats("fwd-b")).methods["resources/read"] ?? 0;
+    await client.readResource({ uri: "memory://knowledge-graph" });
+    expect((await replayStats("fwd-a")).methods["resources/read"]).toBeGreaterThanOrEqual(1);
+    expect((await replayStats("fwd-b")).methods["resources/read"] ?? 0).toBe(before);
+    await client.close();
+  });
+
+  it("answers an unknown URI with -32002 naming it", async () => {
+    const token = await seedTeam("fw-nores", { mcp: { graph: { url: replayUrl("fwd-a") } } });
+    const { client } = await connect("fw-nores", token);
+    await expect(client.readResource({ uri: "nowhere://x" })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining("nowhere://x") });
+    await client.close();
+  });
+
+  it("paginates a long merged list with opaque cursors, having followed the upstream's cursors to the end", async () => {
+    const token = await seedTeam("fw-many", { mcp: { many: { url: replayUrl("fwd-many") } } });
+    const { client } = await connect("fw-many", token);
+    const first = await client.listResources();
+    expect(first.resources).toHaveLength(100);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const second = await client.listResources({ cursor: first.nextCursor });
+    expect(second.resources).toHaveLength(50);
+    expect(second.nextCursor).toBeUndefined();
+    expect(new Set([...first.resources, ...second.resources].map((r) => r.uri)).size).toBe(150);
+    await expect(client.listResources({ cursor: "garbage" })).rejects.toMatchObject({ code: -32602 });
+    await client.close();
+  });
+
+  it("forwards subscribe, and resources/updated reaches the subscribed host", async () => {
+    const token = await seedTeam("fw-sub", { mcp: { everything: { url: env.EVERYTHING_URL } } });
+    const { client } = await connect("fw-sub", token);
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      updated.push(n.params.uri);
+    });
+    const uri = "demo://resource/static/document/features.md";
+    await client.subscribeResource({ uri });
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/toggle-subscriber-updates" } });
+    await eventually(() => updated.includes(uri));
+    await client.unsubscribeResource({ uri });
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/toggle-subscriber-updates" } });
+    await client.close();
+  });
+});
+
+describe("prompts and completion", () => {
+  it("lists prompts namespaced in config-file mode and routes prompts/get back to the owner", async () => {
+    const token = await seedTeam("fw-prompts", { mcp: { everything: { url: env.EVERYTHING_URL }, graph: { url: replayUrl("fwd-a") } } });
+    const { client } = await connect("fw-prompts", token);
+    const names = (await client.listPrompts()).prompts.map((p) => p.name);
+    expect(names).toEqual(["everything/simple-prompt", "everything/args-prompt", "everything/completable-prompt", "everything/resource-prompt"]);
+    const got = await client.getPrompt({ name: "everything/args-prompt", arguments: { city: "Lisbon" } });
+    expect(JSON.stringify(got.messages)).toContain("Lisbon");
+    await expect(client.getPrompt({ name: "everything/nope" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("everything/nope") });
+    await client.close();
+  });
+
+  it("keeps prompt names bare in single-MCP mode", async () => {
+    const token = await seedTeam("fw-single", { transport: "http", url: env.EVERYTHING_URL });
+    const { client } = await connect("fw-single", token);
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toContain("simple-prompt");
+    const got = await client.getPrompt({ name: "simple-prompt" });
+    expect(got.messages.length).toBeGreaterThan(0);
+    await client.close();
+  });
+
+  it("routes completion by prompt reference, and names a reference nobody owns", async () => {
+    const token = await seedTeam("fw-complete", { mcp: { everything: { url: env.EVERYTHING_URL } } });
+    const { client } = await connect("fw-complete", token);
+    const done = await client.complete({ ref: { type: "ref/prompt", name: "everything/completable-prompt" }, argument: { name: "department", value: "Eng" } });
+    expect(done.completion.values).toContain("Engineering");
+    await expect(client.complete({ ref: { type: "ref/prompt", name: "ghost/prompt" }, argument: { name: "x", value: "" } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("ghost/prompt"),
+    });
+    await expect(client.complete({ ref: { type: "ref/resource", uri: "nowhere://{x}" }, argument: { name: "x", value: "" } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("nowhere://{x}"),
+    });
+    await client.close();
+  });
+});
+
+describe("logging", () => {
+  it("remembers the level and applies it to upstreams loaded later; upstream messages carry the server's name", async () => {
+    const token = await seedTeam("fw-log", {
+      mcp: { everything: { url: env.EVERYTHING_URL }, later: { url: replayUrl("fwd-logs"), description: "Logs." } },
+    });
+    const { client } = await connect("fw-log", token);
+    const messages: Array<{ logger?: string }> = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      messages.push(n.params);
+    });
+    await client.setLoggingLevel("debug");
+    expect((await replayStats("fwd-logs")).requests).toBe(0);
+    await loadMcp(client, "later");
+    expect((await replayStats("fwd-logs")).methods["logging/setLevel"]).toBe(1);
+
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/toggle-simulated-logging" } });
+    await eventually(() => messages.some((m) => m.logger?.startsWith("everything")));
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/toggle-simulated-logging" } });
+    await client.close();
+  });
+});
+
+describe("progress and cancellation", () => {
+  it("passes a progress token upstream and brings the upstream's progress back under it", async () => {
+    const token = await seedTeam("fw-progress", { mcp: { everything: { url: env.EVERYTHING_URL } } });
+    const { client } = await connect("fw-progress", token);
+    const seen: number[] = [];
+    const result = await client.callTool(
+      { name: "use_tool", arguments: { tool_name: "everything/trigger-long-running-operation", tool_input: { duration: 1, steps: 3 } } },
+      undefined,
+      { onprogress: (p) => seen.push(p.progress) },
+    );
+    expect(result.isError).toBeFalsy();
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    await client.close();
+  });
+
+  it("aborts the upstream request when the host cancels its use_tool", async () => {
+    const token = await seedTeam("fw-cancel", { mcp: { hang: { url: replayUrl("hang") } } });
+    const { client } = await connect("fw-cancel", token);
+    const before = (await replayStats("hang")).methods["notifications/cancelled"] ?? 0;
+    const controller = new AbortController();
+    const call = client.callTool({ name: "use_tool", arguments: { tool_name: "hang/read_graph" } }, undefined, { signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 200));
+    controller.abort("the user changed their mind");
+    await expect(call).rejects.toThrow();
+    for (let i = 0; i < 100 && ((await replayStats("hang")).methods["notifications/cancelled"] ?? 0) === before; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await replayStats("hang")).methods["notifications/cancelled"]).toBe(before + 1);
+    await client.close();
+  });
+});
+
+describe("list changes", () => {
+  it("refreshes an upstream's part of the catalog when it says its tools changed, and tells the host", async () => {
+    const token = await seedTeam("fw-grow", { mcp: { grow: { url: replayUrl("fwd-grow") } } });
+    const { client } = await connect("fw-grow", token);
+    expect(await discoverDescription(client)).not.toContain("added_");
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "grow/read_graph" } });
+    await eventually(() => changed > 0);
+    const description = await discoverDescription(client);
+    expect(description).toMatch(/- added_\d+: Added by a call\./);
+    await client.close();
+  });
+});
+
+describe("server-to-client requests", () => {
+  it("relays sampling, elicitation and roots to a host that declared them, and brings the answers back", async () => {
+    const token = await seedTeam("fw-relay", { mcp: { everything: { url: env.EVERYTHING_URL } } });
+    const { client } = await connect("fw-relay", token, undefined, { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      role: "assistant",
+      content: { type: "text", text: "sampled by the host" },
+      model: "test-model",
+    }));
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada", check: true, integer: 3, email: "ada@example.com", firstLine: "x", untitledSingleSelectEnum: "Red", titledSingleSelectEnum: "Red" } }));
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///work/project", name: "project" }] }));
+
+    const description = await discoverDescription(client);
+    expect(description).toContain("- trigger-sampling-request:");
+    const sampled = await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/trigger-sampling-request", tool_input: { prompt: "hi" } } });
+    expect(text(sampled)).toContain("sampled by the host");
+    const roots = await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/get-roots-list" } });
+    expect(text(roots)).toContain("file:///work/project");
+    const elicited = await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/trigger-elicitation-request" } });
+    expect(text(elicited)).toContain("Ada");
+    await client.close();
+  });
+
+  it("tells the upstream it is not possible when the host did not declare the capability", async () => {
+    const server = new Server({ name: "t", version: "1" }, { capabilities: {} });
+    const bridge = new HostBridge(server, "multi");
+    await expect(bridge.relay("everything", { method: "sampling/createMessage", params: {} })).rejects.toMatchObject({
+      code: -32601,
+      message: expect.stringContaining("did not declare the sampling capability"),
+    });
+    await expect(bridge.relay("everything", { method: "unknown/thing" } as Notification as never)).rejects.toMatchObject({ code: -32601 });
+  });
+});
