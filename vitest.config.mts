@@ -16,6 +16,7 @@ export default defineConfig({
               bindings: {
                 SESSION_KEY: "test-session-key-not-secret",
                 EVERYTHING_URL: inject<string>("everythingUrl"),
+                EVERYTHING_SSE_URL: inject<string>("everythingSseUrl"),
                 REPLAY_BASE: inject<string>("replayBase"),
                 DEAD_URL: inject<string>("deadUrl"),
               },

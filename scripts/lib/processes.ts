@@ -76,15 +76,15 @@ export function startProcess(opts: {
   });
 }
 
-/** `@modelcontextprotocol/server-everything` over streamable HTTP on a loopback port. */
-export async function startEverything(port?: number): Promise<Running> {
+/** `@modelcontextprotocol/server-everything` on a loopback port, over streamable HTTP or the older HTTP+SSE transport. */
+export async function startEverything(port?: number, transport: "streamableHttp" | "sse" = "streamableHttp"): Promise<Running> {
   const p = port ?? (await freePort());
   return startProcess({
     command: process.execPath,
-    args: [packageFile("@modelcontextprotocol/server-everything", "dist", "index.js"), "streamableHttp"],
+    args: [packageFile("@modelcontextprotocol/server-everything", "dist", "index.js"), transport],
     env: scrubbedEnv({ PORT: String(p) }),
-    ready: /listening on port/i,
-    url: `http://127.0.0.1:${p}/mcp`,
+    ready: transport === "sse" ? /running on port/i : /listening on port/i,
+    url: transport === "sse" ? `http://127.0.0.1:${p}/sse` : `http://127.0.0.1:${p}/mcp`,
     port: p,
   });
 }

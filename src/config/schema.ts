@@ -18,14 +18,16 @@ const STDIO_HINT =
   'and configure the bridge\'s URL with "transport": "streamable-http"';
 
 const Transport = z
-  .enum(["streamable-http", "http"], {
+  .enum(["streamable-http", "http", "sse"], {
     error: (issue) =>
       issue.input === "stdio"
         ? STDIO_HINT
-        : `unknown transport ${JSON.stringify(issue.input)}: use "streamable-http" (or its other spelling "http")`,
+        : `unknown transport ${JSON.stringify(issue.input)}: use "streamable-http" (or its other spelling "http"), or "sse" for the older HTTP+SSE transport`,
   })
   .default("streamable-http")
-  .describe('How the proxy talks to the server. "http" is another spelling of "streamable-http".');
+  .describe(
+    'How the proxy talks to the server: "streamable-http" ("http" is another spelling), or "sse" for servers that still speak the older HTTP+SSE transport.',
+  );
 
 const UpstreamUrl = z
   .url({

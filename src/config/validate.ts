@@ -5,6 +5,8 @@ import { MultiConfig, SingleConfig, type ServerEntry } from "./schema.ts";
 /** One enabled upstream, as the session sees it. */
 export interface UpstreamSpec {
   name: string;
+  /** "sse" is the older HTTP+SSE transport; everything else is streamable HTTP. */
+  transport: "streamable-http" | "sse";
   url: string;
   headers: Record<string, string>;
   description?: string;
@@ -58,7 +60,8 @@ export function parseConfigText(text: string): ConfigResult {
 }
 
 function toSpec(name: string, entry: ServerEntry): UpstreamSpec {
-  const spec: UpstreamSpec = { name, url: entry.url, headers: entry.headers, timeout: entry.timeout };
+  const transport = entry.transport === "sse" ? "sse" : "streamable-http";
+  const spec: UpstreamSpec = { name, transport, url: entry.url, headers: entry.headers, timeout: entry.timeout };
   if (entry.description !== undefined) spec.description = entry.description;
   return spec;
 }

@@ -1,5 +1,6 @@
 // One upstream MCP server over streamable HTTP: connect, read its catalog, call its tools; foreign errors become UpstreamError here.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import {
@@ -78,13 +79,13 @@ const NO_TIMEOUT = 2_147_483_647;
 export class UpstreamClient {
   readonly spec: UpstreamSpec;
   readonly #client: Client;
-  readonly #transport: StreamableHTTPClientTransport;
+  readonly #transport: StreamableHTTPClientTransport | SSEClientTransport;
   readonly #secrets: string[];
   #closed = false;
   /** The standalone GET stream is opened only on demand (see isStandaloneStream). */
   #streamWanted = false;
 
-  private constructor(spec: UpstreamSpec, client: Client, transport: StreamableHTTPClientTransport, secrets: string[]) {
+  private constructor(spec: UpstreamSpec, client: Client, transport: StreamableHTTPClientTransport | SSEClientTransport, secrets: string[]) {
     this.spec = spec;
     this.#client = client;
     this.#transport = transport;
@@ -94,13 +95,17 @@ export class UpstreamClient {
   /** Opens the connection and runs `initialize`. Headers come resolved (secret references filled in). */
   static async connect(spec: UpstreamSpec, headers: Record<string, string>, deps: ClientDeps): Promise<UpstreamClient> {
     let upstream: UpstreamClient | undefined;
-    const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
-      fetch: (input, init) =>
-        isStandaloneStream(init) && !(upstream && upstream.#streamWanted) ? Promise.resolve(NO_STREAM()) : deps.fetch(input, init),
-      requestInit: { headers },
-      // One reconnect attempt for a dropped GET stream; call-level retries are the registry's business.
-      reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
-    });
+    const transport =
+      spec.transport === "sse"
+        ? // The older HTTP+SSE transport: its one GET stream carries every answer, so it stays open while connected.
+          new SSEClientTransport(new URL(spec.url), { fetch: (input, init) => deps.fetch(input, init), requestInit: { headers } })
+        : new StreamableHTTPClientTransport(new URL(spec.url), {
+            fetch: (input, init) =>
+              isStandaloneStream(init) && !(upstream && upstream.#streamWanted) ? Promise.resolve(NO_STREAM()) : deps.fetch(input, init),
+            requestInit: { headers },
+            // One reconnect attempt for a dropped GET stream; call-level retries are the registry's business.
+            reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
+          });
     const hooks = deps.hooks;
     const host = hooks?.capabilities() ?? {};
     const capabilities: ClientCapabilities = {};
@@ -139,7 +144,7 @@ export class UpstreamClient {
   async openStream(): Promise<void> {
     if (this.#streamWanted || this.#closed) return;
     this.#streamWanted = true;
-    await this.#transport.resumeStream("").catch(() => {});
+    if (this.#transport instanceof StreamableHTTPClientTransport) await this.#transport.resumeStream("").catch(() => {});
   }
 
   get streaming(): boolean {
@@ -180,7 +185,7 @@ export class UpstreamClient {
     };
     const info = this.#client.getServerVersion();
     if (info) catalog.serverInfo = info;
-    const version = this.#transport.protocolVersion;
+    const version = this.#transport instanceof StreamableHTTPClientTransport ? this.#transport.protocolVersion : undefined;
     if (version) catalog.protocolVersion = version;
     const instructions = this.#client.getInstructions();
     if (instructions) catalog.instructions = instructions;
@@ -229,7 +234,7 @@ export class UpstreamClient {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#transport.terminateSession().catch(() => {});
+    if (this.#transport instanceof StreamableHTTPClientTransport) await this.#transport.terminateSession().catch(() => {});
     await this.#client.close().catch(() => {});
   }
 
@@ -261,6 +266,11 @@ export class UpstreamClient {
   /** By type, never by message text; messages are scrubbed of the URL and header values before they travel. */
   #fault(err: unknown): UpstreamFault {
     if (err instanceof UpstreamError) return err.fault;
+    if (err instanceof SseError) {
+      const status = err.code ?? -1;
+      if (status > 0) return { kind: "http", status, detail: this.#scrub(bodyOf(err.message)) };
+      return { kind: "unreachable", detail: this.#scrub(err.message) };
+    }
     if (err instanceof StreamableHTTPError) {
       const status = err.code ?? -1;
       if (status <= 0) return { kind: "protocol", detail: this.#scrub(err.message) };

@@ -19,6 +19,7 @@ describe("config-file mode", () => {
         a: { transport: "streamable-http", url: "https://a.example/mcp", headers: { "X-Key": "${secret:K}" }, timeout: 0 },
         off: { url: "https://off.example/mcp", enabled: false },
         lazy: { url: "https://l.example/mcp", description: "  Searches docs.  " },
+        legacy: { transport: "sse", url: "https://s.example/sse" },
       },
     });
     expect(r).toEqual({
@@ -26,9 +27,10 @@ describe("config-file mode", () => {
       config: {
         mode: "multi",
         upstreams: [
-          { name: "b", url: "https://b.example/mcp", headers: {}, timeout: 30000 },
-          { name: "a", url: "https://a.example/mcp", headers: { "X-Key": "${secret:K}" }, timeout: 0 },
-          { name: "lazy", url: "https://l.example/mcp", headers: {}, timeout: 30000, description: "Searches docs." },
+          { name: "b", transport: "streamable-http", url: "https://b.example/mcp", headers: {}, timeout: 30000 },
+          { name: "a", transport: "streamable-http", url: "https://a.example/mcp", headers: { "X-Key": "${secret:K}" }, timeout: 0 },
+          { name: "lazy", transport: "streamable-http", url: "https://l.example/mcp", headers: {}, timeout: 30000, description: "Searches docs." },
+          { name: "legacy", transport: "sse", url: "https://s.example/sse", headers: {}, timeout: 30000 },
         ],
       },
     });
@@ -42,7 +44,7 @@ describe("config-file mode", () => {
 
   it("names unknown transports, bad URLs, unknown keys, bad names and bad values", () => {
     expect(errorsOf({ mcp: { x: { transport: "websocket", url: "https://x.example" } } })).toEqual([
-      'mcp.x.transport: unknown transport "websocket": use "streamable-http" (or its other spelling "http")',
+      'mcp.x.transport: unknown transport "websocket": use "streamable-http" (or its other spelling "http"), or "sse" for the older HTTP+SSE transport',
     ]);
     expect(errorsOf({ mcp: { x: { url: "not a url" } } })[0]).toMatch(/^mcp\.x\.url: a valid http\(s\) URL is required/);
     expect(errorsOf({ mcp: { x: { url: "ftp://x.example" } } })[0]).toMatch(/^mcp\.x\.url:/);
@@ -59,7 +61,7 @@ describe("single-MCP mode", () => {
   it("takes one entry at the top level", () => {
     expect(parseConfig({ $schema: "x", transport: "http", url: "https://one.example/mcp" })).toEqual({
       ok: true,
-      config: { mode: "single", upstreams: [{ name: "mcp", url: "https://one.example/mcp", headers: {}, timeout: 30000 }] },
+      config: { mode: "single", upstreams: [{ name: "mcp", transport: "streamable-http", url: "https://one.example/mcp", headers: {}, timeout: 30000 }] },
     });
   });
 

@@ -3,6 +3,7 @@ declare namespace Cloudflare {
   type ProxyEnv = import("../../src/env.ts").Env;
   interface Env extends ProxyEnv {
     EVERYTHING_URL: string;
+    EVERYTHING_SSE_URL: string;
     REPLAY_BASE: string;
     DEAD_URL: string;
   }

@@ -25,6 +25,26 @@ async function eventually(check: () => boolean, ms = 8000): Promise<void> {
   expect(check()).toBe(true);
 }
 
+describe("legacy HTTP+SSE upstreams", () => {
+  it("serves an sse upstream eagerly and lazily: tools, calls and resources", async () => {
+    const token = await seedTeam("fw-sse", {
+      mcp: {
+        old: { transport: "sse", url: env.EVERYTHING_SSE_URL },
+        oldlazy: { transport: "sse", url: env.EVERYTHING_SSE_URL, description: "The reference server over the older SSE transport." },
+      },
+    });
+    const { client } = await connect("fw-sse", token);
+    expect(await discoverDescription(client)).toContain("old:\n- echo: Echoes back the input string");
+    const echoed = await client.callTool({ name: "use_tool", arguments: { tool_name: "old/echo", tool_input: { message: "over sse" } } });
+    expect(text(echoed)).toBe("Echo: over sse");
+    const loaded = await loadMcp(client, "oldlazy");
+    expect(loaded.isError).toBeFalsy();
+    const doc = await client.readResource({ uri: "demo://resource/static/document/features.md" });
+    expect(doc.contents.length).toBe(1);
+    await client.close();
+  });
+});
+
 describe("capabilities", () => {
   it("advertises everything it forwards from the first initialize, even before any upstream is loaded", async () => {
     const token = await seedTeam("fw-caps", { mcp: { later: { url: env.EVERYTHING_URL, description: EVERYTHING_DESCRIPTION } } });

@@ -1,0 +1,76 @@
+// The token benchmark's smoke run (`bench/tokens.ts --smoke`: the real proxy under wrangler dev, all 20 corpus servers,
+// fewer teams and calls, nothing written), so the benchmark cannot rot and the figures it prints stay in bounds.
+import { execFile } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** The project's Node 22 (the scripts are TypeScript run with type stripping), whatever Node runs vitest. */
+const NODE = existsSync(join(ROOT, "node_modules", ".bin", "node")) ? join(ROOT, "node_modules", ".bin", "node") : process.execPath;
+
+/** Runs a benchmark with --smoke as a child process, asynchronously (the event loop stays free). */
+function runBench(script: string): Promise<{ code: number; stdout: string; output: string }> {
+  return new Promise((resolve) => {
+    execFile(NODE, [script, "--smoke"], { cwd: ROOT, timeout: 280_000, maxBuffer: 64 * 2 ** 20, encoding: "utf8" }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+      resolve({ code, stdout, output: `${stdout}\n${stderr}` });
+    });
+  });
+}
+
+/** A check that the run left its results and charts as they were (smoke runs write nothing). */
+function resultsUnchanged(name: string, charts: string[]): () => boolean {
+  const files = [
+    ...["json", "md"].map((ext) => join(ROOT, "bench", "results", `${name}.${ext}`)),
+    ...charts.map((c) => join(ROOT, "bench", "charts", `${c}.svg`)),
+  ];
+  const stamp = () => files.map((f) => (existsSync(f) ? statSync(f).mtimeMs : -1)).join(",");
+  const before = stamp();
+  return () => stamp() === before;
+}
+
+describe("bench/tokens.ts --smoke", () => {
+  it("measures the proxy's tools/list against direct exposure and prints figures within bounds", async () => {
+    const done = resultsUnchanged("tokens", ["tokens", "tokens-per-server"]);
+    const run = await runBench("bench/tokens.ts");
+    expect(run.code, run.output).toBe(0);
+    const out = run.stdout;
+
+    // Direct exposure matches the corpus README's count.
+    const direct = /direct: (\d+) tokens \(421 tools of 20 servers, summed per server; corpus README total (\d+)/.exec(out);
+    expect(direct, out).not.toBeNull();
+    expect(Number(direct![1])).toBe(Number(direct![2]));
+
+    // Config-file mode: a real catalog (not emptied), well under a tenth of direct.
+    const config = /config-file mode: (\d+) tokens = ([\d.]+)% of direct/.exec(out);
+    expect(config, out).not.toBeNull();
+    expect(Number(config![2])).toBeGreaterThan(2);
+    expect(Number(config![2])).toBeLessThan(8);
+    expect(out).toMatch(/^\s+\d+\s+discover_tool description: `<tools>` catalog$/m);
+
+    // Dynamic mode lists the lazy servers and load_mcp, far below config-file mode.
+    const dynamic = /dynamic mode: (\d+) tokens = ([\d.]+)% of direct; goal[^\n]*/.exec(out);
+    expect(dynamic, out).not.toBeNull();
+    expect(dynamic![0]).not.toContain("INCOMPLETE");
+    expect(Number(dynamic![2])).toBeLessThan(1.5);
+    expect(Number(dynamic![1])).toBeLessThan(Number(config![1]) / 3);
+    expect(out).toMatch(/^\s+\d+\s+discover_tool description: `<mcp_servers>` list$/m);
+
+    // One discover_tool answer and one load_mcp listing cost something, and less than what they replace for a server.
+    const discover = /discover_tool answer for (\S+): (\d+) tokens of text/.exec(out);
+    expect(discover, out).not.toBeNull();
+    expect(Number(discover![2])).toBeGreaterThan(0);
+    const load = /load_mcp listing for (\S+): (\d+) tokens of text vs (\d+) direct/.exec(out);
+    expect(load, out).not.toBeNull();
+    expect(Number(load![2])).toBeLessThan(Number(load![3]));
+
+    // A server alone: the proxy beats direct exposure for a mid-sized server.
+    const memory = /per server memory: (\d+) tokens vs (\d+) direct = ([\d.]+)%/.exec(out);
+    expect(memory, out).not.toBeNull();
+    expect(Number(memory![3])).toBeLessThan(100);
+
+    expect(done(), "a smoke run must not write bench/results").toBe(true);
+  }, 300_000);
+});
