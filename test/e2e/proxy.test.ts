@@ -116,6 +116,31 @@ describe("dynamic discovery through wrangler dev", () => {
   });
 });
 
+describe("the rest of MCP through wrangler dev", () => {
+  it("forwards resources, prompts, completion and progress from two upstreams", async () => {
+    const { client } = await connectClient(mcpUrl("multi"), tokens.multi!);
+    const uris = (await client.listResources()).resources.map((r) => r.uri);
+    expect(uris).toContain("demo://resource/static/document/features.md");
+    expect(uris).toContain("memory://knowledge-graph");
+    expect((await client.readResource({ uri: "memory://knowledge-graph" })).contents[0]).toMatchObject({ text: "replayed memory://knowledge-graph" });
+    expect((await client.readResource({ uri: "demo://resource/dynamic/text/7" })).contents[0]!.uri).toBe("demo://resource/dynamic/text/7");
+    const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+    expect(prompts).toContain("everything/simple-prompt");
+    expect((await client.getPrompt({ name: "everything/simple-prompt" })).messages.length).toBeGreaterThan(0);
+    const completion = await client.complete({ ref: { type: "ref/prompt", name: "everything/completable-prompt" }, argument: { name: "department", value: "Mark" } });
+    expect(completion.completion.values).toContain("Marketing");
+    const progress: number[] = [];
+    await client.callTool(
+      { name: "use_tool", arguments: { tool_name: "everything/trigger-long-running-operation", tool_input: { duration: 1, steps: 2 } } },
+      undefined,
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    await expect(client.readResource({ uri: "nowhere://x" })).rejects.toMatchObject({ code: -32002 });
+    await client.close();
+  });
+});
+
 describe("single-MCP mode through wrangler dev", () => {
   it("lists and calls bare tool names", async () => {
     const { client } = await connectClient(mcpUrl("single"), tokens.single!);
