@@ -74,9 +74,11 @@ export class HostBridge implements UpstreamHooks {
   notify = (upstream: string, notification: Notification): void => {
     switch (notification.method) {
       case "notifications/message": {
+        // Config-file mode names the server in `logger`; single-MCP mode passes the upstream's own logger on.
         const params = (notification.params ?? {}) as { logger?: string };
-        const logger = params.logger ? `${upstream}/${params.logger}` : upstream;
-        void this.#send(upstream, { method: "notifications/message", params: { ...notification.params, logger } } as ServerNotification);
+        const logger = this.#mode === "single" ? params.logger : params.logger ? `${upstream}/${params.logger}` : upstream;
+        const forwarded = { ...notification.params, ...(logger === undefined ? {} : { logger }) };
+        void this.#send(upstream, { method: "notifications/message", params: forwarded } as ServerNotification);
         return;
       }
       case "notifications/resources/updated": {
@@ -117,9 +119,5 @@ export class HostBridge implements UpstreamHooks {
   async #send(upstream: string, notification: ServerNotification): Promise<void> {
     const extra = this.#active.get(upstream)?.at(-1);
     await (extra ? extra.sendNotification(notification) : this.#server.notification(notification)).catch(() => {});
-  }
-
-  get mode(): ConfigMode {
-    return this.#mode;
   }
 }

@@ -14,7 +14,7 @@ const BASELINE = join(ROOT, "conformance", "expected-failures.yml");
 /** Asynchronous on purpose (never spawnSync): the run takes a while and must not block the test process. */
 function runConformance(): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [SCRIPT], { cwd: ROOT, encoding: "utf8", timeout: 170_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [SCRIPT], { cwd: ROOT, encoding: "utf8", timeout: 115_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
       resolve({ code, output: stdout + stderr });
     });
@@ -34,7 +34,7 @@ function section(output: string, title: string, mark: string): string[] {
 }
 
 describe("MCP conformance suite through the proxy (single-MCP mode)", () => {
-  it("passes every scenario outside the expected-failures baseline, each listed failure with its reason", { timeout: 180_000 }, async () => {
+  it("passes every scenario outside the expected-failures baseline, each listed failure with its reason", { timeout: 120_000 }, async () => {
     const { code, output } = await runConformance();
     expect(code, output.slice(-6000)).toBe(0);
     expect(output).toContain("Baseline check passed: all failures are expected.");
