@@ -15,6 +15,10 @@ export default defineConfig({
             miniflare: {
               bindings: {
                 SESSION_KEY: "test-session-key-not-secret",
+                SECRETS_KEY: "test-secrets-key-not-secret-0123456789",
+                ADMIN_TOKEN: "test-admin-token",
+                ALLOW_PRIVATE_UPSTREAMS: "true",
+                TOKEN_CACHE_SECONDS: "0",
                 EVERYTHING_URL: inject<string>("everythingUrl"),
                 EVERYTHING_SSE_URL: inject<string>("everythingSseUrl"),
                 REPLAY_BASE: inject<string>("replayBase"),

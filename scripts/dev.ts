@@ -1,31 +1,43 @@
-// `npm run dev`: a working local demo: a real upstream on loopback, the demo team seeded into local KV, `wrangler dev`.
+// `npm run dev`: a working local demo: real upstreams on loopback, the demo team seeded into local KV, `wrangler dev`.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { base64url, mintToken } from "../src/auth/token.ts";
-import { kvKeys } from "../src/config/keys.ts";
-import { kvPut } from "./lib/kv.ts";
+import { base64url } from "../src/auth/token.ts";
+import { TeamStore } from "../src/teams/store.ts";
+import { wranglerKv } from "./lib/kv.ts";
 import { startEverything, wranglerArgs } from "./lib/processes.ts";
 
 const PORT = Number(process.env.PORT ?? 8787);
 const TEAM = "demo";
 
-/** Local secrets live in the untracked .dev.vars; a missing key is generated once. */
-function ensureDevVars(): void {
-  const existing = existsSync(".dev.vars") ? readFileSync(".dev.vars", "utf8") : "";
-  if (/^SESSION_KEY=/m.test(existing)) return;
-  const key = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  writeFileSync(".dev.vars", `${existing}${existing && !existing.endsWith("\n") ? "\n" : ""}SESSION_KEY=${key}\n`, { mode: 0o600 });
-  console.log("wrote a new SESSION_KEY into .dev.vars");
+/** Local settings live in the untracked .dev.vars; missing keys are generated once. */
+function ensureDevVars(): Record<string, string> {
+  let text = existsSync(".dev.vars") ? readFileSync(".dev.vars", "utf8") : "";
+  const random = () => base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const wanted: Record<string, () => string> = {
+    SESSION_KEY: random,
+    SECRETS_KEY: random,
+    ADMIN_TOKEN: random,
+    // Local only: the demo upstreams live on loopback over plain http.
+    ALLOW_PRIVATE_UPSTREAMS: () => "true",
+  };
+  for (const [name, make] of Object.entries(wanted)) {
+    if (new RegExp(`^${name}=`, "m").test(text)) continue;
+    text += `${text && !text.endsWith("\n") ? "\n" : ""}${name}=${make()}\n`;
+    console.log(`wrote ${name} into .dev.vars`);
+  }
+  writeFileSync(".dev.vars", text, { mode: 0o600 });
+  return Object.fromEntries([...text.matchAll(/^([A-Z_]+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!.trim()]));
 }
 
-ensureDevVars();
+const vars = ensureDevVars();
 const [upstream, lazyUpstream] = await Promise.all([
   startEverything(Number(process.env.DEMO_UPSTREAM_PORT) || undefined),
   startEverything(),
 ]);
 console.log(`demo upstreams: server-everything at ${upstream.url} (eager) and ${lazyUpstream.url} (lazy)`);
 
-const config = {
+const store = new TeamStore(wranglerKv({ remote: false }), { secretsKey: vars.SECRETS_KEY, urlPolicy: { allowPrivate: true } });
+const stored = await store.putConfig(TEAM, {
   $schema: `http://127.0.0.1:${PORT}/config.schema.json`,
   mcp: {
     everything: { transport: "streamable-http", url: upstream.url },
@@ -36,10 +48,9 @@ const config = {
         "A second copy of the MCP reference server, with sample resources, resource templates and prompts. Load it to try load_mcp or to read its sample resources.",
     },
   },
-};
-kvPut({ remote: false }, kvKeys.config(TEAM), JSON.stringify(config));
-const token = await mintToken();
-kvPut({ remote: false }, kvKeys.token(TEAM, token.id), JSON.stringify({ hash: token.hash, label: "npm run dev", createdAt: new Date().toISOString() }));
+});
+if (!stored.ok) throw new Error(`the demo config did not validate: ${JSON.stringify(stored.issues)}`);
+const token = await store.mintToken(TEAM, "npm run dev");
 
 const url = `http://127.0.0.1:${PORT}/t/${TEAM}/mcp`;
 const wrangler = spawn(process.execPath, wranglerArgs(["dev", "--ip", "127.0.0.1", "--port", String(PORT)]), { stdio: "inherit" });
@@ -48,6 +59,7 @@ setTimeout(() => {
   dynmcp-edge demo
   MCP URL : ${url}
   token   : ${token.token}
+  admin   : http://127.0.0.1:${PORT}/admin (Bearer ADMIN_TOKEN from .dev.vars)
   try     : npx @modelcontextprotocol/inspector --cli ${url} --transport http --header "Authorization: Bearer ${token.token}" --method tools/list
 `);
 }, 4000);

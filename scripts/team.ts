@@ -1,17 +1,28 @@
-// `npm run team -- <command>`: the operator's tool for team configs and tokens (local KV by default, --remote for the deployed one).
-import { readFileSync } from "node:fs";
-import { mintToken } from "../src/auth/token.ts";
-import { kvKeys, type TokenRecord } from "../src/config/keys.ts";
-import { credentialWarnings, redactConfig } from "../src/config/redact.ts";
+// `npm run team -- <command>`: the operator's tool for teams: configs, tokens, secrets and tool pins.
+// Local state (what `wrangler dev` reads) by default, the deployed namespace with --remote.
+import { existsSync, readFileSync } from "node:fs";
+import { credentialWarnings } from "../src/config/redact.ts";
 import { TeamName } from "../src/config/schema.ts";
 import { parseConfigText } from "../src/config/validate.ts";
-import { KvError, kvGet, kvPut, type KvTarget } from "./lib/kv.ts";
+import { TeamStore, TeamStoreError } from "../src/teams/store.ts";
+import { KvError, wranglerKv, type KvTarget } from "./lib/kv.ts";
 
 const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
-  put <team> <config.json>     validate the file and store it as the team's config
-  get <team>                   print the team's config (literal header values masked)
-  token <team> [--label TEXT]  mint a new token for the team; the token is the last line printed
-  check <config.json>          validate a config file without storing it`;
+  check <config.json>                validate a config file's shape (no state is read)
+  put <team> <config.json>           validate (shape, upstream URLs, secret references) and store the config
+  get <team>                         print the config (literal header values masked)
+  delete <team>                      delete the config
+  token <team> [--label TEXT]        mint a token; the token is the last line printed
+  tokens <team>                      list tokens (id, label, creation time)
+  revoke <team> <token id>           revoke a token
+  secret put <team> <NAME>           store a secret read from standard input (write-only)
+  secret list <team>                 list secret names
+  secret delete <team> <NAME>        delete a secret
+  pins <team>                        list pinned tool definitions and changes waiting for approval
+  approve <team> <server> <tool>     approve a changed tool definition
+Environment: ALLOW_PRIVATE_UPSTREAMS=true allows http and private addresses (local use only); SECRETS_KEY
+(else .dev.vars) encrypts local secrets; with --remote, secrets go through the admin API at DYNMCP_URL with
+DYNMCP_ADMIN_TOKEN, since only the Worker holds the key.`;
 
 interface Options extends KvTarget {
   label?: string;
@@ -37,15 +48,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-/** Runs a KV operation; a wrangler failure ends the command with its message. */
-function kv<T>(op: () => T): T {
-  try {
-    return op();
-  } catch (err) {
-    if (err instanceof KvError) fail(err.message);
-    throw err;
-  }
-}
+const out = (line: string) => process.stdout.write(`${line}\n`);
 
 function team(name: string | undefined): string {
   if (!name) fail(USAGE);
@@ -54,8 +57,14 @@ function team(name: string | undefined): string {
   return parsed.data;
 }
 
-/** Validates a file; prints errors and exits non-zero on a bad one, prints warnings either way. */
-function validateFile(path: string | undefined): string {
+/** SECRETS_KEY from the environment, else from .dev.vars (the key `wrangler dev` uses). */
+function secretsKey(): string | undefined {
+  if (process.env.SECRETS_KEY) return process.env.SECRETS_KEY;
+  if (!existsSync(".dev.vars")) return undefined;
+  return /^SECRETS_KEY=(.*)$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1]?.trim();
+}
+
+function readConfig(path: string | undefined): { text: string; raw: unknown } {
   if (!path) fail(USAGE);
   let text: string;
   try {
@@ -68,45 +77,111 @@ function validateFile(path: string | undefined): string {
   for (const warning of credentialWarnings(JSON.parse(text))) process.stderr.write(`warning: ${warning}\n`);
   const { mode, upstreams } = result.config;
   const lazy = upstreams.filter((u) => u.description !== undefined).length;
-  process.stdout.write(
-    `${path}: valid (${mode === "single" ? "single-MCP mode" : "config-file mode"}, ${upstreams.length} enabled upstream(s), ${lazy} lazy)\n`,
-  );
-  return text;
+  out(`${path}: valid (${mode === "single" ? "single-MCP mode" : "config-file mode"}, ${upstreams.length} enabled upstream(s), ${lazy} lazy)`);
+  return { text, raw: JSON.parse(text) };
+}
+
+/** The admin API of a deployment, for what only the Worker can do (secrets, under its key). */
+async function adminApi(method: string, path: string, body?: unknown): Promise<Response> {
+  const base = process.env.DYNMCP_URL;
+  const token = process.env.DYNMCP_ADMIN_TOKEN;
+  if (!base || !token) fail("with --remote, secrets go through the admin API: set DYNMCP_URL and DYNMCP_ADMIN_TOKEN");
+  const res = await fetch(new URL(path, base), {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!res.ok) fail(`admin API ${method} ${path}: HTTP ${res.status} ${await res.text()}`);
+  return res;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
 }
 
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
+  const store = new TeamStore(wranglerKv(opts), {
+    secretsKey: secretsKey(),
+    urlPolicy: { allowPrivate: process.env.ALLOW_PRIVATE_UPSTREAMS === "true" },
+  });
   const [command, ...rest] = opts.positional;
   switch (command) {
     case "check":
-      validateFile(rest[0]);
+      readConfig(rest[0]);
       return;
     case "put": {
       const name = team(rest[0]);
-      const text = validateFile(rest[1]);
-      kv(() => kvPut(opts, kvKeys.config(name), JSON.stringify(JSON.parse(text))));
-      process.stdout.write(`stored the config of team ${name} (${opts.remote ? "remote" : "local"})\n`);
+      const { raw } = readConfig(rest[1]);
+      const result = await store.putConfig(name, raw);
+      if (!result.ok) fail(`not stored:\n${result.issues.map((i) => `  - ${i.path}: ${i.message}`).join("\n")}`);
+      out(`stored the config of team ${name} (${opts.remote ? "remote" : "local"})`);
       return;
     }
     case "get": {
-      const name = team(rest[0]);
-      const text = kv(() => kvGet(opts, kvKeys.config(name)));
-      if (text === undefined) fail(`team ${name} has no config`);
-      process.stdout.write(`${JSON.stringify(redactConfig(JSON.parse(text)), null, 2)}\n`);
+      const config = await store.getConfig(team(rest[0]));
+      if (config === undefined) fail(`team ${rest[0]} has no config`);
+      out(JSON.stringify(config, null, 2));
       return;
     }
+    case "delete":
+      if (!(await store.deleteConfig(team(rest[0])))) fail(`team ${rest[0]} has no config`);
+      out(`deleted the config of team ${rest[0]}`);
+      return;
     case "token": {
       const name = team(rest[0]);
-      const minted = await mintToken();
-      const record: TokenRecord = { hash: minted.hash, createdAt: new Date().toISOString() };
-      if (opts.label) record.label = opts.label;
-      kv(() => kvPut(opts, kvKeys.token(name, minted.id), JSON.stringify(record)));
-      process.stdout.write(`minted token ${minted.id} for team ${name}; it is shown once, store it now:\n${minted.token}\n`);
+      const minted = await store.mintToken(name, opts.label);
+      out(`minted token ${minted.id} for team ${name}; it is shown once, store it now:`);
+      out(minted.token);
       return;
     }
+    case "tokens":
+      for (const t of await store.listTokens(team(rest[0]))) out(`${t.id}  ${t.createdAt}  ${t.label ?? ""}`.trimEnd());
+      return;
+    case "revoke":
+      if (!rest[1] || !(await store.revokeToken(team(rest[0]), rest[1]))) fail(`team ${rest[0]} has no token ${rest[1] ?? ""}`);
+      out(`revoked token ${rest[1]} of team ${rest[0]}`);
+      return;
+    case "secret": {
+      const [verb, teamArg, secretName] = rest;
+      const name = team(teamArg);
+      if (verb === "put") {
+        if (!secretName) fail(USAGE);
+        const value = await readStdin();
+        if (value === "") fail("no value on standard input");
+        if (opts.remote) await adminApi("PUT", `/admin/teams/${name}/secrets/${secretName}`, { value });
+        else await store.putSecret(name, secretName, value);
+        out(`stored secret ${secretName} of team ${name}`);
+      } else if (verb === "list") {
+        const names = opts.remote
+          ? ((await (await adminApi("GET", `/admin/teams/${name}/secrets`)).json()) as { secrets: Array<{ name: string }> }).secrets.map((s) => s.name)
+          : await store.listSecretNames(name);
+        for (const n of names) out(n);
+      } else if (verb === "delete") {
+        if (!secretName) fail(USAGE);
+        if (opts.remote) await adminApi("DELETE", `/admin/teams/${name}/secrets/${secretName}`);
+        else if (!(await store.deleteSecret(name, secretName))) fail(`team ${name} has no secret ${secretName}`);
+        out(`deleted secret ${secretName} of team ${name}`);
+      } else fail(USAGE);
+      return;
+    }
+    case "pins":
+      for (const p of await store.listPins(team(rest[0]))) out(`${p.server}/${p.tool}  ${p.pending ? `changed since ${p.pendingSince ?? "?"}, waiting for approval` : "pinned"}`);
+      return;
+    case "approve":
+      if (!rest[1] || !rest[2] || !(await store.approvePin(team(rest[0]), rest[1], rest[2]))) fail("no change of that tool is waiting for approval");
+      out(`approved the new definition of ${rest[1]}/${rest[2]}`);
+      return;
     default:
       fail(USAGE);
   }
 }
 
-await main();
+try {
+  await main();
+} catch (err) {
+  if (err instanceof KvError || err instanceof TeamStoreError) fail(err.message);
+  throw err;
+}

@@ -8,6 +8,20 @@ export interface Env {
   SESSIONS: DurableObjectNamespace<SessionObject>;
   /** HMAC key that signs session ids (a Worker secret; `npm run dev` writes one into .dev.vars). */
   SESSION_KEY?: string;
+  /** Key material for team secrets (AES-GCM); a Worker secret. */
+  SECRETS_KEY?: string;
+  /** Bearer token of the admin API; the admin API is off without it. */
+  ADMIN_TOKEN?: string;
+  /** "true" lifts the SSRF guard's address and https rules: local development and tests only. */
+  ALLOW_PRIVATE_UPSTREAMS?: string;
+  /** Comma-separated origins (besides the proxy's own) that browsers may call the MCP endpoint from. */
+  ALLOWED_ORIGINS?: string;
+  /** Seconds a token lookup may be cached in an isolate (default 30, at most 60; 0 disables). */
+  TOKEN_CACHE_SECONDS?: string;
+  /** Upper bound of a request body in bytes (default 4 MiB). */
+  MAX_BODY_BYTES?: string;
+  /** Per-token request limiter (Workers rate-limiting binding). */
+  TOKEN_LIMITER?: RateLimit;
 }
 
 /** Headers only the router sets on requests to a session object (stripped from client requests). */

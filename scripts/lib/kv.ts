@@ -1,9 +1,11 @@
-// Reads and writes the TEAMS KV namespace through wrangler: local state (what `wrangler dev` reads) or --remote.
-import { spawnSync } from "node:child_process";
+// The TEAMS KV namespace through wrangler, as the KvLike the team store takes: local state (what `wrangler dev`
+// reads) or --remote.
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { KvEntry, KvLike } from "../../src/teams/kv.ts";
 
 export interface KvTarget {
   remote: boolean;
@@ -16,28 +18,43 @@ export class KvError extends Error {}
 export const wranglerBin = (): string =>
   join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
 
-function wrangler(target: KvTarget, args: string[]): string {
+function wrangler(target: KvTarget, args: string[]): Promise<string> {
   const where = target.remote ? ["--remote"] : ["--local", ...(target.persistTo ? ["--persist-to", target.persistTo] : [])];
-  const run = spawnSync(process.execPath, [wranglerBin(), "kv", "key", ...args, "--binding", "TEAMS", ...where], {
-    encoding: "utf8",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [wranglerBin(), "kv", "key", ...args, "--binding", "TEAMS", ...where], {
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new KvError(`wrangler kv key ${args[0]} failed:\n${err || out}`))));
   });
-  if (run.status !== 0) throw new KvError(`wrangler kv key ${args[0]} failed:\n${run.stderr || run.stdout}`);
-  return run.stdout;
 }
 
-export function kvPut(target: KvTarget, key: string, value: string): void {
-  const dir = mkdtempSync(join(tmpdir(), "dynmcp-kv-"));
-  try {
-    const file = join(dir, "value");
-    writeFileSync(file, value, { mode: 0o600 });
-    wrangler(target, ["put", key, "--path", file]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-export function kvGet(target: KvTarget, key: string): string | undefined {
-  const text = wrangler(target, ["get", key, "--text"]).trim();
-  return text === "" || text === "Value not found" ? undefined : text;
+export function wranglerKv(target: KvTarget): KvLike {
+  return {
+    async get(key) {
+      const text = (await wrangler(target, ["get", key, "--text"])).replace(/\n$/, "");
+      return text === "" || text === "Value not found" ? null : text;
+    },
+    async put(key, value, metadata) {
+      const dir = mkdtempSync(join(tmpdir(), "dynmcp-kv-"));
+      try {
+        const file = join(dir, "value");
+        writeFileSync(file, value, { mode: 0o600 });
+        await wrangler(target, ["put", key, "--path", file, ...(metadata === undefined ? [] : ["--metadata", JSON.stringify(metadata)])]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    async delete(key) {
+      await wrangler(target, ["delete", key]);
+    },
+    async list(prefix) {
+      const out = await wrangler(target, ["list", "--prefix", prefix]);
+      return JSON.parse(out.slice(out.indexOf("["))) as KvEntry[];
+    },
+  };
 }

@@ -102,7 +102,9 @@ export async function startWranglerDev(opts: {
   config?: string;
 }): Promise<Running> {
   const port = opts.port ?? (await freePort());
-  const vars = Object.entries(opts.vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  // Local runs reach loopback upstreams: the SSRF guard's private-address rule is lifted here only.
+  const all = { ALLOW_PRIVATE_UPSTREAMS: "true", ...opts.vars };
+  const vars = Object.entries(all).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   return startProcess({
     command: process.execPath,
     args: wranglerArgs([

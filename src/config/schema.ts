@@ -47,6 +47,14 @@ const Headers = z
   .default({})
   .describe("Headers sent to this server only. Reference team secrets as ${secret:NAME}.");
 
+/** Tool-name globs (`*` any run of characters, `?` one); a hidden tool is unknown everywhere. */
+const ToolFilter = z
+  .strictObject({
+    allow: z.array(z.string().min(1).max(200)).max(500).optional().describe("Only tools matching one of these globs are offered."),
+    deny: z.array(z.string().min(1).max(200)).max(500).optional().describe("Tools matching any of these globs are hidden (deny wins)."),
+  })
+  .describe("Which of this server's tools the team may see and call.");
+
 /** One upstream MCP server. Unknown keys are refused so typos do not pass silently. */
 export const ServerEntry = z.strictObject({
   transport: Transport,
@@ -63,6 +71,7 @@ export const ServerEntry = z.strictObject({
         "Say what the server does and when to load it.",
     ),
   enabled: z.boolean().default(true).describe("false skips the entry."),
+  tools: ToolFilter.optional(),
   timeout: z
     .number()
     .int()
@@ -75,15 +84,24 @@ export type ServerEntry = z.infer<typeof ServerEntry>;
 
 const SchemaRef = z.string().optional().describe("Editors' JSON Schema reference; ignored by the proxy.");
 
+const PinTools = z
+  .boolean()
+  .default(false)
+  .describe(
+    "Record each tool's definition the first time it is seen; a tool whose definition later changes is withheld until an admin approves it.",
+  );
+
 /** Config-file mode: many servers, tools namespaced as `server/tool`. */
 export const MultiConfig = z.strictObject({
   $schema: SchemaRef,
+  pin_tools: PinTools,
   mcp: z.record(ServerName, ServerEntry).describe("The upstream servers, by name."),
 });
 
 /** Single-MCP mode: the config is one server entry; tool names stay bare. */
 export const SingleConfig = z.strictObject({
   $schema: SchemaRef,
+  pin_tools: PinTools,
   ...ServerEntry.shape,
   description: z
     .never({ error: "single-MCP mode has no load_mcp, so its entry cannot be lazy: remove description" })

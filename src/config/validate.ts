@@ -1,6 +1,6 @@
 // Pure: turns raw JSON into the normalized config the session uses, or a list of readable errors.
 import { z } from "zod";
-import { MultiConfig, SingleConfig, type ServerEntry } from "./schema.ts";
+import { MultiConfig, SECRET_REF, SingleConfig, type ServerEntry } from "./schema.ts";
 
 /** One enabled upstream, as the session sees it. */
 export interface UpstreamSpec {
@@ -11,6 +11,8 @@ export interface UpstreamSpec {
   headers: Record<string, string>;
   description?: string;
   timeout: number;
+  /** Tool-name globs: only `allow`ed, never `deny`ed tools are offered. */
+  tools?: { allow?: string[]; deny?: string[] };
 }
 
 export type ConfigMode = "multi" | "single";
@@ -19,11 +21,25 @@ export interface ResolvedConfig {
   mode: ConfigMode;
   /** Enabled upstreams in config order. */
   upstreams: UpstreamSpec[];
+  /** Withhold tools whose definition changed since first seen, until an admin approves. */
+  pinTools?: boolean;
+}
+
+/** One problem of a config: where (JSON path, `(root)` for the whole) and what. */
+export interface ConfigIssue {
+  path: string;
+  message: string;
 }
 
 export type ConfigResult =
   | { ok: true; config: ResolvedConfig }
-  | { ok: false; errors: string[] };
+  | { ok: false; issues: ConfigIssue[]; errors: string[] };
+
+const failed = (issues: ConfigIssue[]): ConfigResult => ({
+  ok: false,
+  issues,
+  errors: issues.map((i) => `${i.path}: ${i.message}`),
+});
 
 /** The name single-MCP mode gives its one upstream inside the proxy (never shown in tool names). */
 export const SINGLE_UPSTREAM = "mcp";
@@ -31,21 +47,21 @@ export const SINGLE_UPSTREAM = "mcp";
 /** Parses either config shape: an object with an `mcp` key is config-file mode, anything else single-MCP mode. */
 export function parseConfig(raw: unknown): ConfigResult {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    return { ok: false, errors: ["(root): the config must be a JSON object"] };
+    return failed([{ path: "(root)", message: "the config must be a JSON object" }]);
   }
   if ("mcp" in raw) {
     const parsed = MultiConfig.safeParse(raw);
-    if (!parsed.success) return { ok: false, errors: formatIssues(parsed.error) };
+    if (!parsed.success) return failed(formatIssues(parsed.error));
     const upstreams = Object.entries(parsed.data.mcp)
       .filter(([, entry]) => entry.enabled)
       .map(([name, entry]) => toSpec(name, entry));
-    return { ok: true, config: { mode: "multi", upstreams } };
+    return { ok: true, config: withPins({ mode: "multi", upstreams }, parsed.data.pin_tools) };
   }
   const parsed = SingleConfig.safeParse(raw);
-  if (!parsed.success) return { ok: false, errors: formatIssues(parsed.error) };
-  const { $schema: _schema, ...entry } = parsed.data;
+  if (!parsed.success) return failed(formatIssues(parsed.error));
+  const { $schema: _schema, pin_tools, ...entry } = parsed.data;
   const upstreams = entry.enabled ? [toSpec(SINGLE_UPSTREAM, entry)] : [];
-  return { ok: true, config: { mode: "single", upstreams } };
+  return { ok: true, config: withPins({ mode: "single", upstreams }, pin_tools) };
 }
 
 /** Parses JSON text first, so a syntax error reads as one too. */
@@ -54,7 +70,7 @@ export function parseConfigText(text: string): ConfigResult {
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    return { ok: false, errors: [`(root): not valid JSON: ${(err as Error).message}`] };
+    return failed([{ path: "(root)", message: `not valid JSON: ${(err as Error).message}` }]);
   }
   return parseConfig(raw);
 }
@@ -63,21 +79,36 @@ function toSpec(name: string, entry: ServerEntry): UpstreamSpec {
   const transport = entry.transport === "sse" ? "sse" : "streamable-http";
   const spec: UpstreamSpec = { name, transport, url: entry.url, headers: entry.headers, timeout: entry.timeout };
   if (entry.description !== undefined) spec.description = entry.description;
+  if (entry.tools) spec.tools = entry.tools;
   return spec;
 }
 
-/** `mcp.github.transport: <message>` lines, one per issue, with the JSON path first. */
-export function formatIssues(error: z.ZodError): string[] {
+function withPins(config: ResolvedConfig, pin: boolean): ResolvedConfig {
+  return pin ? { ...config, pinTools: true } : config;
+}
+
+/** One issue per problem, with its JSON path (`mcp.github.transport`) and a message that says what to do. */
+export function formatIssues(error: z.ZodError): ConfigIssue[] {
   return error.issues.map((issue) => {
     const path = issue.path.length ? issue.path.map(String).join(".") : "(root)";
     if (issue.code === "unrecognized_keys") {
       const keys = issue.keys.map((k) => JSON.stringify(k)).join(", ");
       const stdio = issue.keys.some((k) => k === "command" || k === "args" || k === "env");
-      return `${path}: unknown key${issue.keys.length > 1 ? "s" : ""} ${keys}${
-        stdio ? " (stdio servers cannot run at the edge: put the command behind a stdio-to-HTTP bridge and give its url)" : ""
-      }`;
+      const hint = stdio ? " (stdio servers cannot run at the edge: put the command behind a stdio-to-HTTP bridge and give its url)" : "";
+      return { path, message: `unknown key${issue.keys.length > 1 ? "s" : ""} ${keys}${hint}` };
     }
-    if (issue.code === "invalid_key") return `${path}: ${issue.issues[0]?.message ?? issue.message}`;
-    return `${path}: ${issue.message}`;
+    if (issue.code === "invalid_key") return { path, message: issue.issues[0]?.message ?? issue.message };
+    return { path, message: issue.message };
   });
+}
+
+/** The names of every `${secret:NAME}` a config's headers reference (checked against the team's secrets on write). */
+export function secretReferences(config: ResolvedConfig): string[] {
+  const names = new Set<string>();
+  for (const upstream of config.upstreams) {
+    for (const value of Object.values(upstream.headers)) {
+      for (const match of value.matchAll(new RegExp(SECRET_REF.source, "g"))) names.add(match[1]!);
+    }
+  }
+  return [...names].sort();
 }

@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import type { Env } from "../env.ts";
 import { configJsonSchema } from "../config/json-schema.ts";
+import { admin } from "../admin/routes.ts";
 import { mcpRoute } from "./mcp-route.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
@@ -9,6 +10,7 @@ export const app = new Hono<{ Bindings: Env }>();
 app.get("/health", (c) => c.json({ ok: true }));
 app.get("/config.schema.json", (c) => c.json(configJsonSchema()));
 app.all("/t/:team/mcp", mcpRoute);
+app.route("/admin", admin);
 app.notFound((c) => c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404));
 app.onError((err, c) => {
   console.error(JSON.stringify({ event: "unhandled", error: err instanceof Error ? err.name : "unknown" }));

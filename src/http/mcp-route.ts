@@ -3,7 +3,8 @@ import type { Context } from "hono";
 import { TeamName } from "../config/schema.ts";
 import { ROUTE_HEADERS, type Env } from "../env.ts";
 import { authenticate, type Principal } from "./auth.ts";
-import { readBody } from "./body.ts";
+import { DEFAULT_BODY_LIMIT, readBody } from "./body.ts";
+import { allowedOrigins, checkBatch, checkMediaTypes, checkOrigin, checkProtocolVersion, checkShape, corsHeaders, preflight } from "./guards.ts";
 import { jsonRpcError, unauthorized } from "./responses.ts";
 import { mintSessionId, sessionIdBelongsTo } from "./session-id.ts";
 
@@ -17,14 +18,32 @@ const isInitialize = (message: unknown): boolean =>
 
 export async function mcpRoute(c: Context<{ Bindings: Env }>): Promise<Response> {
   const request = c.req.raw;
+  const self = new URL(request.url);
+  const origins = allowedOrigins(self, c.env.ALLOWED_ORIGINS);
+  if (request.method === "OPTIONS") return preflight(request, origins, self);
+  const response = await handle(c, request, origins);
+  const cors = corsHeaders(request, origins, self);
+  if (Object.keys(cors).length === 0) return response;
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(cors)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+async function handle(c: Context<{ Bindings: Env }>, request: Request, origins: Set<string>): Promise<Response> {
+  const refused = checkOrigin(request, origins);
+  if (refused) return refused;
   const team = c.req.param("team") ?? "";
   if (!TeamName.safeParse(team).success) return unauthorized();
-  const principal = await authenticate(c.env.TEAMS, team, request.headers.get("authorization"));
+  const principal = await authenticate(c.env.TEAMS, team, request.headers.get("authorization"), c.env.TOKEN_CACHE_SECONDS);
   if (!principal) return unauthorized();
 
+  const limited = await rateLimit(c.env, principal);
+  if (limited) return limited;
   if (!["POST", "GET", "DELETE"].includes(request.method)) {
     return jsonRpcError(405, -32000, "Method not allowed: use POST, GET or DELETE.", { Allow: "POST, GET, DELETE" });
   }
+  const bad = checkProtocolVersion(request) ?? checkMediaTypes(request);
+  if (bad) return bad;
   const secret = c.env.SESSION_KEY;
   if (!secret) {
     console.error(JSON.stringify({ event: "misconfigured", reason: "SESSION_KEY is not set" }));
@@ -32,10 +51,19 @@ export async function mcpRoute(c: Context<{ Bindings: Env }>): Promise<Response>
   }
 
   let body: string | undefined;
+  let message: unknown;
   if (request.method === "POST") {
-    const read = await readBody(request);
-    if (!read.ok) return jsonRpcError(413, -32600, "Request body too large.");
+    const limit = Number(c.env.MAX_BODY_BYTES) || DEFAULT_BODY_LIMIT;
+    const read = await readBody(request, limit);
+    if (!read.ok) return jsonRpcError(413, -32600, `Request body too large (the limit is ${limit} bytes).`);
     body = read.text;
+    try {
+      message = JSON.parse(body);
+    } catch {
+      return jsonRpcError(400, -32700, "Parse error: the body is not valid JSON.");
+    }
+    const invalid = checkBatch(request, message) ?? checkShape(message);
+    if (invalid) return invalid;
   }
 
   let sessionId = request.headers.get(SESSION_HEADER);
@@ -45,12 +73,6 @@ export async function mcpRoute(c: Context<{ Bindings: Env }>): Promise<Response>
       return jsonRpcError(404, -32001, "Session not found: start a new session with initialize.");
     }
   } else {
-    let message: unknown;
-    try {
-      message = body === undefined ? undefined : JSON.parse(body);
-    } catch {
-      return jsonRpcError(400, -32700, "Parse error: the body is not valid JSON.");
-    }
     if (!isInitialize(message)) {
       return jsonRpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required (only initialize may come without one).");
     }
@@ -58,6 +80,16 @@ export async function mcpRoute(c: Context<{ Bindings: Env }>): Promise<Response>
     sessionId = await mintSessionId(secret, principal);
   }
   return forward(c.env, request, body, principal, sessionId, initialize);
+}
+
+/** One limiter key per team token; the limits are the binding's (wrangler.toml). */
+async function rateLimit(env: Env, who: Principal): Promise<Response | undefined> {
+  if (!env.TOKEN_LIMITER) return undefined;
+  const { success } = await env.TOKEN_LIMITER.limit({ key: `${who.team}/${who.tokenId}` });
+  if (success) return undefined;
+  return jsonRpcError(429, -32000, "Too many requests for this token: slow down and retry after the time given in Retry-After.", {
+    "Retry-After": "60",
+  });
 }
 
 async function forward(

@@ -13,6 +13,11 @@ import { registerResources } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
 import { jsonRpcError } from "../http/responses.ts";
 import { registerMetaTools } from "../meta/tools.ts";
+import { UpstreamError } from "../errors.ts";
+import { urlPolicy } from "../security/policy.ts";
+import { checkUpstreamUrl } from "../security/url-guard.ts";
+import { bindingKv } from "../teams/binding-kv.ts";
+import { readSecret } from "../teams/store.ts";
 import { UpstreamClient } from "../upstream/client.ts";
 import { resolveHeaders } from "../upstream/headers.ts";
 import { UpstreamRegistry } from "../upstream/registry.ts";
@@ -121,13 +126,19 @@ export class SessionObject extends DurableObject<Env> {
       { capabilities: PROXY_CAPABILITIES, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
     );
     const bridge = new HostBridge(server, record.config.mode);
-    const registry = new UpstreamRegistry(record.config, this.#store, (spec) =>
-      UpstreamClient.connect(spec, resolveHeaders(spec, () => undefined), {
+    const kv = bindingKv(this.env.TEAMS);
+    const policy = urlPolicy(this.env);
+    const registry = new UpstreamRegistry(record.config, this.#store, async (spec) => {
+      // Checked again before every connect: the policy of this deployment may be stricter than when it was written.
+      const verdict = checkUpstreamUrl(spec.url, policy);
+      if (!verdict.ok) throw new UpstreamError(spec.name, { kind: "config", detail: verdict.reason });
+      const headers = await resolveHeaders(spec, (name) => readSecret(kv, this.env.SECRETS_KEY, record.team, name));
+      return UpstreamClient.connect(spec, headers, {
         fetch: (input, init) => fetch(input, init),
         clientInfo: { name: PRODUCT.name, version: PRODUCT.version },
         hooks: bridge,
-      }),
-    );
+      });
+    });
     bridge.attach(registry);
     await registry.restore();
     const level = await this.#store.logLevel();

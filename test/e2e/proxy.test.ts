@@ -7,9 +7,9 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startEverything, startWranglerDev, type Running } from "../../scripts/lib/processes.ts";
 import { loadCorpus, startReplayServer, type ReplayServer } from "../fixtures/replay-server.ts";
-import { connectClient, inspector, provisionTeam, teamCli, text } from "./helpers.ts";
+import { E2E_SECRETS_KEY, connectClient, inspector, provisionTeam, teamCliAsync, text } from "./helpers.ts";
 
-const VARS = { SESSION_KEY: "e2e-session-key" };
+const VARS = { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY };
 let dir: string;
 let state: string;
 let everything: Running;
@@ -183,25 +183,30 @@ describe("the MCP Inspector CLI as the host", () => {
 });
 
 describe("the team command", () => {
-  it("refuses a bad file with its errors and a non-zero exit, and stores nothing", () => {
+  it("refuses a bad file with its errors and a non-zero exit, and stores nothing", async () => {
     const bad = join(dir, "bad.json");
     writeFileSync(bad, JSON.stringify({ mcp: { fs: { transport: "stdio", command: "npx" } } }));
     for (const args of [["check", bad], ["put", "multi", bad, "--persist-to", state]]) {
-      const r = teamCli(args);
+      const r = await teamCliAsync(args);
       expect(r.status).toBe(1);
       expect(r.stderr).toContain("mcp.fs.transport: stdio servers cannot run at the edge");
     }
-    expect(teamCli(["get", "multi", "--persist-to", state]).stdout).toContain('"everything"');
+    expect((await teamCliAsync(["get", "multi", "--persist-to", state])).stdout).toContain('"everything"');
   });
 
-  it("masks literal header values on the way back and warns about them on check", () => {
+  it("masks literal header values on the way back and warns about them on check", async () => {
     const file = join(dir, "headers.json");
     writeFileSync(file, JSON.stringify({ mcp: { a: { url: "https://a.example/mcp", headers: { Authorization: "Bearer live-credential-123", "X-Ref": "${secret:API_KEY}" } } } }));
-    const check = teamCli(["check", file]);
+    const check = await teamCliAsync(["check", file]);
     expect(check.status).toBe(0);
     expect(check.stderr).toContain("warning: mcp.a.headers.Authorization: the value looks like a credential");
-    expect(teamCli(["put", "masked", file, "--persist-to", state]).status).toBe(0);
-    const got = teamCli(["get", "masked", "--persist-to", state]);
+    // The reference names a secret the team does not have yet: refused, naming it.
+    const early = await teamCliAsync(["put", "masked", file, "--persist-to", state]);
+    expect(early.status).toBe(1);
+    expect(early.stderr).toContain("mcp.a.headers.X-Ref: the team has no secret named API_KEY");
+    expect((await teamCliAsync(["secret", "put", "masked", "API_KEY", "--persist-to", state], {}, "s3cr3t-value\n")).status).toBe(0);
+    expect((await teamCliAsync(["put", "masked", file, "--persist-to", state])).status).toBe(0);
+    const got = await teamCliAsync(["get", "masked", "--persist-to", state]);
     expect(got.stdout).not.toContain("live-credential-123");
     expect(JSON.parse(got.stdout).mcp.a.headers).toEqual({ Authorization: "***", "X-Ref": "${secret:API_KEY}" });
   });

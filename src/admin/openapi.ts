@@ -1,0 +1,70 @@
+// The admin API's OpenAPI document, generated from the same zod schemas the routes validate with.
+import { createDocument } from "zod-openapi";
+import type { z } from "zod";
+import { PRODUCT } from "../env.ts";
+import {
+  ConfigBody,
+  ConfigWritten,
+  ErrorBody,
+  PinList,
+  PinParam,
+  SecretList,
+  SecretParam,
+  SecretPutBody,
+  TeamParam,
+  TokenCreateBody,
+  TokenCreated,
+  TokenIdParam,
+  TokenList,
+} from "./schemas.ts";
+
+const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
+const errors = {
+  "400": json(ErrorBody, "The request is malformed or does not validate."),
+  "401": json(ErrorBody, "Missing or wrong admin token."),
+  "404": json(ErrorBody, "No such team item."),
+};
+const body = (schema: z.ZodType) => ({ required: true, content: { "application/json": { schema } } });
+
+let document: ReturnType<typeof createDocument> | undefined;
+
+export function adminOpenApi(): ReturnType<typeof createDocument> {
+  document ??= createDocument({
+    openapi: "3.1.0",
+    info: {
+      title: `${PRODUCT.name} admin API`,
+      version: PRODUCT.version,
+      description: "Team configs, tokens, secrets and tool pins. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
+    },
+    components: { securitySchemes: { admin: { type: "http", scheme: "bearer" } } },
+    security: [{ admin: [] }],
+    paths: {
+      "/admin/teams/{team}/config": {
+        put: { summary: "Create or replace a team's config", requestParams: { path: TeamParam }, requestBody: body(ConfigBody), responses: { "200": json(ConfigWritten, "Stored."), ...errors } },
+        get: { summary: "Read a team's config (literal header values masked)", requestParams: { path: TeamParam }, responses: { "200": json(ConfigBody, "The config."), ...errors } },
+        delete: { summary: "Delete a team's config", requestParams: { path: TeamParam }, responses: { "204": { description: "Deleted." }, ...errors } },
+      },
+      "/admin/teams/{team}/tokens": {
+        post: { summary: "Mint a token (shown once)", requestParams: { path: TeamParam }, requestBody: body(TokenCreateBody), responses: { "201": json(TokenCreated, "Minted."), ...errors } },
+        get: { summary: "List a team's tokens (ids, labels, creation times)", requestParams: { path: TeamParam }, responses: { "200": json(TokenList, "The tokens."), ...errors } },
+      },
+      "/admin/teams/{team}/tokens/{id}": {
+        delete: { summary: "Revoke a token", requestParams: { path: TokenIdParam }, responses: { "204": { description: "Revoked." }, ...errors } },
+      },
+      "/admin/teams/{team}/secrets": {
+        get: { summary: "List a team's secret names (never values)", requestParams: { path: TeamParam }, responses: { "200": json(SecretList, "The names."), ...errors } },
+      },
+      "/admin/teams/{team}/secrets/{name}": {
+        put: { summary: "Set a secret (write-only)", requestParams: { path: SecretParam }, requestBody: body(SecretPutBody), responses: { "204": { description: "Stored." }, ...errors } },
+        delete: { summary: "Delete a secret", requestParams: { path: SecretParam }, responses: { "204": { description: "Deleted." }, ...errors } },
+      },
+      "/admin/teams/{team}/pins": {
+        get: { summary: "List pinned tool definitions and changes waiting for approval", requestParams: { path: TeamParam }, responses: { "200": json(PinList, "The pins."), ...errors } },
+      },
+      "/admin/teams/{team}/pins/{server}/{tool}/approve": {
+        post: { summary: "Approve a changed tool definition", requestParams: { path: PinParam }, responses: { "204": { description: "Approved." }, ...errors } },
+      },
+    },
+  });
+  return document;
+}

@@ -1,0 +1,159 @@
+// The admin API under /admin: team configs, tokens, secrets and pins, behind the ADMIN_TOKEN Worker secret.
+import { Hono, type Context } from "hono";
+import type { z } from "zod";
+import type { Env } from "../env.ts";
+import { constantTimeEqual } from "../http/auth.ts";
+import { readBody } from "../http/body.ts";
+import { REALM } from "../http/responses.ts";
+import { log } from "../log.ts";
+import { bindingKv } from "../teams/binding-kv.ts";
+import { TeamStore, TeamStoreError } from "../teams/store.ts";
+import { urlPolicy } from "../security/policy.ts";
+import { adminOpenApi } from "./openapi.ts";
+import { PinParam, SecretParam, SecretPutBody, TeamParam, TokenCreateBody, TokenIdParam } from "./schemas.ts";
+
+type AdminContext = Context<{ Bindings: Env }>;
+
+const ADMIN_BODY_LIMIT = 1024 * 1024;
+
+const problem = (c: AdminContext, status: 400 | 401 | 404 | 413 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
+  c.json({ error, message, ...(issues ? { issues } : {}) }, status, status === 401 ? { "WWW-Authenticate": `Bearer realm="${REALM} admin"` } : undefined);
+
+function store(c: AdminContext): TeamStore {
+  return new TeamStore(bindingKv(c.env.TEAMS), { secretsKey: c.env.SECRETS_KEY, urlPolicy: urlPolicy(c.env, new URL(c.req.url)) });
+}
+
+/** Path parameters, validated by their schema; a bad one is a 400 that says which. */
+function params<S extends z.ZodType>(c: AdminContext, schema: S): z.infer<S> | Response {
+  const parsed = schema.safeParse(c.req.param());
+  if (parsed.success) return parsed.data;
+  return problem(c, 400, "invalid_path", "The path is not valid.", parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+}
+
+/** The JSON body, size-limited, validated by its schema (or only parsed, for configs). */
+async function jsonBody<S extends z.ZodType>(c: AdminContext, schema?: S): Promise<{ value: z.infer<S> } | Response> {
+  if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("application/json")) {
+    return c.json({ error: "unsupported_media_type", message: "Send the body as application/json." }, 415);
+  }
+  const read = await readBody(c.req.raw, ADMIN_BODY_LIMIT);
+  if (!read.ok) return problem(c, 413, "too_large", `The body is over ${ADMIN_BODY_LIMIT} bytes.`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(read.text);
+  } catch {
+    return problem(c, 400, "invalid_json", "The body is not valid JSON.");
+  }
+  if (!schema) return { value: raw as z.infer<S> };
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return { value: parsed.data };
+  return problem(c, 400, "invalid_body", "The body does not validate.", parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message })));
+}
+
+const isResponse = (v: unknown): v is Response => v instanceof Response;
+
+export const admin = new Hono<{ Bindings: Env }>();
+
+admin.get("/openapi.json", (c) => c.json(adminOpenApi()));
+
+admin.use("/teams/*", async (c, next) => {
+  const expected = c.env.ADMIN_TOKEN;
+  if (!expected) return problem(c, 503, "admin_disabled", "The admin API is disabled: set the ADMIN_TOKEN secret.");
+  const given = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
+  if (!constantTimeEqual(given, expected)) return problem(c, 401, "unauthorized", "A valid admin token is required.");
+  await next();
+});
+
+admin.put("/teams/:team/config", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  const body = await jsonBody(c);
+  if (isResponse(body)) return body;
+  const result = await store(c).putConfig(p.team, body.value);
+  log({ event: "admin", action: "config.put", team: p.team, outcome: result.ok ? "ok" : "refused" });
+  if (!result.ok) return problem(c, 400, "invalid_config", "The config was not stored.", result.issues);
+  return c.json({ ok: true as const, warnings: result.warnings });
+});
+
+admin.get("/teams/:team/config", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  const config = await store(c).getConfig(p.team);
+  return config === undefined ? problem(c, 404, "not_found", `Team ${p.team} has no config.`) : c.json(config as object);
+});
+
+admin.delete("/teams/:team/config", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  const deleted = await store(c).deleteConfig(p.team);
+  log({ event: "admin", action: "config.delete", team: p.team, outcome: deleted ? "ok" : "refused" });
+  return deleted ? c.body(null, 204) : problem(c, 404, "not_found", `Team ${p.team} has no config.`);
+});
+
+admin.post("/teams/:team/tokens", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  const body = await jsonBody(c, TokenCreateBody);
+  if (isResponse(body)) return body;
+  const minted = await store(c).mintToken(p.team, body.value.label);
+  log({ event: "admin", action: "token.mint", team: p.team, target: minted.id, outcome: "ok" });
+  return c.json(minted, 201);
+});
+
+admin.get("/teams/:team/tokens", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  return c.json({ tokens: await store(c).listTokens(p.team) });
+});
+
+admin.delete("/teams/:team/tokens/:id", async (c) => {
+  const p = params(c, TokenIdParam);
+  if (isResponse(p)) return p;
+  const revoked = await store(c).revokeToken(p.team, p.id);
+  log({ event: "admin", action: "token.revoke", team: p.team, target: p.id, outcome: revoked ? "ok" : "refused" });
+  return revoked ? c.body(null, 204) : problem(c, 404, "not_found", `Team ${p.team} has no token ${p.id}.`);
+});
+
+admin.get("/teams/:team/secrets", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  return c.json({ secrets: await store(c).listSecrets(p.team) });
+});
+
+admin.put("/teams/:team/secrets/:name", async (c) => {
+  const p = params(c, SecretParam);
+  if (isResponse(p)) return p;
+  const body = await jsonBody(c, SecretPutBody);
+  if (isResponse(body)) return body;
+  try {
+    await store(c).putSecret(p.team, p.name, body.value.value);
+  } catch (err) {
+    if (err instanceof TeamStoreError) return problem(c, 503, "secrets_disabled", err.message);
+    throw err;
+  }
+  log({ event: "admin", action: "secret.put", team: p.team, target: p.name, outcome: "ok" });
+  return c.body(null, 204);
+});
+
+admin.delete("/teams/:team/secrets/:name", async (c) => {
+  const p = params(c, SecretParam);
+  if (isResponse(p)) return p;
+  const deleted = await store(c).deleteSecret(p.team, p.name);
+  log({ event: "admin", action: "secret.delete", team: p.team, target: p.name, outcome: deleted ? "ok" : "refused" });
+  return deleted ? c.body(null, 204) : problem(c, 404, "not_found", `Team ${p.team} has no secret ${p.name}.`);
+});
+
+admin.get("/teams/:team/pins", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  return c.json({ pins: await store(c).listPins(p.team) });
+});
+
+admin.post("/teams/:team/pins/:server/:tool/approve", async (c) => {
+  const p = params(c, PinParam);
+  if (isResponse(p)) return p;
+  const approved = await store(c).approvePin(p.team, p.server, p.tool);
+  log({ event: "admin", action: "pin.approve", team: p.team, target: `${p.server}/${p.tool}`, outcome: approved ? "ok" : "refused" });
+  return approved ? c.body(null, 204) : problem(c, 404, "not_found", `No change of ${p.server}/${p.tool} is waiting for approval.`);
+});
+
+admin.all("*", (c) => problem(c, 404, "not_found", "No such admin route; see /admin/openapi.json."));

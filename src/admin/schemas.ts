@@ -1,0 +1,48 @@
+// The admin API's shapes: one zod schema each; request validation and the OpenAPI document both come from them.
+import { z } from "zod";
+import { TeamName } from "../config/schema.ts";
+import { SECRET_NAME } from "../security/secrets.ts";
+
+export const TeamParam = z.object({ team: TeamName });
+export const TokenIdParam = z.object({ team: TeamName, id: z.string().regex(/^[0-9a-f]{16}$/, "token ids are 16 hex digits") });
+export const SecretName = z.string().regex(SECRET_NAME, "secret names are letters, digits and _, starting with a letter or _");
+export const SecretParam = z.object({ team: TeamName, name: SecretName });
+export const PinParam = z.object({ team: TeamName, server: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), tool: z.string().min(1).max(200) });
+
+export const TokenCreateBody = z.strictObject({
+  label: z.string().trim().min(1).max(100).optional().describe("What the token is for (shown in listings)."),
+});
+
+export const SecretPutBody = z.strictObject({
+  value: z.string().min(1).max(16_384).describe("The secret's value; it can never be read back."),
+});
+
+export const Issue = z.object({ path: z.string(), message: z.string() }).meta({ id: "Issue" });
+
+export const ErrorBody = z
+  .object({
+    error: z.string().describe("A stable code: unauthorized, not_found, invalid_json, invalid_body, invalid_config, …"),
+    message: z.string(),
+    issues: z.array(Issue).optional().describe("What is wrong, with JSON paths."),
+  })
+  .meta({ id: "Error" });
+
+export const ConfigWritten = z.object({ ok: z.literal(true), warnings: z.array(z.string()) }).meta({ id: "ConfigWritten" });
+
+export const TokenInfo = z
+  .object({ id: z.string(), label: z.string().optional(), createdAt: z.string() })
+  .meta({ id: "TokenInfo" });
+export const TokenCreated = TokenInfo.extend({ token: z.string().describe("Shown once: only its hash is stored.") }).meta({
+  id: "TokenCreated",
+});
+export const TokenList = z.object({ tokens: z.array(TokenInfo) });
+
+export const SecretList = z.object({ secrets: z.array(z.object({ name: z.string(), updatedAt: z.string().optional() })) });
+
+export const PinInfo = z
+  .object({ server: z.string(), tool: z.string(), hash: z.string(), pending: z.string().optional(), pendingSince: z.string().optional() })
+  .meta({ id: "PinInfo" });
+export const PinList = z.object({ pins: z.array(PinInfo) });
+
+/** A team config as the admin API takes it: validated by the config schema itself. */
+export const ConfigBody = z.record(z.string(), z.unknown()).describe("A team config (see /config.schema.json).");

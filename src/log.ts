@@ -1,0 +1,13 @@
+// Structured JSON log lines (Workers observability indexes them). Never argument values, headers or secrets.
+
+export type LogEvent =
+  | { event: "admin"; action: string; team: string; target?: string; outcome: "ok" | "refused" }
+  | { event: "tool_call"; team: string; session: string; upstream: string; tool: string; ms: number; outcome: "ok" | "tool_error" | "failed" }
+  | { event: "load_mcp"; team: string; session: string; upstream: string; ms: number; outcome: "ok" | "failed" | "evicted" }
+  | { event: "pin_withheld"; team: string; upstream: string; tool: string }
+  | { event: "misconfigured"; reason: string }
+  | { event: "unhandled"; error: string };
+
+export function log(entry: LogEvent): void {
+  console.log(JSON.stringify({ at: new Date().toISOString(), ...entry }));
+}

@@ -1,0 +1,166 @@
+// Team management over KV: configs (validated, URLs guarded, secret references checked), tokens, secrets, pins.
+// One implementation for the admin API (a KV binding) and the CLI (wrangler), so both enforce the same rules.
+import { hashToken, mintToken } from "../auth/token.ts";
+import { kvKeys, type PinRecord, type TokenMetadata, type TokenRecord } from "../config/keys.ts";
+import { credentialWarnings, redactConfig } from "../config/redact.ts";
+import { SECRET_REF } from "../config/schema.ts";
+import { parseConfig, type ConfigIssue } from "../config/validate.ts";
+import { SECRET_NAME, openSecret, sealSecret, type SealedSecret } from "../security/secrets.ts";
+import { checkUpstreamUrl, type UrlPolicy } from "../security/url-guard.ts";
+import type { KvLike } from "./kv.ts";
+
+export type PutConfigResult = { ok: true; warnings: string[] } | { ok: false; issues: ConfigIssue[] };
+
+export interface TokenInfo {
+  id: string;
+  label?: string;
+  createdAt: string;
+}
+
+export interface PinInfo {
+  server: string;
+  tool: string;
+  hash: string;
+  pending?: string;
+  pendingSince?: string;
+}
+
+export class TeamStoreError extends Error {}
+
+export interface TeamStoreOptions {
+  /** The SECRETS_KEY material; secrets cannot be written without it. */
+  secretsKey?: string | undefined;
+  urlPolicy: UrlPolicy;
+}
+
+export class TeamStore {
+  readonly #kv: KvLike;
+  readonly #options: TeamStoreOptions;
+
+  constructor(kv: KvLike, options: TeamStoreOptions) {
+    this.#kv = kv;
+    this.#options = options;
+  }
+
+  /** Validates the shape, every upstream URL and every secret reference; stores only a config that passes all three. */
+  async putConfig(team: string, raw: unknown): Promise<PutConfigResult> {
+    const parsed = parseConfig(raw);
+    if (!parsed.ok) return { ok: false, issues: parsed.issues };
+    const issues: ConfigIssue[] = [];
+    const known = new Set(await this.listSecretNames(team));
+    const prefix = (name: string) => (parsed.config.mode === "single" ? "" : `mcp.${name}.`);
+    for (const upstream of parsed.config.upstreams) {
+      const verdict = checkUpstreamUrl(upstream.url, this.#options.urlPolicy);
+      if (!verdict.ok) issues.push({ path: `${prefix(upstream.name)}url`, message: verdict.reason });
+      for (const [header, value] of Object.entries(upstream.headers)) {
+        for (const match of value.matchAll(new RegExp(SECRET_REF.source, "g"))) {
+          if (!known.has(match[1]!)) {
+            issues.push({
+              path: `${prefix(upstream.name)}headers.${header}`,
+              message: `the team has no secret named ${match[1]}: set it first (npm run team -- secret put ${team} ${match[1]})`,
+            });
+          }
+        }
+      }
+    }
+    if (issues.length > 0) return { ok: false, issues };
+    await this.#kv.put(kvKeys.config(team), JSON.stringify(raw));
+    return { ok: true, warnings: credentialWarnings(raw) };
+  }
+
+  /** The stored config as it may be shown: literal header values masked, secret references as written. */
+  async getConfig(team: string): Promise<unknown | undefined> {
+    const text = await this.#kv.get(kvKeys.config(team));
+    return text === null ? undefined : redactConfig(JSON.parse(text));
+  }
+
+  async deleteConfig(team: string): Promise<boolean> {
+    if ((await this.#kv.get(kvKeys.config(team))) === null) return false;
+    await this.#kv.delete(kvKeys.config(team));
+    return true;
+  }
+
+  /** A new token; the token itself is returned once and only its hash is stored. */
+  async mintToken(team: string, label?: string): Promise<TokenInfo & { token: string }> {
+    const minted = await mintToken();
+    const createdAt = new Date().toISOString();
+    const metadata: TokenMetadata = { createdAt, ...(label ? { label } : {}) };
+    const record: TokenRecord = { hash: minted.hash, ...metadata };
+    await this.#kv.put(kvKeys.token(team, minted.id), JSON.stringify(record), metadata);
+    return { id: minted.id, token: minted.token, ...metadata };
+  }
+
+  async listTokens(team: string): Promise<TokenInfo[]> {
+    const prefix = kvKeys.tokenPrefix(team);
+    return (await this.#kv.list(prefix)).map((entry) => {
+      const meta = (entry.metadata ?? {}) as Partial<TokenMetadata>;
+      return { id: entry.name.slice(prefix.length), createdAt: meta.createdAt ?? "", ...(meta.label ? { label: meta.label } : {}) };
+    });
+  }
+
+  async revokeToken(team: string, id: string): Promise<boolean> {
+    if ((await this.#kv.get(kvKeys.token(team, id))) === null) return false;
+    await this.#kv.delete(kvKeys.token(team, id));
+    return true;
+  }
+
+  /** Encrypts and stores a secret; its value can never be read back through the store. */
+  async putSecret(team: string, name: string, value: string): Promise<void> {
+    if (!SECRET_NAME.test(name)) throw new TeamStoreError(`bad secret name ${JSON.stringify(name)}: use letters, digits and _, starting with a letter or _`);
+    if (!this.#options.secretsKey) throw new TeamStoreError("SECRETS_KEY is not set: secrets cannot be stored without it");
+    const sealed = await sealSecret(this.#options.secretsKey, team, name, value);
+    await this.#kv.put(kvKeys.secret(team, name), JSON.stringify(sealed), { updatedAt: new Date().toISOString() });
+  }
+
+  async listSecretNames(team: string): Promise<string[]> {
+    const prefix = kvKeys.secretPrefix(team);
+    return (await this.#kv.list(prefix)).map((entry) => entry.name.slice(prefix.length)).sort();
+  }
+
+  async listSecrets(team: string): Promise<Array<{ name: string; updatedAt?: string }>> {
+    const prefix = kvKeys.secretPrefix(team);
+    return (await this.#kv.list(prefix)).map((entry) => {
+      const meta = (entry.metadata ?? {}) as { updatedAt?: string };
+      return { name: entry.name.slice(prefix.length), ...(meta.updatedAt ? { updatedAt: meta.updatedAt } : {}) };
+    });
+  }
+
+  async deleteSecret(team: string, name: string): Promise<boolean> {
+    if ((await this.#kv.get(kvKeys.secret(team, name))) === null) return false;
+    await this.#kv.delete(kvKeys.secret(team, name));
+    return true;
+  }
+
+  async listPins(team: string): Promise<PinInfo[]> {
+    const prefix = kvKeys.pinPrefix(team);
+    return (await this.#kv.list(prefix)).map((entry) => {
+      const [server = "", tool = ""] = entry.name.slice(prefix.length).split("/");
+      return { server, tool: decodeURIComponent(tool), ...((entry.metadata ?? { hash: "" }) as PinRecord) };
+    });
+  }
+
+  /** Accepts a changed tool definition: its new hash becomes the pinned one. False when nothing was waiting. */
+  async approvePin(team: string, server: string, tool: string): Promise<boolean> {
+    const key = kvKeys.pin(team, server, tool);
+    const text = await this.#kv.get(key);
+    if (text === null) return false;
+    const pin = JSON.parse(text) as PinRecord;
+    if (!pin.pending) return false;
+    const approved: PinRecord = { hash: pin.pending };
+    await this.#kv.put(key, JSON.stringify(approved), approved);
+    return true;
+  }
+}
+
+/** A team secret's value, for the session object at connect time only. */
+export async function readSecret(kv: KvLike, material: string | undefined, team: string, name: string): Promise<string | undefined> {
+  if (!material || !SECRET_NAME.test(name)) return undefined;
+  const text = await kv.get(kvKeys.secret(team, name));
+  if (text === null) return undefined;
+  return openSecret(material, team, name, JSON.parse(text) as SealedSecret);
+}
+
+/** Looks a token up by its id and compares hashes in constant time. */
+export async function tokenMatches(record: TokenRecord | null, token: string, equal: (a: string, b: string) => boolean): Promise<boolean> {
+  return record !== null && equal(record.hash, await hashToken(token));
+}
