@@ -16,6 +16,8 @@ export interface Env {
   ALLOW_PRIVATE_UPSTREAMS?: string;
   /** Comma-separated origins (besides the proxy's own) that browsers may call the MCP endpoint from. */
   ALLOWED_ORIGINS?: string;
+  /** The deployed URL (e.g. https://mcp.example.com); its origin is the proxy's own. */
+  PUBLIC_URL?: string;
   /** Seconds a token lookup may be cached in an isolate (default 30, at most 60; 0 disables). */
   TOKEN_CACHE_SECONDS?: string;
   /** Upper bound of a request body in bytes (default 4 MiB). */

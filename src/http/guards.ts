@@ -5,10 +5,26 @@ import { jsonRpcError } from "./responses.ts";
 /** Versions whose transport still allowed JSON-RPC batches (removed in 2025-06-18). */
 const BATCH_ERA = new Set(["2025-03-26", "2024-11-05", "2024-10-07"]);
 
-/** Origins a browser may call from: the proxy's own, and ALLOWED_ORIGINS (comma-separated). */
-export function allowedOrigins(self: URL, configured: string | undefined): Set<string> {
-  const list = (configured ?? "").split(",").map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean);
-  return new Set([self.origin, ...list]);
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Origins a browser may call from: the proxy's own and ALLOWED_ORIGINS (comma-separated). The proxy's own origin
+ * is PUBLIC_URL's when set; otherwise only a loopback origin counts as its own, since the Host header (and with it
+ * the request URL) is the attacker's to choose in a DNS-rebinding attack on a local proxy.
+ */
+export function allowedOrigins(self: URL, env: { ALLOWED_ORIGINS?: string; PUBLIC_URL?: string }): Set<string> {
+  const list = (env.ALLOWED_ORIGINS ?? "").split(",").map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean);
+  const own: string[] = [];
+  if (env.PUBLIC_URL) {
+    try {
+      own.push(new URL(env.PUBLIC_URL).origin);
+    } catch {
+      // A malformed PUBLIC_URL adds nothing.
+    }
+  } else if (LOOPBACK_HOSTS.has(self.hostname)) {
+    own.push(self.origin);
+  }
+  return new Set([...own, ...list]);
 }
 
 /** A request without Origin (as hosts send them) passes; one from elsewhere is refused (DNS rebinding). */
@@ -21,6 +37,7 @@ export function checkOrigin(request: Request, allowed: Set<string>): Response | 
 /** CORS headers for an allowed cross origin: explicit origin (never *), the session header exposed. */
 export function corsHeaders(request: Request, allowed: Set<string>, self: URL): Record<string, string> {
   const origin = request.headers.get("origin");
+  // Same-origin requests need no CORS headers; cross-origin ones get them only when allowed.
   if (origin === null || origin === self.origin || !allowed.has(origin)) return {};
   return {
     "Access-Control-Allow-Origin": origin,

@@ -19,7 +19,7 @@ const isInitialize = (message: unknown): boolean =>
 export async function mcpRoute(c: Context<{ Bindings: Env }>): Promise<Response> {
   const request = c.req.raw;
   const self = new URL(request.url);
-  const origins = allowedOrigins(self, c.env.ALLOWED_ORIGINS);
+  const origins = allowedOrigins(self, c.env);
   if (request.method === "OPTIONS") return preflight(request, origins, self);
   const response = await handle(c, request, origins);
   const cors = corsHeaders(request, origins, self);
