@@ -41,6 +41,8 @@ export const DYNAMIC_PREAMBLE =
 export const NOTHING_LOADED = "No tools are currently loaded. Call load_mcp to make a server's tools available.";
 
 const ONE_LINE_MAX = 100;
+/** Control, zero-width and bidirectional characters never reach the catalog text. */
+const INVISIBLE = /[\u0000-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
 
 /** Plain code-point order: the same on every machine and locale. */
 export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -51,7 +53,7 @@ export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b
  */
 export function oneLine(description: string | undefined): string {
   if (!description) return "";
-  const text = description.replace(/\s+/g, " ").trim();
+  const text = description.replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
   const end = text.search(/[.!?](?=\s|$)/);
   const sentence = end === -1 ? text : text.slice(0, end + 1);
   if (sentence.length <= ONE_LINE_MAX) return sentence;

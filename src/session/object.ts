@@ -18,7 +18,10 @@ import { urlPolicy } from "../security/policy.ts";
 import { checkUpstreamUrl } from "../security/url-guard.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
 import { readSecret } from "../teams/store.ts";
-import { UpstreamClient } from "../upstream/client.ts";
+import { checkPins } from "../teams/pins.ts";
+import { UpstreamClient, type UpstreamCatalog } from "../upstream/client.ts";
+import { applyToolPolicy } from "../upstream/policy.ts";
+import type { UpstreamSpec } from "../config/validate.ts";
 import { resolveHeaders } from "../upstream/headers.ts";
 import { UpstreamRegistry } from "../upstream/registry.ts";
 import { SessionStore, type SessionRecord } from "./state.ts";
@@ -127,10 +130,17 @@ export class SessionObject extends DurableObject<Env> {
     );
     const bridge = new HostBridge(server, record.config.mode);
     const kv = bindingKv(this.env.TEAMS);
-    const policy = urlPolicy(this.env);
+    const addresses = urlPolicy(this.env);
+    const policy = async (spec: UpstreamSpec, catalog: UpstreamCatalog): Promise<UpstreamCatalog> => {
+      const visible = applyToolPolicy(spec, catalog);
+      if (!record.config.pinTools) return visible;
+      const pins = await checkPins(kv, record.team, spec.name, visible.tools);
+      const notes = pins.withheld.map((name) => `tool ${name} withheld: its definition changed since it was pinned; an admin must approve it`);
+      return { ...visible, tools: pins.allowed, notes: [...visible.notes, ...notes] };
+    };
     const registry = new UpstreamRegistry(record.config, this.#store, async (spec) => {
       // Checked again before every connect: the policy of this deployment may be stricter than when it was written.
-      const verdict = checkUpstreamUrl(spec.url, policy);
+      const verdict = checkUpstreamUrl(spec.url, addresses);
       if (!verdict.ok) throw new UpstreamError(spec.name, { kind: "config", detail: verdict.reason });
       const headers = await resolveHeaders(spec, (name) => readSecret(kv, this.env.SECRETS_KEY, record.team, name));
       return UpstreamClient.connect(spec, headers, {
@@ -138,7 +148,7 @@ export class SessionObject extends DurableObject<Env> {
         clientInfo: { name: PRODUCT.name, version: PRODUCT.version },
         hooks: bridge,
       });
-    });
+    }, policy);
     bridge.attach(registry);
     await registry.restore();
     const level = await this.#store.logLevel();

@@ -36,6 +36,9 @@ export interface RegistryStore {
 
 export type Connector = (spec: UpstreamSpec) => Promise<UpstreamClient>;
 
+/** What of a freshly read catalog the session may use (filters, sanitizing, pins). */
+export type CatalogPolicy = (spec: UpstreamSpec, catalog: UpstreamCatalog) => Promise<UpstreamCatalog>;
+
 /** A tool as the host calls it, and where it lives. */
 export interface ExposedTool {
   exposedName: string;
@@ -77,6 +80,7 @@ export class UpstreamRegistry {
   readonly #config: ResolvedConfig;
   readonly #store: RegistryStore;
   readonly #connect: Connector;
+  readonly #policy: CatalogPolicy;
   readonly #records = new Map<string, UpstreamRecord>();
   readonly #clients = new Map<string, UpstreamClient>();
   /** Connections under way, shared by everyone who needs the same upstream. */
@@ -91,10 +95,11 @@ export class UpstreamRegistry {
   /** Run on every new client before anyone uses it (re-subscribe resources, for instance). */
   onConnect: ((name: string, client: UpstreamClient) => Promise<void>) | undefined;
 
-  constructor(config: ResolvedConfig, store: RegistryStore, connect: Connector) {
+  constructor(config: ResolvedConfig, store: RegistryStore, connect: Connector, policy: CatalogPolicy = async (_s, c) => c) {
     this.#config = config;
     this.#store = store;
     this.#connect = connect;
+    this.#policy = policy;
   }
 
   /** Reads what the session already knows (after an eviction); call once before anything else. */
@@ -197,7 +202,7 @@ export class UpstreamRegistry {
   async #attach(spec: UpstreamSpec): Promise<UpstreamCatalog> {
     try {
       const client = await this.#client(spec);
-      return await client.readCatalog();
+      return await this.#policy(spec, await client.readCatalog());
     } catch (err) {
       await this.#drop(spec.name);
       throw err;
@@ -306,7 +311,7 @@ export class UpstreamRegistry {
   async refresh(name: string): Promise<CatalogChange> {
     const before = this.#records.get(name);
     if (before?.status !== UpstreamStatus.ready) return { tools: false, resources: false, prompts: false };
-    const catalog = await this.withClient(name, (client) => client.readCatalog());
+    const catalog = await this.#policy(this.#spec(name), await this.withClient(name, (client) => client.readCatalog()));
     await this.#setRecord(name, { status: UpstreamStatus.ready, catalog });
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     return {

@@ -1,0 +1,59 @@
+// Tool pinning: a tool's definition is recorded the first time the team sees it; a changed definition is
+// withheld until an admin approves it (rug-pull defence). Pins live in KV, per team, with their state as metadata.
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { kvKeys, type PinRecord } from "../config/keys.ts";
+import { log } from "../log.ts";
+import type { KvLike } from "./kv.ts";
+
+/** JSON with object keys sorted, so equal definitions hash equal whatever order the upstream wrote them in. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The hash of what a tool promises: name, description, input schema, annotations. */
+export async function toolHash(tool: Tool): Promise<string> {
+  const text = canonicalJson({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations });
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export interface PinOutcome {
+  allowed: Tool[];
+  withheld: string[];
+}
+
+/** Splits a catalog's tools into those that match their pins (new ones are pinned now) and those withheld. */
+export async function checkPins(kv: KvLike, team: string, server: string, tools: Tool[]): Promise<PinOutcome> {
+  const prefix = kvKeys.pinPrefix(team, server);
+  const pins = new Map<string, PinRecord>();
+  for (const entry of await kv.list(prefix)) {
+    pins.set(decodeURIComponent(entry.name.slice(prefix.length)), (entry.metadata ?? { hash: "" }) as PinRecord);
+  }
+  const outcome: PinOutcome = { allowed: [], withheld: [] };
+  for (const tool of tools) {
+    const hash = await toolHash(tool);
+    const pin = pins.get(tool.name);
+    if (!pin) {
+      const first: PinRecord = { hash };
+      await kv.put(kvKeys.pin(team, server, tool.name), JSON.stringify(first), first);
+      outcome.allowed.push(tool);
+    } else if (pin.hash === hash) {
+      outcome.allowed.push(tool);
+    } else {
+      outcome.withheld.push(tool.name);
+      if (pin.pending !== hash) {
+        const waiting: PinRecord = { hash: pin.hash, pending: hash, pendingSince: new Date().toISOString() };
+        await kv.put(kvKeys.pin(team, server, tool.name), JSON.stringify(waiting), waiting);
+        log({ event: "pin_withheld", team, upstream: server, tool: tool.name });
+      }
+    }
+  }
+  return outcome;
+}
