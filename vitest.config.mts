@@ -13,12 +13,15 @@ export default defineConfig({
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
+              // Low enough that a test can reach it with one token; every other test uses its own tokens.
+              ratelimits: { TOKEN_LIMITER: { namespace_id: "1001", simple: { limit: 150, period: 60 } } },
               bindings: {
                 SESSION_KEY: "test-session-key-not-secret",
                 SECRETS_KEY: "test-secrets-key-not-secret-0123456789",
                 ADMIN_TOKEN: "test-admin-token",
                 ALLOW_PRIVATE_UPSTREAMS: "true",
                 TOKEN_CACHE_SECONDS: "0",
+                ALLOWED_ORIGINS: "https://app.example",
                 EVERYTHING_URL: inject<string>("everythingUrl"),
                 EVERYTHING_SSE_URL: inject<string>("everythingSseUrl"),
                 REPLAY_BASE: inject<string>("replayBase"),

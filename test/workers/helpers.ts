@@ -85,3 +85,20 @@ export async function releaseGate(route: string): Promise<number> {
 export function loadMcp(client: Client, name: string) {
   return client.callTool({ name: "load_mcp", arguments: { mcp_name: name } });
 }
+
+export const ADMIN = { authorization: "Bearer test-admin-token" };
+
+/** A request to the admin API with the test admin token (JSON body when given). */
+export function adminFetch(method: string, path: string, body?: unknown, headers: Record<string, string> = ADMIN): Promise<Response> {
+  return workerFetch(`${BASE}/admin${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+}
+
+/** Makes the route's first tool change its description; returns that tool's name. */
+export async function mutateTool(route: string): Promise<string> {
+  const res = await fetch(`${env.REPLAY_BASE}/__mutate/${route}`, { method: "POST" });
+  return ((await res.json()) as { mutated: string }).mutated;
+}
