@@ -23,7 +23,7 @@ export async function addToken(team: string): Promise<string> {
 
 export const replayUrl = (route: string) => `${env.REPLAY_BASE}/${route}/mcp`;
 
-export async function replayStats(route: string): Promise<{ requests: number; methods: Record<string, number>; lastHeaders: Record<string, string>; sessions: number; deletes: number }> {
+export async function replayStats(route: string): Promise<{ requests: number; methods: Record<string, number>; lastHeaders: Record<string, string>; sessions: number; deletes: number; calls: Array<{ name: string; arguments: unknown }> }> {
   const res = await fetch(`${env.REPLAY_BASE}/__stats/${route}`);
   return res.json();
 }

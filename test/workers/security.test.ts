@@ -26,7 +26,7 @@ const sessions = async () => (await listDurableObjectIds(env.SESSIONS)).length;
 
 describe("admin API", () => {
   it("refuses a missing or wrong admin token with 401 and WWW-Authenticate", async () => {
-    for (const headers of [{}, { authorization: "Bearer wrong" }, { authorization: "Basic test-admin-token" }]) {
+    for (const headers of [{}, { authorization: "Bearer wrong" }, { authorization: "Basic test-admin-token" }] as Array<Record<string, string>>) {
       const res = await adminFetch("GET", "/teams/acme/tokens", undefined, headers);
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer realm=/);
