@@ -8,6 +8,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { UpstreamError } from "../errors.ts";
+import { log } from "../log.ts";
 import type { HostBridge } from "../forward/bridge.ts";
 import { LoadError, type UpstreamRegistry } from "../upstream/registry.ts";
 import { buildListing } from "./listing.ts";
@@ -41,7 +42,13 @@ function parseArgs<S extends z.ZodType>(schema: S, raw: unknown, tool: string): 
 const isResult = (v: unknown): v is CallToolResult =>
   typeof v === "object" && v !== null && "isError" in v && "content" in v;
 
-export function registerMetaTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge): void {
+/** Who the session is, for log lines. */
+export interface SessionIdentity {
+  team: string;
+  session: string;
+}
+
+export function registerMetaTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity): void {
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     await registry.ensureEager();
     const tools: Tool[] = [
@@ -87,11 +94,17 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
             ? undefined
             : (p: { progress: number; total?: number; message?: string }) =>
                 void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken: token } }).catch(() => {});
+        const started = Date.now();
+        const done = (outcome: "ok" | "tool_error" | "failed") =>
+          log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
         try {
-          return await bridge.during(target.upstream, extra, () =>
+          const result = await bridge.during(target.upstream, extra, () =>
             registry.call(target, args.tool_input, { signal: extra.signal, ...(onprogress ? { onprogress } : {}) }),
           );
+          done(result.isError ? "tool_error" : "ok");
+          return result;
         } catch (err) {
+          done("failed");
           if (err instanceof UpstreamError) return toolError(`${args.tool_name} failed: ${err.message}`);
           throw err;
         }
@@ -100,8 +113,10 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
         if (!registry.dynamic) return toolError(`Unknown tool: "${name}". This session has no lazy servers to load.`);
         const args = parseArgs(LoadMcpInput, raw, name);
         if (isResult(args)) return args;
+        const started = Date.now();
         try {
           const outcome = await registry.load(args.mcp_name);
+          if (outcome.changed) log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome: "ok" });
           // On this request's own stream (hosts without a GET stream still hear it), and on the GET stream.
           if (outcome.changed) {
             const { resources, resourceTemplates, prompts } = outcome.catalog;
@@ -111,6 +126,10 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
           return { content: [{ type: "text", text: JSON.stringify(listing) }], structuredContent: { ...listing } };
         } catch (err) {
           if (!(err instanceof LoadError)) throw err;
+          const outcome = err.catalogChanged ? "evicted" : "failed";
+          if (registry.loadable().some((u) => u.name === args.mcp_name) || err.catalogChanged) {
+            log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome });
+          }
           if (err.catalogChanged) await bridge.announce({ tools: true, resources: false, prompts: false }, extra);
           return toolError(err.message);
         }

@@ -153,7 +153,7 @@ export class SessionObject extends DurableObject<Env> {
     await registry.restore();
     const level = await this.#store.logLevel();
     if (level) await registry.setLogLevel(level);
-    registerMetaTools(server, registry, bridge);
+    registerMetaTools(server, registry, bridge, { team: record.team, session: record.sessionId.slice(0, 8) });
     registerResources(server, registry, bridge);
     registerPrompts(server, registry, bridge);
     registerCompletion(server, registry, bridge);

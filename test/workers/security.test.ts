@@ -355,3 +355,22 @@ describe("tool poisoning and rug pulls", () => {
     expect((await adminFetch("POST", `/teams/pinned/pins/up/${changed}/approve`)).status).toBe(404);
   });
 });
+
+describe("observability", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("logs tool calls as JSON with team, session, upstream, tool, duration and outcome, never argument values", async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
+      lines.push(args.map(String).join(" "));
+    });
+    const token = await seedTeam("observed", { mcp: { up: { url: replayUrl("memory") } } });
+    const { client } = await connect("observed", token);
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "up/search_nodes", tool_input: { query: "private-argument-value" } } });
+    const calls = lines.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return undefined; } }).filter((l) => l?.event === "tool_call");
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ team: "observed", upstream: "up", tool: "search_nodes", outcome: "ok", ms: expect.any(Number), session: expect.any(String) });
+    expect(lines.join("\n")).not.toContain("private-argument-value");
+    await client.close();
+  });
+});
