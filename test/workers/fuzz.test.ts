@@ -1,0 +1,121 @@
+// A few thousand generated bad requests at the MCP endpoint and the admin API: every answer is a readable 4xx
+// (or a JSON-RPC error), never a 5xx, and nothing changes state.
+import { env } from "cloudflare:workers";
+import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ADMIN, BASE, connect, seedTeam, replayUrl, workerFetch } from "./helpers.ts";
+
+/** A small deterministic generator (mulberry32), so a failure can be replayed from its seed. */
+function random(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  return { next, pick, int: (n: number) => Math.floor(next() * n) };
+}
+
+const deep = (depth: number, leaf: string) => "[".repeat(depth) + leaf + "]".repeat(depth);
+
+/** Bodies that are wrong in one way or another: syntax, types, methods, sizes, nesting, duplicate keys. */
+function badBody(r: ReturnType<typeof random>): string {
+  const huge = "x".repeat(r.pick([1_000, 100_000, 1_000_000]));
+  const params = r.pick<unknown>([null, 1, "s", [], { tool_name: 5 }, { name: 7 }, { name: "use_tool", arguments: "not an object" }, { uri: 3 }, { cursor: {} }]);
+  const candidates = [
+    "",
+    "{",
+    "}",
+    "null",
+    "[]",
+    "[1,2,3]",
+    "true",
+    '"string"',
+    "{\"jsonrpc\":\"2.0\"",
+    "\u0000\u0001\u0002",
+    `{"jsonrpc":"2.0","id":1,"method":"${huge}"}`,
+    JSON.stringify({ jsonrpc: "1.0", id: 1, method: "tools/list" }),
+    JSON.stringify({ jsonrpc: "2.0", id: { nested: true }, method: "tools/list" }),
+    JSON.stringify({ jsonrpc: "2.0", id: 1, method: r.pick(["nope", "tools/nope", "", "initialize/x", "resources/read", "prompts/get", "completion/complete", "tools/call"]), params }),
+    JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "use_tool", arguments: { tool_name: huge, tool_input: { a: huge } } } }),
+    JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "discover_tool", arguments: { tool_name: ["array"] } } }),
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"use_tool","arguments":{"tool_name":"a/b","tool_name":"up/read_graph","tool_input":{}}}}',
+    `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"use_tool","arguments":{"tool_name":"up/read_graph","tool_input":${deep(r.pick([50, 500, 5000]), "1")}}}}`,
+    deep(r.pick([10, 1000, 100000]), "{}"),
+    JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "nope" } }),
+    JSON.stringify({ jsonrpc: "2.0", id: 6, result: {} }),
+    JSON.stringify({ jsonrpc: "2.0", id: 7, method: "logging/setLevel", params: { level: "loudest" } }),
+  ];
+  return r.pick(candidates);
+}
+
+function badHeaders(r: ReturnType<typeof random>, auth: string, sessionId: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    "content-type": r.pick(["application/json", "application/json; charset=utf-8", "text/plain", "", "application/x-www-form-urlencoded"]),
+    accept: r.pick(["application/json, text/event-stream", "application/json", "*/*", "text/html", ""]),
+    authorization: r.pick([auth, auth, auth, "Bearer nope", "", `Bearer ${"A".repeat(5000)}`]),
+  };
+  const session = r.pick([sessionId, sessionId, "", "garbage", `${sessionId}x`, "a".repeat(22) + "." + "b".repeat(22)]);
+  if (session) headers["mcp-session-id"] = session;
+  const version = r.pick(["2025-11-25", "2025-06-18", "2025-03-26", "", "9999-99-99", "x".repeat(300)]);
+  if (version) headers["mcp-protocol-version"] = version;
+  if (r.next() < 0.1) headers.origin = r.pick(["https://evil.example", "null", "https://app.example"]);
+  return headers;
+}
+
+async function readAnswer(res: Response): Promise<void> {
+  const text = await res.text();
+  expect(res.status, text.slice(0, 200)).toBeLessThan(500);
+  if (text && (res.headers.get("content-type") ?? "").includes("json")) JSON.parse(text);
+}
+
+describe("fuzz", () => {
+  it("the MCP endpoint answers 1500 bad requests without a 5xx or a change of state", async () => {
+    const token = await seedTeam("fuzz", { mcp: { up: { url: replayUrl("memory") } } });
+    const { client, sessionId } = await connect("fuzz", token);
+    await client.listTools();
+    const stub = env.SESSIONS.getByName(`fuzz/${sessionId}`);
+    const snapshot = () => runInDurableObject(stub, async (_o, state) => JSON.stringify([...(await state.storage.list())]));
+    const storageBefore = await snapshot();
+    const idsBefore = (await listDurableObjectIds(env.SESSIONS)).length;
+    const kvBefore = (await env.TEAMS.list()).keys.length;
+
+    const r = random(20261122);
+    for (let i = 0; i < 1500; i++) {
+      const method = r.pick(["POST", "POST", "POST", "POST", "GET", "DELETE", "PUT", "PATCH"]);
+      const headers = badHeaders(r, `Bearer ${token}`, sessionId);
+      // Deleting the session would be a legitimate change: keep DELETE to foreign or malformed ids.
+      if (method === "DELETE" && headers["mcp-session-id"] === sessionId) headers["mcp-session-id"] = "garbage";
+      const body = method === "POST" || method === "PUT" || method === "PATCH" ? badBody(r) : undefined;
+      const res = await workerFetch(`${BASE}/t/fuzz/mcp`, { method, headers, ...(body === undefined ? {} : { body }) });
+      await readAnswer(res);
+    }
+    expect(await snapshot()).toBe(storageBefore);
+    expect((await listDurableObjectIds(env.SESSIONS)).length).toBe(idsBefore);
+    expect((await env.TEAMS.list()).keys.length).toBe(kvBefore);
+    // And the session still works.
+    expect((await client.callTool({ name: "use_tool", arguments: { tool_name: "up/read_graph" } })).isError).toBeFalsy();
+    await client.close();
+  });
+
+  it("the admin API answers 1000 bad requests without a 5xx or a change of state", async () => {
+    const kvBefore = JSON.stringify((await env.TEAMS.list()).keys.map((k) => k.name));
+    const r = random(7);
+    const paths = ["/teams/a/config", "/teams/a/tokens", "/teams/a/tokens/zz", "/teams/a/tokens/0123456789abcdef", "/teams/a/secrets", "/teams/a/secrets/X", "/teams/a/secrets/bad-name", "/teams/A!/config", "/teams/a/pins/s/t/approve", "/teams/a/pins", "/teams/" + "x".repeat(100) + "/config", "/unknown"];
+    for (let i = 0; i < 1000; i++) {
+      const method = r.pick(["GET", "PUT", "POST", "DELETE", "PATCH"]);
+      const path = r.pick(paths);
+      const auth = r.pick([ADMIN.authorization, "Bearer wrong", ""]);
+      const body = method === "PUT" || method === "POST" || method === "PATCH" ? badBody(r) : undefined;
+      const headers: Record<string, string> = { "content-type": r.pick(["application/json", "text/plain"]) };
+      if (auth) headers.authorization = auth;
+      // Only bodies that cannot be a valid write: a valid one would (rightly) change state.
+      const res = await workerFetch(`${BASE}/admin${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+      await readAnswer(res);
+    }
+    expect(JSON.stringify((await env.TEAMS.list()).keys.map((k) => k.name))).toBe(kvBefore);
+  });
+});
