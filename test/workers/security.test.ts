@@ -192,6 +192,16 @@ describe("team secrets", () => {
   });
 });
 
+describe("redirects", () => {
+  it("does not follow an upstream's redirect to another origin", async () => {
+    const token = await seedTeam("redir", { mcp: { away: { url: replayUrl("sec-redirect-away") }, ok: { url: replayUrl("memory") } } });
+    const { client } = await connect("redir", token);
+    expect(await discoverDescription(client)).toMatch(/away: unavailable — /);
+    expect((await replayStats("sec-redirect-target")).requests).toBe(0);
+    await client.close();
+  });
+});
+
 describe("credentials of the host", () => {
   it("never forwards the host's Authorization, cookies or other headers upstream", async () => {
     const token = await seedTeam("fwdhdr", { mcp: { up: { url: replayUrl("sec-headers"), headers: { "X-Configured": "yes" } } } });
