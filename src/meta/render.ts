@@ -53,7 +53,7 @@ export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b
  */
 export function oneLine(description: string | undefined): string {
   if (!description) return "";
-  const text = description.replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
+  const text = description.replace(/\s+/g, " ").replace(INVISIBLE, "").trim();
   const end = text.search(/[.!?](?=\s|$)/);
   const sentence = end === -1 ? text : text.slice(0, end + 1);
   if (sentence.length <= ONE_LINE_MAX) return sentence;
