@@ -3,12 +3,18 @@
 /** Why an upstream could not serve a request. Only the upstream client creates these. */
 export type UpstreamFault =
   | { kind: "unreachable"; detail: string }
-  | { kind: "http"; status: number; detail: string }
+  | { kind: "http"; status: number; detail: string; retryAfterMs?: number }
   | { kind: "timeout"; ms: number }
   | { kind: "rpc"; code: number; detail: string }
   | { kind: "protocol"; detail: string }
   | { kind: "config"; detail: string }
-  | { kind: "closed" };
+  | { kind: "closed" }
+  /** The upstream no longer knows our session (404/400 to its id). */
+  | { kind: "expired" }
+  | { kind: "too_large"; limit: number }
+  /** The connection broke after a call was sent: it may or may not have run. */
+  | { kind: "unknown_outcome"; detail: string }
+  | { kind: "throttled"; detail: string };
 
 /** A failure of one named upstream, carried through the registry and the meta-tools. */
 export class UpstreamError extends Error {
@@ -39,6 +45,14 @@ export function describeFault(upstream: string, fault: UpstreamFault): string {
       return `"${upstream}" is misconfigured: ${fault.detail}`;
     case "closed":
       return `the connection to "${upstream}" closed`;
+    case "expired":
+      return `"${upstream}" no longer knows this session and a new one failed too`;
+    case "too_large":
+      return `"${upstream}" sent an answer larger than ${fault.limit} bytes; it was refused`;
+    case "unknown_outcome":
+      return `the connection to "${upstream}" broke after the call was sent (${fault.detail}); it may or may not have run, and it was not repeated because the tool is not marked read-only or idempotent`;
+    case "throttled":
+      return `"${upstream}" is reconnecting too often (${fault.detail}); try again shortly`;
   }
 }
 
@@ -59,6 +73,14 @@ export function shortReason(fault: UpstreamFault): string {
       return `misconfigured: ${fault.detail}`;
     case "closed":
       return "connection closed";
+    case "expired":
+      return "session expired";
+    case "too_large":
+      return `answer over ${fault.limit} bytes`;
+    case "unknown_outcome":
+      return "connection broke mid-call";
+    case "throttled":
+      return "reconnecting too often";
   }
 }
 

@@ -55,7 +55,8 @@ export function oneLine(description: string | undefined): string {
   if (!description) return "";
   const text = description.replace(/\s+/g, " ").replace(INVISIBLE, "").trim();
   const end = text.search(/[.!?](?=\s|$)/);
-  const sentence = end === -1 ? text : text.slice(0, end + 1);
+  // The first sentence; its closing period carries no meaning in a list line (421 of them cost 274 tokens).
+  const sentence = end === -1 ? text : text.slice(0, text[end] === "." ? end : end + 1);
   if (sentence.length <= ONE_LINE_MAX) return sentence;
   const room = sentence.slice(0, ONE_LINE_MAX - 1);
   const space = room.lastIndexOf(" ");
@@ -76,7 +77,9 @@ function renderGroup(group: CatalogGroup, mode: ConfigMode): string {
 
 /** discover_tool's description: instructions, then `<mcp_servers>` (dynamic mode), then `<tools>`. */
 export function renderDiscoverDescription(view: CatalogView): string {
-  const parts = [DISCOVER_PREAMBLE + (view.mode === "multi" ? `\n${NAMESPACE_HINT}` : "")];
+  // The namespace hint only where there are grouped tools to call.
+  const hint = view.mode === "multi" && view.groups.some((g) => g.state === "ready");
+  const parts = [DISCOVER_PREAMBLE + (hint ? `\n${NAMESPACE_HINT}` : "")];
   if (view.lazy.length > 0) {
     parts.push(DYNAMIC_PREAMBLE);
     parts.push(["<mcp_servers>", ...view.lazy.map((s) => `- ${s.name}: ${s.description}`), "</mcp_servers>"].join("\n"));

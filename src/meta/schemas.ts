@@ -2,32 +2,35 @@
 import { z } from "zod";
 
 export const DiscoverToolInput = z.object({
-  tool_name: z.string().min(1).describe("A tool name from the list, e.g. server/tool"),
+  tool_name: z.string().describe("A tool name from the list, e.g. server/tool"),
 });
 
 export const UseToolInput = z.object({
-  tool_name: z.string().min(1).describe("The tool to call, as discover_tool names it"),
+  tool_name: z.string().describe("The tool to call, as discover_tool names it"),
   tool_input: z.record(z.string(), z.unknown()).default({}).describe("The tool's arguments, matching its input schema"),
 });
 
 export const LoadMcpInput = z.object({
-  mcp_name: z.string().min(1).describe("A server name from <mcp_servers>"),
+  mcp_name: z.string().describe("A server name from <mcp_servers>"),
 });
 
 type JsonObjectSchema = { type: "object"; [key: string]: unknown };
 
-/** The input schema as hosts see it: what a caller may send (defaults optional), no `$schema` noise. */
+/**
+ * The input schema as hosts see it, lean because every session pays for it in context: what a caller may send
+ * (defaulted fields optional, their defaults applied by the proxy), a free-form record as a plain `object`.
+ */
 export function inputJsonSchema(schema: z.ZodType): JsonObjectSchema {
   const json = z.toJSONSchema(schema, {
     io: "input",
-    // A free-form record reads as a plain open object: `additionalProperties: true`, no `propertyNames`.
     override: ({ jsonSchema }) => {
       const js = jsonSchema as Record<string, unknown>;
       const extra = js.additionalProperties;
       if (typeof extra === "object" && extra !== null && Object.keys(extra).length === 0) {
-        js.additionalProperties = true;
+        delete js.additionalProperties;
         delete js.propertyNames;
       }
+      delete js.default;
     },
   }) as Record<string, unknown>;
   delete json.$schema;

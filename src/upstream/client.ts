@@ -25,6 +25,8 @@ import {
 import type { z } from "zod";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
+import { parseRetryAfter } from "./backoff.ts";
+import { ResponseTooLarge, type FetchGate } from "./fetch-gate.ts";
 
 /** What an upstream offers, as read right after connecting. Stored per session, so plain JSON. */
 export interface UpstreamCatalog {
@@ -57,6 +59,8 @@ export interface ClientDeps {
   fetch: FetchLike;
   clientInfo: Implementation;
   hooks?: UpstreamHooks;
+  /** Connection slots and the response size limit of the session. */
+  gate?: FetchGate;
 }
 
 export interface RequestOptions {
@@ -84,6 +88,10 @@ export class UpstreamClient {
   #closed = false;
   /** The standalone GET stream is opened only on demand (see isStandaloneStream). */
   #streamWanted = false;
+  /** Set when an answer outgrew the limit: the client was closed because of it. */
+  #overflow: ResponseTooLarge | undefined;
+  /** The last Retry-After of a 429, in ms. */
+  #retryAfterMs: number | undefined;
 
   private constructor(spec: UpstreamSpec, client: Client, transport: StreamableHTTPClientTransport | SSEClientTransport, secrets: string[]) {
     this.spec = spec;
@@ -95,13 +103,19 @@ export class UpstreamClient {
   /** Opens the connection and runs `initialize`. Headers come resolved (secret references filled in). */
   static async connect(spec: UpstreamSpec, headers: Record<string, string>, deps: ClientDeps): Promise<UpstreamClient> {
     let upstream: UpstreamClient | undefined;
+    const gated = deps.gate ? deps.gate.wrap(deps.fetch, (error) => upstream && upstream.#overflowed(error)) : deps.fetch;
+    const watched: FetchLike = async (input, init) => {
+      const response = await gated(input, init);
+      if (response.status === 429 && upstream) upstream.#retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+      return response;
+    };
     const transport =
       spec.transport === "sse"
         ? // The older HTTP+SSE transport: its one GET stream carries every answer, so it stays open while connected.
-          new SSEClientTransport(new URL(spec.url), { fetch: (input, init) => deps.fetch(input, init), requestInit: { headers } })
+          new SSEClientTransport(new URL(spec.url), { fetch: watched, requestInit: { headers } })
         : new StreamableHTTPClientTransport(new URL(spec.url), {
             fetch: (input, init) =>
-              isStandaloneStream(init) && !(upstream && upstream.#streamWanted) ? Promise.resolve(NO_STREAM()) : deps.fetch(input, init),
+              isStandaloneStream(init) && !(upstream && upstream.#streamWanted) ? Promise.resolve(NO_STREAM()) : watched(input, init),
             requestInit: { headers },
             // One reconnect attempt for a dropped GET stream; call-level retries are the registry's business.
             reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
@@ -130,6 +144,12 @@ export class UpstreamClient {
       throw created.#convert(err);
     }
     return created;
+  }
+
+  /** An answer outgrew the limit: close, so every pending request ends now, and remember why. */
+  #overflowed(error: ResponseTooLarge): void {
+    this.#overflow = error;
+    void this.close();
   }
 
   /** What the upstream said it can do at initialize. */
@@ -266,6 +286,7 @@ export class UpstreamClient {
   /** By type, never by message text; messages are scrubbed of the URL and header values before they travel. */
   #fault(err: unknown): UpstreamFault {
     if (err instanceof UpstreamError) return err.fault;
+    if (this.#overflow) return { kind: "too_large", limit: this.#overflow.limit };
     if (err instanceof SseError) {
       const status = err.code ?? -1;
       if (status > 0) return { kind: "http", status, detail: this.#scrub(bodyOf(err.message)) };
@@ -274,7 +295,13 @@ export class UpstreamClient {
     if (err instanceof StreamableHTTPError) {
       const status = err.code ?? -1;
       if (status <= 0) return { kind: "protocol", detail: this.#scrub(err.message) };
-      return { kind: "http", status, detail: this.#scrub(bodyOf(err.message)) };
+      // A 404 (or 400) to a request that carried our session id: the upstream forgot the session.
+      if ((status === 404 || status === 400) && this.#transport instanceof StreamableHTTPClientTransport && this.#transport.sessionId) {
+        return { kind: "expired" };
+      }
+      const fault: UpstreamFault = { kind: "http", status, detail: this.#scrub(bodyOf(err.message)) };
+      if (status === 429 && this.#retryAfterMs !== undefined) fault.retryAfterMs = this.#retryAfterMs;
+      return fault;
     }
     if (err instanceof McpError) {
       if (err.code === ErrorCode.RequestTimeout) return { kind: "timeout", ms: this.spec.timeout };

@@ -4,6 +4,7 @@ import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, describeFault, shortReason } from "../errors.ts";
 import type { CatalogGroup, CatalogView, LazyServer } from "../meta/render.ts";
 import { EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ReconnectBudget, backoffDelay, sleep } from "./backoff.ts";
 import type { RequestOptions, UpstreamCatalog, UpstreamClient } from "./client.ts";
 
 /** Consecutive failed loads after which a lazy upstream is no longer offered. */
@@ -70,6 +71,18 @@ export interface CatalogChange {
   prompts: boolean;
 }
 
+export interface WithClientOptions {
+  /** The request may run twice without harm (a read, or a tool annotated read-only or idempotent). */
+  safeToRepeat?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Reconnects one upstream may make in any minute. */
+export const RECONNECTS_PER_MINUTE = 10;
+
+/** How long a 429's Retry-After may be waited out: within the entry's timeout (a minute when it has none). */
+const retryWindow = (spec: UpstreamSpec) => (spec.timeout === 0 ? 60_000 : spec.timeout);
+
 export interface LoadOutcome {
   catalog: UpstreamCatalog;
   /** False when the server was already loaded (nothing changed, nothing was opened). */
@@ -92,6 +105,7 @@ export class UpstreamRegistry {
   /** Whether live clients keep their standalone GET stream open (while the host holds its own). */
   #streaming = false;
   #logLevel: LoggingLevel | undefined;
+  readonly #budgets = new Map<string, ReconnectBudget>();
   /** Run on every new client before anyone uses it (re-subscribe resources, for instance). */
   onConnect: ((name: string, client: UpstreamClient) => Promise<void>) | undefined;
 
@@ -281,20 +295,77 @@ export class UpstreamRegistry {
     return index;
   }
 
-  /** Calls a tool on its upstream, reconnecting lazily when the session has no live client. */
+  /**
+   * Calls a tool on its upstream. A call that may have reached the upstream is repeated only when the tool says
+   * it is read-only or idempotent; otherwise a broken connection is reported as an unknown outcome.
+   */
   call(target: ExposedTool, args: Record<string, unknown>, options: RequestOptions = {}): Promise<CallToolResult> {
-    return this.withClient(target.upstream, (client) => client.callTool(target.tool.name, args, options));
+    const hints = target.tool.annotations ?? {};
+    const safeToRepeat = hints.readOnlyHint === true || hints.idempotentHint === true;
+    return this.withClient(target.upstream, (client) => client.callTool(target.tool.name, args, options), {
+      safeToRepeat,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   }
 
-  /** Runs `use` with the live client of a loaded upstream, connecting it when the session has none. */
-  async withClient<T>(name: string, use: (client: UpstreamClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `use` with the live client of a loaded upstream, connecting it when the session has none, and recovers
+   * from what can be recovered without doing anything twice:
+   * - connect or initialize failed (nothing reached the upstream): one more try after a jittered backoff;
+   * - the upstream forgot our session (404/400 to its id): a new session, and the request once more;
+   * - 429 with a Retry-After that fits in the timeout: wait, then once more;
+   * - the connection broke mid-request: once more on a new connection if `safeToRepeat`, else an unknown outcome.
+   * Reconnects per upstream are capped per minute, so a flapping upstream is not stormed.
+   */
+  async withClient<T>(name: string, use: (client: UpstreamClient) => Promise<T>, options: WithClientOptions = {}): Promise<T> {
     const spec = this.#spec(name);
-    const client = await this.#client(spec);
-    try {
-      return await use(client);
-    } finally {
-      if (client.closed && this.#clients.get(name) === client) this.#clients.delete(name);
+    let repeated = false;
+    for (;;) {
+      const client = await this.#connectForCall(spec, options.signal);
+      try {
+        return await use(client);
+      } catch (err) {
+        if (!(err instanceof UpstreamError) || repeated) throw err;
+        const fault = err.fault;
+        if (fault.kind === "expired") {
+          await this.#drop(name);
+        } else if (fault.kind === "http" && fault.status === 429 && fault.retryAfterMs !== undefined && fault.retryAfterMs <= retryWindow(spec)) {
+          await sleep(fault.retryAfterMs, options.signal);
+        } else if (fault.kind === "closed" || fault.kind === "unreachable" || fault.kind === "protocol") {
+          await this.#drop(name);
+          if (!options.safeToRepeat) throw new UpstreamError(name, { kind: "unknown_outcome", detail: describeFault(name, fault) });
+        } else {
+          throw err;
+        }
+        repeated = true;
+      } finally {
+        if (client.closed && this.#clients.get(name) === client) this.#clients.delete(name);
+      }
     }
+  }
+
+  /** The live client, or a new connection: one retry after a backoff when connecting fails for want of the upstream. */
+  async #connectForCall(spec: UpstreamSpec, signal?: AbortSignal): Promise<UpstreamClient> {
+    const live = this.#clients.get(spec.name);
+    if (live && !live.closed) return live;
+    for (let attempt = 0; ; attempt++) {
+      if (!this.#connecting.has(spec.name) && !this.#budget(spec.name).take()) {
+        throw new UpstreamError(spec.name, { kind: "throttled", detail: `more than ${RECONNECTS_PER_MINUTE} reconnects in a minute` });
+      }
+      try {
+        return await this.#client(spec);
+      } catch (err) {
+        const retryable = err instanceof UpstreamError && (err.fault.kind === "unreachable" || err.fault.kind === "closed" || (err.fault.kind === "http" && err.fault.status >= 500));
+        if (!retryable || attempt >= 1) throw err;
+        await sleep(backoffDelay(attempt), signal);
+      }
+    }
+  }
+
+  #budget(name: string): ReconnectBudget {
+    let budget = this.#budgets.get(name);
+    if (!budget) this.#budgets.set(name, (budget = new ReconnectBudget(RECONNECTS_PER_MINUTE)));
+    return budget;
   }
 
   /** Loaded upstreams with their catalogs, in config order. */
@@ -311,7 +382,7 @@ export class UpstreamRegistry {
   async refresh(name: string): Promise<CatalogChange> {
     const before = this.#records.get(name);
     if (before?.status !== UpstreamStatus.ready) return { tools: false, resources: false, prompts: false };
-    const catalog = await this.#policy(this.#spec(name), await this.withClient(name, (client) => client.readCatalog()));
+    const catalog = await this.#policy(this.#spec(name), await this.withClient(name, (client) => client.readCatalog(), { safeToRepeat: true }));
     await this.#setRecord(name, { status: UpstreamStatus.ready, catalog });
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     return {

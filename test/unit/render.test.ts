@@ -4,7 +4,7 @@ import { oneLine, rankByCloseness, renderDiscoverDescription, renderToolDetails,
 
 describe("oneLine", () => {
   it("keeps the first sentence only", () => {
-    expect(oneLine("Reads a file. Use it for text files only.")).toBe("Reads a file.");
+    expect(oneLine("Reads a file. Use it for text files only.")).toBe("Reads a file");
     expect(oneLine("Version 1.2 parser! More text")).toBe("Version 1.2 parser!");
     expect(oneLine("  Multi\n  line\tdescription  ")).toBe("Multi line description");
     expect(oneLine(undefined)).toBe("");
@@ -47,7 +47,7 @@ describe("renderDiscoverDescription", () => {
       alpha: unavailable — unreachable (connection refused)
       zeta:
       - a: Ay
-      - b: Bee.
+      - b: Bee
       </tools>"
     `);
   });
@@ -56,7 +56,7 @@ describe("renderDiscoverDescription", () => {
     const text = renderDiscoverDescription(
       view({ mode: "single", groups: [{ server: "mcp", state: "ready", tools: [{ name: "echo", description: "Echo it." }] }] }),
     );
-    expect(text.endsWith("\n\n<tools>\n- echo: Echo it.\n</tools>")).toBe(true);
+    expect(text.endsWith("\n\n<tools>\n- echo: Echo it\n</tools>")).toBe(true);
     expect(text).not.toContain("server/tool");
   });
 

@@ -245,7 +245,7 @@ describe("list changes", () => {
     await client.callTool({ name: "use_tool", arguments: { tool_name: "grow/read_graph" } });
     await eventually(() => changed > 0);
     const description = await discoverDescription(client);
-    expect(description).toMatch(/- added_\d+: Added by a call\./);
+    expect(description).toMatch(/- added_\d+: Added by a call\n/);
     await client.close();
   });
 });

@@ -300,12 +300,12 @@ describe("tool poisoning and rug pulls", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
     const description = tools[0]!.description!;
-    expect(description).toContain("- fine_tool: Reads files.");
+    expect(description).toContain("- fine_tool: Reads files\n");
     expect(description).not.toMatch(/[\u200B\u202E\u0007]/);
     expect(description).not.toContain("bad name with spaces");
     expect(description).not.toContain("x".repeat(129));
     // An upstream tool called discover_tool is only ever p/discover_tool.
-    expect(description).toContain("- discover_tool: Tries to look like a meta-tool.");
+    expect(description).toContain("- discover_tool: Tries to look like a meta-tool\n");
     const found = await client.callTool({ name: "discover_tool", arguments: { tool_name: "discover_tool" } });
     expect(found.isError).toBe(true);
     const details = await client.callTool({ name: "discover_tool", arguments: { tool_name: "p/fine_tool" } });
