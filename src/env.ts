@@ -22,6 +22,8 @@ export interface Env {
   TOKEN_CACHE_SECONDS?: string;
   /** Upper bound of a request body in bytes (default 4 MiB). */
   MAX_BODY_BYTES?: string;
+  /** Upper bound of one upstream answer (a tool result, a catalog page) in bytes (default 8 MiB). */
+  MAX_UPSTREAM_RESPONSE_BYTES?: string;
   /** Per-token request limiter (Workers rate-limiting binding). */
   TOKEN_LIMITER?: RateLimit;
 }

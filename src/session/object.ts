@@ -20,6 +20,7 @@ import { bindingKv } from "../teams/binding-kv.ts";
 import { readSecret } from "../teams/store.ts";
 import { checkPins } from "../teams/pins.ts";
 import { UpstreamClient, type UpstreamCatalog } from "../upstream/client.ts";
+import { DEFAULT_GATE_LIMITS, FetchGate } from "../upstream/fetch-gate.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { resolveHeaders } from "../upstream/headers.ts";
@@ -48,6 +49,8 @@ export class SessionObject extends DurableObject<Env> {
   #runtime: Promise<Runtime> | undefined;
   /** Host GET streams open right now: while there is one, upstreams keep their streams open too. */
   #hostStreams = 0;
+  /** The upstream connection gate of the live runtime (its counters are what tests read). */
+  gate: FetchGate | undefined;
 
   override async fetch(request: Request): Promise<Response> {
     const team = request.headers.get(ROUTE_HEADERS.team) ?? "";
@@ -130,6 +133,11 @@ export class SessionObject extends DurableObject<Env> {
     );
     const bridge = new HostBridge(server, record.config.mode);
     const kv = bindingKv(this.env.TEAMS);
+    const gate = new FetchGate({
+      maxConnections: DEFAULT_GATE_LIMITS.maxConnections,
+      maxResponseBytes: Number(this.env.MAX_UPSTREAM_RESPONSE_BYTES) || DEFAULT_GATE_LIMITS.maxResponseBytes,
+    });
+    this.gate = gate;
     const addresses = urlPolicy(this.env);
     const policy = async (spec: UpstreamSpec, catalog: UpstreamCatalog): Promise<UpstreamCatalog> => {
       const visible = applyToolPolicy(spec, catalog);
@@ -147,6 +155,7 @@ export class SessionObject extends DurableObject<Env> {
         fetch: (input, init) => fetch(input, init),
         clientInfo: { name: PRODUCT.name, version: PRODUCT.version },
         hooks: bridge,
+        gate,
       });
     }, policy);
     bridge.attach(registry);

@@ -11,6 +11,7 @@ import {
   ListRootsRequestSchema,
   McpError,
   type CallToolResult,
+  type JSONRPCMessage,
   type ClientCapabilities,
   type Implementation,
   type Notification,
@@ -76,6 +77,20 @@ const RELAYED = [
   ["roots", ListRootsRequestSchema],
 ] as const;
 
+/** How long after an answer stream ends its answer may still be on its way through the SDK's parser. */
+const ANSWER_GRACE_MS = 100;
+
+/** The JSON-RPC id of a request body (undefined for notifications, responses and non-JSON bodies). */
+function requestId(init: RequestInit | undefined): string | number | undefined {
+  if (typeof init?.body !== "string") return undefined;
+  try {
+    const message = JSON.parse(init.body) as { id?: unknown; method?: unknown };
+    return typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number") ? message.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Lists are followed through their cursors, but never forever. */
 const MAX_PAGES = 100;
 const NO_TIMEOUT = 2_147_483_647;
@@ -107,6 +122,10 @@ export class UpstreamClient {
     const watched: FetchLike = async (input, init) => {
       const response = await gated(input, init);
       if (response.status === 429 && upstream) upstream.#retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+      const id = requestId(init);
+      if (upstream && upstream.#answers && id !== undefined && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+        return upstream.#watchAnswerStream(response, id);
+      }
       return response;
     };
     const transport =
@@ -143,7 +162,57 @@ export class UpstreamClient {
       await client.close().catch(() => {});
       throw created.#convert(err);
     }
+    // From now on, note which answers arrive, so a request whose stream ends without one is failed at once.
+    const deliver = transport.onmessage;
+    const answers = new Set<string | number>();
+    transport.onmessage = (message: JSONRPCMessage) => {
+      if ("id" in message && !("method" in message) && message.id !== null) answers.add(message.id);
+      deliver?.(message);
+    };
+    created.#answers = answers;
+    created.#deliver = deliver;
     return created;
+  }
+
+  /** Answers that arrived (see #watchAnswerStream); undefined until the client is connected. */
+  #answers: Set<string | number> | undefined;
+  #deliver: ((message: JSONRPCMessage) => void) | undefined;
+
+  /**
+   * The SDK waits until the timeout when a POST's SSE stream ends (or breaks) before the answer and cannot be
+   * resumed. Watch such a stream: when it is over and no answer with the request's id came, fail the request
+   * with ConnectionClosed at once (after a short grace for the SDK's parser to hand over the last event).
+   */
+  #watchAnswerStream(response: Response, id: string | number): Response {
+    const reader = response.body!.getReader();
+    let over = false;
+    const settle = () => {
+      if (over) return;
+      over = true;
+      setTimeout(() => {
+        if (this.#answers?.delete(id) || this.#closed) return;
+        this.#deliver?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message: "the answer stream ended before the answer" } });
+      }, ANSWER_GRACE_MS);
+    };
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            settle();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (err) {
+          settle();
+          controller.error(err);
+        }
+      },
+      cancel(reason) {
+        settle();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
   /** An answer outgrew the limit: close, so every pending request ends now, and remember why. */

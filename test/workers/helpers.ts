@@ -102,3 +102,8 @@ export async function mutateTool(route: string): Promise<string> {
   const res = await fetch(`${env.REPLAY_BASE}/__mutate/${route}`, { method: "POST" });
   return ((await res.json()) as { mutated: string }).mutated;
 }
+
+/** Replay-server controls: forget a route's sessions, take it down, bring it back. */
+export async function replayControl(action: "forget" | "down" | "up", route: string): Promise<void> {
+  await fetch(`${env.REPLAY_BASE}/__${action}/${route}`, { method: "POST" });
+}
