@@ -166,7 +166,7 @@ export class UpstreamClient {
     const deliver = transport.onmessage;
     const answers = new Set<string | number>();
     transport.onmessage = (message: JSONRPCMessage) => {
-      if ("id" in message && !("method" in message) && message.id !== null) answers.add(message.id);
+      if ("id" in message && !("method" in message) && (typeof message.id === "string" || typeof message.id === "number")) answers.add(message.id);
       deliver?.(message);
     };
     created.#answers = answers;
