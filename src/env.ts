@@ -1,11 +1,18 @@
 // The Worker's bindings, and what the router hands the session object with each request.
 import type { SessionObject } from "./session/object.ts";
+import type { TeamIndex } from "./session/team-index.ts";
 
 export interface Env {
   /** Team configs and token hashes (layout in docs/storage.md). */
   TEAMS: KVNamespace;
   /** One session object per MCP session. */
   SESSIONS: DurableObjectNamespace<SessionObject>;
+  /** One index per team: its live sessions (for admin reloads and reconnects). */
+  TEAM_INDEX: DurableObjectNamespace<TeamIndex>;
+  /** Seconds before idle upstream clients are closed (default 120). */
+  UPSTREAM_IDLE_SECONDS?: string;
+  /** Seconds before an unused session's storage is deleted (default 86400). */
+  SESSION_TTL_SECONDS?: string;
   /** HMAC key that signs session ids (a Worker secret; `npm run dev` writes one into .dev.vars). */
   SESSION_KEY?: string;
   /** Key material for team secrets (AES-GCM); a Worker secret. */

@@ -2,4 +2,5 @@
 import { app } from "./http/app.ts";
 
 export { SessionObject } from "./session/object.ts";
+export { TeamIndex } from "./session/team-index.ts";
 export default app;

@@ -16,6 +16,8 @@ import {
   TokenCreated,
   TokenIdParam,
   TokenList,
+  SessionCount,
+  UpstreamParam,
 } from "./schemas.ts";
 
 const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
@@ -60,6 +62,12 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
       },
       "/admin/teams/{team}/pins": {
         get: { summary: "List pinned tool definitions and changes waiting for approval", requestParams: { path: TeamParam }, responses: { "200": json(PinList, "The pins."), ...errors } },
+      },
+      "/admin/teams/{team}/sessions/reload": {
+        post: { summary: "Have every live session of the team take the current config at its next request", requestParams: { path: TeamParam }, responses: { "200": json(SessionCount, "Sessions told."), ...errors } },
+      },
+      "/admin/teams/{team}/upstreams/{server}/reconnect": {
+        post: { summary: "Reconnect one upstream in every live session of the team", requestParams: { path: UpstreamParam }, responses: { "200": json(SessionCount, "Sessions reconnected."), ...errors } },
       },
       "/admin/teams/{team}/pins/{server}/{tool}/approve": {
         post: { summary: "Approve a changed tool definition", requestParams: { path: PinParam }, responses: { "204": { description: "Approved." }, ...errors } },

@@ -10,7 +10,7 @@ import { bindingKv } from "../teams/binding-kv.ts";
 import { TeamStore, TeamStoreError } from "../teams/store.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { adminOpenApi } from "./openapi.ts";
-import { PinParam, SecretParam, SecretPutBody, TeamParam, TokenCreateBody, TokenIdParam } from "./schemas.ts";
+import { PinParam, SecretParam, SecretPutBody, TeamParam, TokenCreateBody, TokenIdParam, UpstreamParam } from "./schemas.ts";
 
 type AdminContext = Context<{ Bindings: Env }>;
 
@@ -154,6 +154,30 @@ admin.post("/teams/:team/pins/:server/:tool/approve", async (c) => {
   const approved = await store(c).approvePin(p.team, p.server, p.tool);
   log({ event: "admin", action: "pin.approve", team: p.team, target: `${p.server}/${p.tool}`, outcome: approved ? "ok" : "refused" });
   return approved ? c.body(null, 204) : problem(c, 404, "not_found", `No change of ${p.server}/${p.tool} is waiting for approval.`);
+});
+
+/** Every live session of a team, through the team's index (Durable Objects cannot be listed). */
+async function liveSessions(c: AdminContext, team: string) {
+  const ids = await c.env.TEAM_INDEX.getByName(team).list();
+  return ids.map((id) => c.env.SESSIONS.getByName(`${team}/${id}`));
+}
+
+admin.post("/teams/:team/sessions/reload", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  const results = await Promise.all((await liveSessions(c, p.team)).map((s) => s.reload().catch(() => false)));
+  const sessions = results.filter(Boolean).length;
+  log({ event: "admin", action: "sessions.reload", team: p.team, outcome: "ok" });
+  return c.json({ sessions });
+});
+
+admin.post("/teams/:team/upstreams/:server/reconnect", async (c) => {
+  const p = params(c, UpstreamParam);
+  if (isResponse(p)) return p;
+  const results = await Promise.all((await liveSessions(c, p.team)).map((s) => s.reconnect(p.server).catch(() => false)));
+  const sessions = results.filter(Boolean).length;
+  log({ event: "admin", action: "upstream.reconnect", team: p.team, target: p.server, outcome: "ok" });
+  return c.json({ sessions });
 });
 
 admin.all("*", (c) => problem(c, 404, "not_found", "No such admin route; see /admin/openapi.json."));

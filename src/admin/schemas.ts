@@ -7,6 +7,8 @@ export const TeamParam = z.object({ team: TeamName });
 export const TokenIdParam = z.object({ team: TeamName, id: z.string().regex(/^[0-9a-f]{16}$/, "token ids are 16 hex digits") });
 export const SecretName = z.string().regex(SECRET_NAME, "secret names are letters, digits and _, starting with a letter or _");
 export const SecretParam = z.object({ team: TeamName, name: SecretName });
+export const UpstreamParam = z.object({ team: TeamName, server: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
+export const SessionCount = z.object({ sessions: z.number().int().describe("Live sessions that took the action.") });
 export const PinParam = z.object({ team: TeamName, server: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), tool: z.string().min(1).max(200) });
 
 export const TokenCreateBody = z.strictObject({

@@ -8,6 +8,7 @@ export const kvKeys = {
   secretPrefix: (team: string) => `team/${team}/secret/`,
   pin: (team: string, server: string, tool: string) => `team/${team}/pin/${server}/${encodeURIComponent(tool)}`,
   pinPrefix: (team: string, server?: string) => `team/${team}/pin/${server === undefined ? "" : `${server}/`}`,
+  catalog: (team: string, server: string) => `team/${team}/catalog/${server}`,
 } as const;
 
 /** A stored token: only the hash of the secret is kept (label and time are also in the key's metadata). */

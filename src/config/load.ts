@@ -1,12 +1,16 @@
 // Reads a team's config and tokens from KV.
 import { kvKeys, type TokenRecord } from "./keys.ts";
-import { parseConfig, type ConfigResult } from "./validate.ts";
+import { parseStoredConfig, type ConfigResult } from "./validate.ts";
 
-/** The team's config, validated; `undefined` when the team has none. */
+/** The team's config as a session serves it (broken entries set aside); `undefined` when the team has none. */
 export async function loadTeamConfig(kv: KVNamespace, team: string): Promise<ConfigResult | undefined> {
-  const raw = await kv.get(kvKeys.config(team), "json");
-  if (raw === null) return undefined;
-  return parseConfig(raw);
+  const text = await kv.get(kvKeys.config(team));
+  if (text === null) return undefined;
+  try {
+    return parseStoredConfig(JSON.parse(text));
+  } catch {
+    return { ok: false, issues: [{ path: "(root)", message: "not valid JSON" }], errors: ["(root): not valid JSON"] };
+  }
 }
 
 export async function loadToken(kv: KVNamespace, team: string, tokenId: string): Promise<TokenRecord | null> {

@@ -23,6 +23,8 @@ export interface ResolvedConfig {
   upstreams: UpstreamSpec[];
   /** Withhold tools whose definition changed since first seen, until an admin approves. */
   pinTools?: boolean;
+  /** Entries of a stored config that no longer validate (edited behind the team command's back): shown, not served. */
+  invalid?: Array<{ name: string; reason: string }>;
 }
 
 /** One problem of a config: where (JSON path, `(root)` for the whole) and what. */
@@ -63,6 +65,34 @@ export function parseConfig(raw: unknown): ConfigResult {
   const upstreams = entry.enabled ? [toSpec(SINGLE_UPSTREAM, entry)] : [];
   return { ok: true, config: withPins({ mode: "single", upstreams }, pin_tools) };
 }
+
+/**
+ * For a config already stored: what can be served is served. In config-file mode each entry is judged on its
+ * own, so one broken entry does not take the others down; it is listed in `invalid` with its reasons instead.
+ * Only a config with nothing servable fails.
+ */
+export function parseStoredConfig(raw: unknown): ConfigResult {
+  const strict = parseConfig(raw);
+  if (strict.ok || typeof raw !== "object" || raw === null || !("mcp" in raw)) return strict;
+  const entries = (raw as { mcp?: unknown }).mcp;
+  if (typeof entries !== "object" || entries === null || Array.isArray(entries)) return strict;
+  const upstreams: UpstreamSpec[] = [];
+  const invalid: Array<{ name: string; reason: string }> = [];
+  for (const [name, entry] of Object.entries(entries)) {
+    const one = MultiConfig.safeParse({ mcp: { [name]: entry } });
+    if (one.success) {
+      const parsed = one.data.mcp[name];
+      if (parsed?.enabled) upstreams.push(toSpec(name, parsed));
+    } else {
+      invalid.push({ name: safeName(name), reason: formatIssues(one.error).map((i) => i.message).join("; ") });
+    }
+  }
+  const pin = (raw as { pin_tools?: unknown }).pin_tools === true;
+  return { ok: true, config: { ...withPins({ mode: "multi", upstreams }, pin), invalid } };
+}
+
+/** An entry name from a broken config, shown safely (it may be anything). */
+const safeName = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, "?").slice(0, 64) || "?";
 
 /** Parses JSON text first, so a syntax error reads as one too. */
 export function parseConfigText(text: string): ConfigResult {

@@ -18,6 +18,8 @@ const KEY = {
   session: "session",
   transport: "transport",
   logLevel: "logLevel",
+  activity: "activity",
+  reload: "reload",
   upstreamPrefix: "upstream:",
 } as const;
 
@@ -50,12 +52,32 @@ export class SessionStore implements RegistryStore {
     return this.#storage.put(KEY.logLevel, level);
   }
 
+  /** When the session was last used (ms since the epoch), written at most once a minute. */
+  activity(): Promise<number | undefined> {
+    return this.#storage.get<number>(KEY.activity);
+  }
+  putActivity(at: number): Promise<void> {
+    return this.#storage.put(KEY.activity, at);
+  }
+
+  /** An admin asked for the team's current config: taken at the start of the next request. */
+  async reloadPending(): Promise<boolean> {
+    return (await this.#storage.get<boolean>(KEY.reload)) === true;
+  }
+  async setReloadPending(on: boolean): Promise<void> {
+    if (on) await this.#storage.put(KEY.reload, true);
+    else await this.#storage.delete(KEY.reload);
+  }
+
   async all(): Promise<Map<string, UpstreamRecord>> {
     const rows = await this.#storage.list<UpstreamRecord>({ prefix: KEY.upstreamPrefix });
     return new Map([...rows].map(([key, value]) => [key.slice(KEY.upstreamPrefix.length), value]));
   }
   put(name: string, record: UpstreamRecord): Promise<void> {
     return this.#storage.put(KEY.upstreamPrefix + name, record);
+  }
+  async remove(name: string): Promise<void> {
+    await this.#storage.delete(KEY.upstreamPrefix + name);
   }
 
   /** Forgets the session entirely (DELETE). */

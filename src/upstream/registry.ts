@@ -37,6 +37,15 @@ export interface RegistryStore {
 
 export type Connector = (spec: UpstreamSpec) => Promise<UpstreamClient>;
 
+/** The team's last good catalog per upstream config (shared by all of the team's sessions). */
+export interface CatalogCache {
+  get(spec: UpstreamSpec): Promise<UpstreamCatalog | undefined>;
+  put(spec: UpstreamSpec, catalog: UpstreamCatalog): Promise<void>;
+}
+
+/** How long a new session waits for eager upstreams that have a cached catalog. */
+export const FAST_START_MS = 250;
+
 /** What of a freshly read catalog the session may use (filters, sanitizing, pins). */
 export type CatalogPolicy = (spec: UpstreamSpec, catalog: UpstreamCatalog) => Promise<UpstreamCatalog>;
 
@@ -106,14 +115,24 @@ export class UpstreamRegistry {
   #streaming = false;
   #logLevel: LoggingLevel | undefined;
   readonly #budgets = new Map<string, ReconnectBudget>();
+  /** Told when a catalog changed outside a host request (a cached one replaced, a refresh), to tell the host. */
+  onChange: ((change: CatalogChange) => void) | undefined;
+  readonly #cache: CatalogCache | undefined;
   /** Run on every new client before anyone uses it (re-subscribe resources, for instance). */
   onConnect: ((name: string, client: UpstreamClient) => Promise<void>) | undefined;
 
-  constructor(config: ResolvedConfig, store: RegistryStore, connect: Connector, policy: CatalogPolicy = async (_s, c) => c) {
+  constructor(
+    config: ResolvedConfig,
+    store: RegistryStore,
+    connect: Connector,
+    policy: CatalogPolicy = async (_s, c) => c,
+    cache?: CatalogCache,
+  ) {
     this.#config = config;
     this.#store = store;
     this.#connect = connect;
     this.#policy = policy;
+    this.#cache = cache;
   }
 
   /** Reads what the session already knows (after an eviction); call once before anything else. */
@@ -137,16 +156,44 @@ export class UpstreamRegistry {
    */
   ensureEager(): Promise<void> {
     this.#eager ??= Promise.all(
-      this.#config.upstreams
-        .filter((spec) => !isLazy(spec) && !this.#records.has(spec.name))
-        .map((spec) =>
-          this.#attach(spec).then(
-            (catalog) => this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog }),
-            (err: unknown) => this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err) }),
-          ),
-        ),
+      this.#config.upstreams.filter((spec) => !isLazy(spec) && !this.#records.has(spec.name)).map((spec) => this.#startEager(spec)),
     ).then(() => {});
     return this.#eager;
+  }
+
+  /**
+   * Connects one eager upstream. With a cached catalog (the team's last good one for this very config) the
+   * session waits at most FAST_START_MS: an upstream still connecting then is shown from the cache, its
+   * connection goes on, a call to one of its tools waits for it, and the real catalog replaces the cached one
+   * (the host is told if they differ). Without a cache entry the session waits for the real catalog.
+   */
+  async #startEager(spec: UpstreamSpec): Promise<void> {
+    // The cache keeps what the upstream said; filters and pins are applied whenever it is shown.
+    const keep = async (raw: UpstreamCatalog) => void (await this.#cache?.put(spec, raw).catch(() => {}));
+    const real = this.#attach(spec, keep).then(
+      async (catalog) => {
+        const shown = this.#records.get(spec.name);
+        await this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog });
+        if (shown?.status === UpstreamStatus.ready && JSON.stringify(shown.catalog) !== JSON.stringify(catalog)) {
+          this.onChange?.({ tools: true, resources: true, prompts: true });
+        }
+      },
+      async (err: unknown) => {
+        const shown = this.#records.get(spec.name);
+        await this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err) });
+        if (shown) this.onChange?.({ tools: true, resources: true, prompts: true });
+      },
+    );
+    const cached = await this.#cache?.get(spec).catch(() => undefined);
+    if (!cached) return real;
+    const settled = await Promise.race([real.then(() => true), sleep(FAST_START_MS).then(() => false)]);
+    if (!settled && !this.#records.has(spec.name)) {
+      const catalog = await this.#policy(spec, cached);
+      if (!this.#records.has(spec.name)) {
+        this.#records.set(spec.name, { status: UpstreamStatus.ready, catalog });
+        this.#index = undefined;
+      }
+    }
   }
 
   /** Lazy upstreams the agent may still load, in config order. */
@@ -213,10 +260,12 @@ export class UpstreamRegistry {
   }
 
   /** Connects and reads the catalog; on any failure the connection is torn down and the error rethrown. */
-  async #attach(spec: UpstreamSpec): Promise<UpstreamCatalog> {
+  async #attach(spec: UpstreamSpec, onRaw?: (raw: UpstreamCatalog) => Promise<void>): Promise<UpstreamCatalog> {
     try {
       const client = await this.#client(spec);
-      return await this.#policy(spec, await client.readCatalog());
+      const raw = await client.readCatalog();
+      await onRaw?.(raw);
+      return await this.#policy(spec, raw);
     } catch (err) {
       await this.#drop(spec.name);
       throw err;
@@ -274,6 +323,9 @@ export class UpstreamRegistry {
       } else if (record?.status === UpstreamStatus.failed) {
         groups.push({ server: spec.name, state: "unavailable", reason: record.reason });
       }
+    }
+    for (const entry of this.#config.invalid ?? []) {
+      groups.push({ server: entry.name, state: "unavailable", reason: `invalid config entry: ${entry.reason}` });
     }
     const lazy: LazyServer[] = this.loadable().map((spec) => ({ name: spec.name, description: spec.description ?? "" }));
     return { mode: this.#config.mode, groups, lazy, dynamic: this.dynamic };
@@ -424,6 +476,16 @@ export class UpstreamRegistry {
     const spec = this.#config.upstreams.find((u) => u.name === name);
     if (!spec) throw new Error(`no upstream named ${name}`);
     return spec;
+  }
+
+  /** Closes an upstream's client and connects it again now, reading its catalog anew (admin "reconnect"). */
+  async reconnect(name: string): Promise<boolean> {
+    if (!this.#config.upstreams.some((u) => u.name === name)) return false;
+    await this.#drop(name);
+    if (this.#records.get(name)?.status !== UpstreamStatus.ready) return true;
+    const change = await this.refresh(name).catch(() => undefined);
+    if (change) this.onChange?.(change);
+    return true;
   }
 
   /** Closes every live upstream client (session end, idle). */

@@ -37,7 +37,7 @@ it("bench/latency.ts --smoke measures the proxy, the direct calls and the floor,
     expect(f.calls[key].p50).toBeGreaterThan(0);
     expect(f.calls[key].p99).toBeGreaterThanOrEqual(f.calls[key].p50);
   }
-  for (const key of ["node", "worker", "do", "kvDo", "cryptoDo", "doStorage", "doFetch"]) {
+  for (const key of ["node", "worker", "do", "kvDo", "cryptoDo", "doStorage", "doFetch", "readBodyDo"]) {
     expect(f.floor[key].p50).toBeGreaterThan(0);
   }
   // A call through a Worker, a Durable Object and a second hop cannot beat the direct one.

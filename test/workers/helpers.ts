@@ -104,6 +104,6 @@ export async function mutateTool(route: string): Promise<string> {
 }
 
 /** Replay-server controls: forget a route's sessions, take it down, bring it back. */
-export async function replayControl(action: "forget" | "down" | "up", route: string): Promise<void> {
+export async function replayControl(action: "forget" | "down" | "up" | "hold", route: string): Promise<void> {
   await fetch(`${env.REPLAY_BASE}/__${action}/${route}`, { method: "POST" });
 }

@@ -1,0 +1,102 @@
+// Wires one session's parts: the MCP server with its meta-tools and forwarding, the upstream registry with its
+// policies and cache, the upstream clients' gate, and the streamable-HTTP transport.
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { WorkerTransport } from "agents/mcp";
+import type { UpstreamSpec } from "../config/validate.ts";
+import { PRODUCT, type Env } from "../env.ts";
+import { UpstreamError } from "../errors.ts";
+import { HostBridge } from "../forward/bridge.ts";
+import { registerCompletion } from "../forward/completion.ts";
+import { registerLogging } from "../forward/logging.ts";
+import { registerPrompts } from "../forward/prompts.ts";
+import { registerResources } from "../forward/resources.ts";
+import { registerRoots } from "../forward/roots.ts";
+import { registerMetaTools } from "../meta/tools.ts";
+import { urlPolicy } from "../security/policy.ts";
+import { checkUpstreamUrl } from "../security/url-guard.ts";
+import { bindingKv } from "../teams/binding-kv.ts";
+import { kvCatalogCache } from "../teams/catalog-cache.ts";
+import { checkPins } from "../teams/pins.ts";
+import { readSecret } from "../teams/store.ts";
+import { UpstreamClient, type UpstreamCatalog } from "../upstream/client.ts";
+import { DEFAULT_GATE_LIMITS, FetchGate } from "../upstream/fetch-gate.ts";
+import { resolveHeaders } from "../upstream/headers.ts";
+import { applyToolPolicy } from "../upstream/policy.ts";
+import { UpstreamRegistry } from "../upstream/registry.ts";
+import type { SessionRecord, SessionStore } from "./state.ts";
+
+export interface Runtime {
+  transport: WorkerTransport;
+  registry: UpstreamRegistry;
+  gate: FetchGate;
+}
+
+/**
+ * Everything the proxy can forward, advertised from the first initialize, whether or not an upstream that
+ * brings it is loaded yet (a host that negotiates once still gets a lazy server's resources and prompts).
+ */
+export const PROXY_CAPABILITIES = {
+  tools: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  prompts: { listChanged: true },
+  completions: {},
+  logging: {},
+} as const;
+
+export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore): Promise<Runtime> {
+  const server = new Server(
+    { name: PRODUCT.name, version: PRODUCT.version },
+    { capabilities: PROXY_CAPABILITIES, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+  );
+  const bridge = new HostBridge(server, record.config.mode);
+  const kv = bindingKv(env.TEAMS);
+  const gate = new FetchGate({
+    maxConnections: DEFAULT_GATE_LIMITS.maxConnections,
+    maxResponseBytes: Number(env.MAX_UPSTREAM_RESPONSE_BYTES) || DEFAULT_GATE_LIMITS.maxResponseBytes,
+  });
+  const addresses = urlPolicy(env);
+
+  /** Filters, safe text, and (when the team pins) pinned definitions only. */
+  const policy = async (spec: UpstreamSpec, catalog: UpstreamCatalog): Promise<UpstreamCatalog> => {
+    const visible = applyToolPolicy(spec, catalog);
+    if (!record.config.pinTools) return visible;
+    const pins = await checkPins(kv, record.team, spec.name, visible.tools);
+    const notes = pins.withheld.map((name) => `tool ${name} withheld: its definition changed since it was pinned; an admin must approve it`);
+    return { ...visible, tools: pins.allowed, notes: [...visible.notes, ...notes] };
+  };
+
+  const connect = async (spec: UpstreamSpec) => {
+    // Checked again before every connect: the policy of this deployment may be stricter than when it was written.
+    const verdict = checkUpstreamUrl(spec.url, addresses);
+    if (!verdict.ok) throw new UpstreamError(spec.name, { kind: "config", detail: verdict.reason });
+    const headers = await resolveHeaders(spec, (name) => readSecret(kv, env.SECRETS_KEY, record.team, name));
+    return UpstreamClient.connect(spec, headers, {
+      fetch: (input, init) => fetch(input, init),
+      clientInfo: { name: PRODUCT.name, version: PRODUCT.version },
+      hooks: bridge,
+      gate,
+    });
+  };
+
+  const registry = new UpstreamRegistry(record.config, store, connect, policy, kvCatalogCache(kv, record.team));
+  registry.onChange = (change) => void bridge.announce(change);
+  bridge.attach(registry);
+  await registry.restore();
+  const level = await store.logLevel();
+  if (level) await registry.setLogLevel(level);
+
+  registerMetaTools(server, registry, bridge, { team: record.team, session: record.sessionId.slice(0, 8) });
+  registerResources(server, registry, bridge);
+  registerPrompts(server, registry, bridge);
+  registerCompletion(server, registry, bridge);
+  registerLogging(server, registry, (l) => store.putLogLevel(l));
+  registerRoots(server, registry);
+
+  const transport = new WorkerTransport({
+    sessionIdGenerator: () => record.sessionId,
+    storage: { get: () => store.transport(), set: (state) => store.putTransport(state) },
+  });
+  await server.connect(transport);
+  return { transport, registry, gate };
+}

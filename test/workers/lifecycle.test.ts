@@ -1,0 +1,134 @@
+// Fast start from the team's catalog cache, stored configs that no longer validate, idle upstreams closed by the
+// object's alarm, abandoned sessions deleted, and config changes reaching live sessions only when asked.
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { kvKeys } from "../../src/config/keys.ts";
+import { addToken, adminFetch, connect, discoverDescription, releaseGate, replayControl, replayStats, replayUrl, seedTeam } from "./helpers.ts";
+
+/** Waits until a promise settles or `ms` pass; says which. */
+async function settlesWithin<T>(promise: Promise<T>, ms: number): Promise<boolean> {
+  return Promise.race([promise.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+}
+
+describe("catalog cache and fast start", () => {
+  it("shows a held eager upstream from the team's cache; its tool calls wait for the real connection", async () => {
+    const token = await seedTeam("c-fast", { mcp: { a: { url: replayUrl("cache-a") } } });
+    const first = await connect("c-fast", token);
+    const description = await discoverDescription(first.client);
+    await first.client.close();
+    expect(await env.TEAMS.get(kvKeys.catalog("c-fast", "a"))).not.toBeNull();
+
+    await replayControl("hold", "cache-a");
+    const second = await connect("c-fast", token);
+    // The upstream's initialize is held, yet the catalog is there, from the cache.
+    expect(await discoverDescription(second.client)).toBe(description);
+    const call = second.client.callTool({ name: "use_tool", arguments: { tool_name: "a/read_graph" } });
+    expect(await settlesWithin(call, 300)).toBe(false);
+    await releaseGate("cache-a");
+    expect((await call).isError).toBeFalsy();
+    await second.client.close();
+  });
+
+  it("waits for the real catalog when there is no cache entry, and ignores an entry of a changed config", async () => {
+    const token = await seedTeam("c-cold", { mcp: { b: { url: replayUrl("cache-b") } } });
+    await replayControl("hold", "cache-b");
+    const first = await connect("c-cold", token);
+    const listing = first.client.listTools();
+    expect(await settlesWithin(listing, 400)).toBe(false);
+    await releaseGate("cache-b");
+    expect((await listing).tools[0]!.description).toContain("b:\n- add_observations:");
+    await first.client.close();
+
+    // Same name, another config (a header added): the cached catalog is not this entry's.
+    await env.TEAMS.put(kvKeys.config("c-cold"), JSON.stringify({ mcp: { b: { url: replayUrl("cache-b"), headers: { "X-Changed": "1" } } } }));
+    await replayControl("hold", "cache-b");
+    const second = await connect("c-cold", token);
+    const again = second.client.listTools();
+    expect(await settlesWithin(again, 400)).toBe(false);
+    await releaseGate("cache-b");
+    await again;
+    await second.client.close();
+  });
+});
+
+describe("a stored config that no longer validates", () => {
+  it("serves the entries that validate and names the ones that do not, with why", async () => {
+    const token = await seedTeam("c-broken", { mcp: { good: { url: replayUrl("memory") } } });
+    await env.TEAMS.put(
+      kvKeys.config("c-broken"),
+      JSON.stringify({ mcp: { good: { url: replayUrl("memory") }, bad: { transport: "stdio", command: "npx" }, typo: { url: replayUrl("memory"), tiemout: 5 } } }),
+    );
+    const { client } = await connect("c-broken", token);
+    const description = await discoverDescription(client);
+    expect(description).toContain("good:\n- add_observations:");
+    expect(description).toMatch(/bad: unavailable — invalid config entry: stdio servers cannot run at the edge/);
+    expect(description).toMatch(/typo: unavailable — invalid config entry: unknown key "tiemout"/);
+    expect((await client.callTool({ name: "use_tool", arguments: { tool_name: "good/read_graph" } })).isError).toBeFalsy();
+    await client.close();
+  });
+});
+
+describe("idle and abandoned sessions", () => {
+  it("closes idle upstream clients on the object's alarm; the next call reconnects transparently", async () => {
+    const token = await seedTeam("c-idle", { mcp: { up: { url: replayUrl("memory") } } });
+    const { client, sessionId } = await connect("c-idle", token);
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "up/read_graph" } });
+    await client.close();
+    const stub = env.SESSIONS.getByName(`c-idle/${sessionId}`);
+    const deletesBefore = (await replayStats("memory")).deletes;
+    // Backdate the last activity past the idle time, then let the alarm run.
+    await runInDurableObject(stub, (_o, state) => state.storage.put("activity", Date.now() - 10 * 60_000));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await replayStats("memory")).deletes).toBe(deletesBefore + 1);
+    const again = await connect("c-idle", token, sessionId);
+    expect((await again.client.callTool({ name: "use_tool", arguments: { tool_name: "up/read_graph" } })).isError).toBeFalsy();
+    await again.client.close();
+  });
+
+  it("deletes an abandoned session's storage after its time-to-live; its id is 404 afterwards", async () => {
+    const token = await seedTeam("c-ttl", { mcp: { up: { url: replayUrl("memory") } } });
+    const { client, sessionId } = await connect("c-ttl", token);
+    await client.listTools();
+    await client.close();
+    const stub = env.SESSIONS.getByName(`c-ttl/${sessionId}`);
+    await runInDurableObject(stub, (_o, state) => state.storage.put("activity", Date.now() - 30 * 24 * 3600_000));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await runInDurableObject(stub, async (_o, state) => (await state.storage.list()).size)).toBe(0);
+    await expect(connect("c-ttl", token, sessionId).then((c) => c.client.listTools())).rejects.toThrow();
+  });
+});
+
+describe("config changes", () => {
+  it("new sessions use a changed config at once; a live session keeps its own until an admin reloads it", async () => {
+    const token = await seedTeam("c-change", { mcp: { one: { url: replayUrl("memory") } } });
+    const live = await connect("c-change", token);
+    expect(await discoverDescription(live.client)).toContain("one:");
+    await env.TEAMS.put(kvKeys.config("c-change"), JSON.stringify({ mcp: { two: { url: replayUrl("memory") } } }));
+    const fresh = await connect("c-change", await addToken("c-change"));
+    expect(await discoverDescription(fresh.client)).toContain("two:");
+    expect(await discoverDescription(live.client)).toContain("one:");
+
+    const res = await adminFetch("POST", "/teams/c-change/sessions/reload");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { sessions: number }).sessions).toBe(2);
+    const after = await discoverDescription(live.client);
+    expect(after).toContain("two:");
+    expect(after).not.toContain("one:");
+    await live.client.close();
+    await fresh.client.close();
+  });
+
+  it("reconnects one upstream in every live session of a team", async () => {
+    const token = await seedTeam("c-reconnect", { mcp: { up: { url: replayUrl("memory") } } });
+    const { client } = await connect("c-reconnect", token);
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "up/read_graph" } });
+    const before = (await replayStats("memory")).methods.initialize ?? 0;
+    const res = await adminFetch("POST", "/teams/c-reconnect/upstreams/up/reconnect");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { sessions: number }).sessions).toBe(1);
+    expect((await replayStats("memory")).methods.initialize).toBe(before + 1);
+    expect((await client.callTool({ name: "use_tool", arguments: { tool_name: "up/read_graph" } })).isError).toBeFalsy();
+    await client.close();
+  });
+});
