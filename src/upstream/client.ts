@@ -181,13 +181,16 @@ export class UpstreamClient {
   /**
    * The SDK waits until the timeout when a POST's SSE stream ends (or breaks) before the answer and cannot be
    * resumed. Watch such a stream: when it is over and no answer with the request's id came, fail the request
-   * with ConnectionClosed at once (after a short grace for the SDK's parser to hand over the last event).
+   * with ConnectionClosed at once (after a short grace for the SDK's parser to hand over the last event). A
+   * stream that carried an event id can be resumed (the SDK reconnects with Last-Event-ID): it is left alone.
    */
   #watchAnswerStream(response: Response, id: string | number): Response {
     const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let resumable = false;
     let over = false;
     const settle = () => {
-      if (over) return;
+      if (over || resumable) return;
       over = true;
       setTimeout(() => {
         if (this.#answers?.delete(id) || this.#closed) return;
@@ -201,7 +204,10 @@ export class UpstreamClient {
           if (done) {
             settle();
             controller.close();
-          } else controller.enqueue(value);
+          } else {
+            if (!resumable && /(^|\n)id:/.test(decoder.decode(value, { stream: true }))) resumable = true;
+            controller.enqueue(value);
+          }
         } catch (err) {
           settle();
           controller.error(err);
@@ -402,7 +408,9 @@ export class UpstreamClient {
  * client is told the server has none (405, as the spec lets servers answer).
  */
 function isStandaloneStream(init: RequestInit | undefined): boolean {
-  return (init?.method ?? "GET").toUpperCase() === "GET";
+  if ((init?.method ?? "GET").toUpperCase() !== "GET") return false;
+  // A GET with Last-Event-ID resumes a request's own answer stream: always allowed.
+  return !new Headers(init?.headers).has("last-event-id");
 }
 const NO_STREAM = () => new Response(null, { status: 405, headers: { Allow: "POST, DELETE" } });
 
