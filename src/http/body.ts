@@ -5,9 +5,13 @@ export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 export type BodyResult = { ok: true; text: string } | { ok: false; tooLarge: true };
 
 export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<BodyResult> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
+  const header = request.headers.get("content-length");
+  const declared = Number(header ?? "0");
   if (declared > limit) return { ok: false, tooLarge: true };
   if (!request.body) return { ok: true, text: "" };
+  // With a Content-Length the runtime delivers exactly that many bytes (HTTP framing), so one read suffices;
+  // without one (chunked), the bytes are counted as they stream in.
+  if (header !== null && Number.isSafeInteger(declared)) return { ok: true, text: await request.text() };
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
