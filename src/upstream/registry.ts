@@ -262,7 +262,13 @@ export class UpstreamRegistry {
   /** Connects and reads the catalog; on any failure the connection is torn down and the error rethrown. */
   async #attach(spec: UpstreamSpec, onRaw?: (raw: UpstreamCatalog) => Promise<void>): Promise<UpstreamCatalog> {
     try {
-      const client = await this.#client(spec);
+      const client = await this.#client(spec).catch(async (err: unknown) => {
+        // A connection lost before any answer (a reused connection the upstream had already closed, say) is
+        // worth one more try: nothing was processed. Errors the upstream gave are not retried here.
+        if (!(err instanceof UpstreamError) || (err.fault.kind !== "unreachable" && err.fault.kind !== "closed")) throw err;
+        await sleep(backoffDelay(0) / 5);
+        return this.#client(spec);
+      });
       const raw = await client.readCatalog();
       await onRaw?.(raw);
       return await this.#policy(spec, raw);
