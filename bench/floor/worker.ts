@@ -1,0 +1,95 @@
+// Bench-only Worker + Durable Object (bench/floor/wrangler.toml): what `wrangler dev` costs before the proxy does
+// any work of its own, and the price of each piece of the proxy's request path, measured one piece at a time.
+// Local types only, so this file type-checks with the Node project (tsconfig.node.json) without workers-types.
+//
+//   /worker          the Worker answers at once
+//   /do              the Worker forwards the request to one Durable Object, which answers at once
+//   /kv-do           the Worker reads a KV key (as the router reads a token), then forwards to the object
+//   /do-storage      the object reads one storage key (as the session object reads its record), then answers
+//   /do-fetch        the object POSTs the body to NODE_URL (a plain Node server) and answers with its answer
+//   /crypto-do       the Worker hashes and HMACs (as the router checks a token and a session id), then forwards
+//   /readbody-do     the Worker reads the body with the router's own readBody (src/http/body.ts: a counted
+//                    reader loop) instead of request.text(), then forwards
+
+import { readBody } from "../../src/http/body.ts";
+
+interface Stub {
+  fetch(request: Request): Promise<Response>;
+}
+interface Env {
+  FLOOR: { getByName(name: string): Stub };
+  KV: { get(key: string): Promise<string | null> };
+  NODE_URL?: string;
+}
+interface State {
+  storage: { get(key: string): Promise<unknown> };
+}
+
+const OK = '{"ok":true}';
+const answer = (body = OK) => new Response(body, { headers: { "content-type": "application/json" } });
+
+let hmacKey: Promise<CryptoKey> | undefined;
+
+/** As the router does: read the body, then hand the object a new request carrying it. */
+async function toObject(env: Env, request: Request, body: string): Promise<Response> {
+  const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body });
+  return env.FLOOR.getByName("floor").fetch(forwarded);
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (pathname === "/readbody-do") {
+      const read = await readBody(request);
+      return toObject(env, request, read.ok ? read.text : "");
+    }
+    // Every variant reads the body, as the proxy does (an unread body costs the runtime extra work).
+    const body = await request.text();
+    switch (pathname) {
+      case "/worker":
+        return answer();
+      case "/do":
+      case "/do-storage":
+      case "/do-fetch":
+        return toObject(env, request, body);
+      case "/kv-do":
+        await env.KV.get("token:floor");
+        return toObject(env, request, body);
+      case "/crypto-do": {
+        const bytes = new TextEncoder().encode(body);
+        hmacKey ??= crypto.subtle.importKey("raw", new TextEncoder().encode("bench"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+        await Promise.all([crypto.subtle.digest("SHA-256", bytes), crypto.subtle.sign("HMAC", await hmacKey, bytes)]);
+        return toObject(env, request, body);
+      }
+      default:
+        return new Response("not found", { status: 404 });
+    }
+  },
+};
+
+export class FloorObject {
+  readonly #state: State;
+  readonly #env: Env;
+  constructor(state: State, env: Env) {
+    this.#state = state;
+    this.#env = env;
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    const body = await request.text();
+    if (pathname === "/do-storage") {
+      await this.#state.storage.get("session");
+      return answer();
+    }
+    if (pathname === "/do-fetch" && this.#env.NODE_URL) {
+      const upstream = await fetch(this.#env.NODE_URL, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      return answer(await upstream.text());
+    }
+    return answer();
+  }
+}

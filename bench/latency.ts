@@ -1,0 +1,780 @@
+// Latency overhead (issue 4, part 2): the proxy's cost on top of the local runtime's own cost, all in one run.
+//
+// - use_tool through the proxy under `wrangler dev` vs a direct callTool to the same upstream, with the same SDK
+//   Client (the replay upstream's echo, and server-everything's echo);
+// - the floor: a plain Node server, a Worker that answers at once, the Worker forwarding to a Durable Object that
+//   answers at once (bench/floor), and the pieces of the proxy's path one at a time (KV read, storage read,
+//   crypto, an outbound fetch from the object), all with the same keep-alive fetch;
+// - session start (initialize + first tools/list) through the proxy vs direct;
+// - load_mcp (dynamic mode, one fresh session per sample) vs a direct connect + initialize + every catalog list;
+// - a CPU profile of the proxy's isolate during use_tool calls (through wrangler's inspector), by package.
+//
+// Every compared variant runs interleaved (a shuffled order each round), so drift on this shared machine hits all
+// of them alike. `--smoke`: tiny counts, writes nothing. The last line printed is `FIGURES <json>`.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { SourceMap } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { performance } from "node:perf_hooks";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { startEverything, startWranglerDev, type Running } from "../scripts/lib/processes.ts";
+import { provisionTeam } from "../test/e2e/helpers.ts";
+import { startUpstreams, type Upstreams } from "./floor/node-server.ts";
+import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
+import { isSmoke, ms, percentiles, quantile, writeResult, type Percentiles } from "./lib/results.ts";
+
+const ROOT = join(import.meta.dirname, "..");
+process.chdir(ROOT);
+// The upstreams are on loopback over http: the team CLI (a child process, which inherits this) must allow that.
+process.env.ALLOW_PRIVATE_UPSTREAMS = "true";
+
+const smoke = isSmoke();
+const COUNTS = smoke
+  ? { warm: 5, rounds: 20, sessions: 5, loads: 4, profile: 0 }
+  : { warm: 40, rounds: 400, sessions: 100, loads: 80, profile: 300 };
+// `--profile <n>` profiles n calls (0 = skip), smoke or not.
+const profileArg = process.argv.indexOf("--profile");
+if (profileArg > 0) COUNTS.profile = Number(process.argv[profileArg + 1] ?? "0");
+/** The budget the goal allows the proxy's own work on top of the runtime floor. */
+const BUDGET_MS = 1.5;
+const PROFILE_INTERVAL_US = 200;
+/** Upstreams are on loopback, which the proxy's URL policy allows only when told to (local use). */
+const PROXY_VARS = { SESSION_KEY: "bench", ALLOW_PRIVATE_UPSTREAMS: "true" };
+const ECHO_CORPUS = "modelcontextprotocol__server-everything";
+const LAZY_DESCRIPTION =
+  "The reference test server: echo, sums, long-running operations, sample resources, resource templates and " +
+  "prompts. Load it to exercise every MCP feature end to end.";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Clients
+
+interface Session {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+}
+
+/** Content types of the proxy's answers to POSTs (JSON, or an SSE stream), as seen by the clients. */
+const proxyAnswerTypes = new Set<string>();
+const noteType: typeof fetch = async (input, init) => {
+  const response = await fetch(input, init);
+  if (init?.method === "POST" && response.status === 200 && String(input).includes("/t/")) proxyAnswerTypes.add((response.headers.get("content-type") ?? "").split(";")[0]!);
+  return response;
+};
+
+/** The same SDK Client for every variant; a token adds the proxy's Authorization header. */
+async function open(url: string, token?: string): Promise<Session> {
+  const transport = new StreamableHTTPClientTransport(
+    new URL(url),
+    // The same fetch wrapper on every client, so the direct and proxied variants pay the same for it.
+    token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } }, fetch: noteType } : { fetch: noteType },
+  );
+  const client = new Client({ name: "bench-host", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+async function end(session: Session): Promise<void> {
+  await session.transport.terminateSession().catch(() => {});
+  await session.client.close().catch(() => {});
+}
+
+const textOf = (result: unknown): string =>
+  ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
+
+function expectText(result: unknown, needle: string, what: string): void {
+  const r = result as CallToolResult;
+  if (r.isError || !textOf(r).includes(needle)) throw new Error(`${what}: unexpected answer ${JSON.stringify(r).slice(0, 300)}`);
+}
+
+/** A small JSON-RPC body, the size of a use_tool call, for the floor's plain HTTP requests. */
+const FLOOR_BODY = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: { name: "use_tool", arguments: { tool_name: "echo/echo", tool_input: { message: "bench" } } },
+});
+
+async function post(url: string): Promise<void> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: FLOOR_BODY });
+  const body = await response.text();
+  if (response.status !== 200 || !body.includes("ok")) throw new Error(`${url}: ${response.status} ${body.slice(0, 200)}`);
+}
+
+/** Busy ticks (1/100 s) of the whole machine from /proc/stat: every process, this run's and anyone else's. */
+function machineTicks(): number {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return fields.slice(0, 8).reduce((a, b) => a + b, 0) - (fields[3] ?? 0) - (fields[4] ?? 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Interleaved measurement
+
+interface Variant {
+  key: string;
+  run: () => Promise<number | void>;
+}
+
+/** A small seeded generator (mulberry32), so the shuffled orders are the same from run to run. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Runs every variant once per round, in a new shuffled order each round (a fixed rotation would always put the same
+ * variant after the same other one, and what ran just before moves a sample by a millisecond here); a variant may
+ * time itself (returning ms, e.g. when its set-up must stay outside the sample), otherwise the whole call is timed.
+ */
+async function interleave(variants: Variant[], warm: number, rounds: number, errors: Record<string, number>) {
+  const samples: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v.key, []]));
+  const next = random(4);
+  for (let round = 0; round < warm + rounds; round++) {
+    const order = [...variants];
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(next() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    for (const variant of order) {
+      const start = performance.now();
+      try {
+        const own = await variant.run();
+        const elapsed = typeof own === "number" ? own : performance.now() - start;
+        if (round >= warm) samples[variant.key]!.push(elapsed);
+      } catch (err) {
+        errors[variant.key] = (errors[variant.key] ?? 0) + 1;
+        if ((errors[variant.key] ?? 0) <= 3) console.error(`${variant.key}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+  return samples;
+}
+
+/** Median of the per-round differences a − b (the rounds are paired: both ran back to back). */
+function pairedMedian(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  return quantile(
+    Array.from({ length: n }, (_, i) => a[i]! - b[i]!),
+    0.5,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// CPU profiles of the isolates, through wrangler's inspector proxy
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; scriptId: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+interface Inspector {
+  send: <T>(method: string, params?: Record<string, unknown>) => Promise<T>;
+  events: Array<{ method: string; params: Record<string, unknown> }>;
+  close: () => void;
+}
+
+const inspectorPort = (running: Running): number => {
+  const args = running.child.spawnargs;
+  return Number(args[args.indexOf("--inspector-port") + 1]);
+};
+
+async function inspectorSession(port: number): Promise<Inspector> {
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
+  const target = targets[0];
+  if (!target) throw new Error("no inspector target");
+  // The inspector proxy refuses upgrades without an allowed Origin.
+  const Ws = WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket;
+  const ws = new Ws(target.webSocketDebuggerUrl, { headers: { origin: "http://localhost" } });
+  const pending = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
+  const events: Inspector["events"] = [];
+  let next = 0;
+  ws.onmessage = (event) => {
+    // Answers carry the request's id (wrangler's proxy may leave out an empty `result`); events carry none.
+    const message = JSON.parse(String(event.data)) as { id?: number; method?: string; params?: Record<string, unknown>; result?: unknown; error?: unknown };
+    if (message.id !== undefined) pending.get(message.id)?.(message);
+    else if (message.method) events.push({ method: message.method, params: message.params ?? {} });
+  };
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => reject(new Error("inspector connection failed"));
+  });
+  const send = <T>(method: string, params: Record<string, unknown> = {}): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const id = ++next;
+      const timer = setTimeout(() => reject(new Error(`${method}: no answer`)), 30_000);
+      pending.set(id, (message) => {
+        clearTimeout(timer);
+        pending.delete(id);
+        if (message.error) reject(new Error(`${method}: ${JSON.stringify(message.error)}`));
+        else resolve((message.result ?? {}) as T);
+      });
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  return { send, events, close: () => ws.close() };
+}
+
+/** The source maps of the bundles this isolate runs, by script id (from the debugger's scriptParsed events). */
+async function sourceMaps(inspector: Inspector): Promise<Map<string, SourceMap>> {
+  await inspector.send("Debugger.enable");
+  await new Promise((r) => setTimeout(r, 300)); // scriptParsed events for existing scripts arrive around the answer
+  await inspector.send("Debugger.disable");
+  const maps = new Map<string, SourceMap>();
+  for (const event of inspector.events) {
+    if (event.method !== "Debugger.scriptParsed") continue;
+    const { scriptId, url, sourceMapURL } = event.params as { scriptId: string; url: string; sourceMapURL?: string };
+    if (!sourceMapURL || !url.startsWith("file://") || sourceMapURL.startsWith("data:")) continue;
+    try {
+      const file = join(dirname(fileURLToPath(url)), sourceMapURL);
+      maps.set(scriptId, new SourceMap(JSON.parse(readFileSync(file, "utf8"))));
+    } catch {
+      // no map: the frames stay unattributed
+    }
+  }
+  return maps;
+}
+
+/** Groups a frame the way the question "where does the time go" wants it. */
+function category(functionName: string, url: string, source: string | undefined): string {
+  if (functionName === "(idle)") return "(idle)";
+  if (functionName === "(garbage collector)") return "garbage collection";
+  if (functionName === "(program)") return "runtime, outside JS";
+  if (functionName === "(root)") return "runtime, outside JS";
+  const path = source ?? url;
+  if (!path) return BUILTIN;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1];
+  if (pkg === "miniflare" || pkg === "wrangler") return "wrangler/miniflare glue";
+  if (pkg) return pkg;
+  const src = /(?:^|\/)src\/([^/]+\/|[^/]+\.ts$)/.exec(path)?.[1];
+  if (src) return `src/${src.replace(/\/$/, "")}`;
+  if (path.startsWith("cloudflare-internal:ratelimit")) return RATE_LIMIT;
+  if (/^(node|node-internal|cloudflare|cloudflare-internal|workerd):/.test(path)) return "workerd's JS (node compat, cloudflare:*)";
+  return "the Worker's own code";
+}
+const BUILTIN = "runtime built-ins";
+const RATE_LIMIT = "rate-limit binding (workerd's local implementation)";
+
+interface ProfileFigures {
+  calls: number;
+  wallMsPerCall: number;
+  busyMsPerCall: number;
+  byCategory: Array<{ category: string; selfMs: number; builtinMs: number; share: number }>;
+  topFunctions: Array<{ name: string; msPerCall: number }>;
+}
+
+/**
+ * Self time per category, where a runtime built-in (fetch, stream reads, storage, crypto: frames without a
+ * script) is charged to the nearest JavaScript frame that called it, so "sdk" includes the stream reads it does.
+ */
+function summarize(profile: CpuProfile, calls: number, maps: Map<string, SourceMap>): ProfileFigures {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + Math.max(0, profile.timeDeltas[i] ?? 0)));
+  const sourceOf = (frame: ProfileNode["callFrame"]): string | undefined => {
+    const map = maps.get(frame.scriptId);
+    if (!map) return undefined;
+    return (map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string }).originalSource;
+  };
+  const label = (frame: ProfileNode["callFrame"]) => {
+    const source = sourceOf(frame);
+    const raw = source ?? frame.url;
+    const where = raw.includes("node_modules/") ? raw.replace(/^.*node_modules\//, "") : raw.replace(/^.*?\/?(src\/)/, "$1");
+    return `${frame.functionName || "(anonymous)"}${where ? ` · ${where}` : ""}`;
+  };
+  const cats = new Map<string, { self: number; builtin: number }>();
+  const fns = new Map<string, number>();
+  let busy = 0;
+  for (const [id, us] of self) {
+    const frame = nodes.get(id)!.callFrame;
+    let cat = category(frame.functionName, frame.url, sourceOf(frame));
+    if (cat === "(idle)") continue;
+    busy += us;
+    let builtin = false;
+    let name = label(frame);
+    if (cat === BUILTIN) {
+      builtin = true;
+      let up = parent.get(id);
+      while (up !== undefined && category(nodes.get(up)!.callFrame.functionName, nodes.get(up)!.callFrame.url, undefined) === BUILTIN) up = parent.get(up);
+      const caller = up === undefined ? undefined : nodes.get(up)!.callFrame;
+      cat = caller ? category(caller.functionName, caller.url, sourceOf(caller)) : "runtime, outside JS";
+      name = `${frame.functionName || "(built-in)"} ← ${caller ? label(caller) : "?"}`;
+    }
+    const c = cats.get(cat) ?? { self: 0, builtin: 0 };
+    if (builtin) c.builtin += us;
+    else c.self += us;
+    cats.set(cat, c);
+    fns.set(name, (fns.get(name) ?? 0) + us);
+  }
+  const per = (us: number) => us / 1000 / calls;
+  return {
+    calls,
+    wallMsPerCall: per(profile.endTime - profile.startTime),
+    busyMsPerCall: per(busy),
+    byCategory: [...cats]
+      .sort((a, b) => b[1].self + b[1].builtin - (a[1].self + a[1].builtin))
+      .map(([category, c]) => ({ category, selfMs: per(c.self), builtinMs: per(c.builtin), share: (c.self + c.builtin) / busy })),
+    topFunctions: [...fns]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 12)
+      .map(([name, us]) => ({ name, msPerCall: per(us) })),
+  };
+}
+
+/** Profiles `calls` sequential calls of `call` in the isolate behind `running`'s inspector. */
+async function profileCalls(running: Running, call: () => Promise<unknown>, calls: number): Promise<ProfileFigures> {
+  const inspector = await inspectorSession(inspectorPort(running));
+  try {
+    const maps = await sourceMaps(inspector);
+    await inspector.send("Profiler.enable");
+    await inspector.send("Profiler.setSamplingInterval", { interval: PROFILE_INTERVAL_US });
+    for (let i = 0; i < 20; i++) await call(); // warm after the debugger's pause in attention
+    await inspector.send("Profiler.start");
+    for (let i = 0; i < calls; i++) await call();
+    const { profile } = await inspector.send<{ profile: CpuProfile }>("Profiler.stop");
+    await inspector.send("Profiler.disable");
+    return summarize(profile, calls, maps);
+  } finally {
+    inspector.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The run
+
+interface Figures {
+  counts: typeof COUNTS;
+  calls: Record<"directReplay" | "proxiedReplay" | "directEverything" | "proxiedEverything", Percentiles>;
+  floor: Record<"node" | "worker" | "do" | "kvDo" | "cryptoDo" | "doStorage" | "doFetch" | "readBodyDo", Percentiles>;
+  overhead: {
+    replay: { diffP50: number; ratioP50: number; pairedDiff: number };
+    everything: { diffP50: number; ratioP50: number; pairedDiff: number };
+  };
+  floorGap: number;
+  goal: { overhead: number; allowed: number; met: boolean };
+  pieces: Record<"workerFromNode" | "doFromWorker" | "kvRead" | "crypto" | "storageRead" | "outboundFetch" | "readBodyLoop", number>;
+  sessionStart: { direct: Percentiles; proxied: Percentiles; diffP50: number; ratioP50: number };
+  loadMcp:
+    | { skipped: string }
+    | { direct: Percentiles; proxied: Percentiles; ratioP50: number; allowed: number; allowedWithDoFloor: number; met: boolean };
+  profile?: { proxied: ProfileFigures; floorDo: ProfileFigures } | { skipped: string };
+  /** Content types of the proxy's 200 answers to POSTs. */
+  proxyAnswerTypes: string[];
+  /** Cores the whole machine (every process, this run's included) kept busy during the call rounds. */
+  machineBusyCores: number;
+  errors: Record<string, number>;
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const dir = mkdtempSync(join(tmpdir(), "dynmcp-bench-latency-"));
+  const errors: Record<string, number> = {};
+  let upstreams: Upstreams | undefined;
+  let everything: Running | undefined;
+  let proxy: Running | undefined;
+  let floor: Running | undefined;
+  let snapshot: ProxySnapshot | undefined;
+  const sessions: Session[] = [];
+  try {
+    [upstreams, everything] = await Promise.all([startUpstreams({ echo: ECHO_CORPUS, lazy: ECHO_CORPUS }), startEverything()]);
+    // The floor starts while the team CLI (synchronous child processes) seeds the proxy's state.
+    const floorReady = startWranglerDev({ persistTo: join(dir, "floor"), vars: { NODE_URL: upstreams.node }, config: "bench/floor/wrangler.toml" });
+    floorReady.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
+    const state = join(dir, "state");
+    const tokens = {
+      bench: provisionTeam(dir, state, "bench", { mcp: { echo: { url: upstreams.replay("echo") } } }),
+      sdk: provisionTeam(dir, state, "sdk", { mcp: { everything: { url: everything.url } } }),
+      lazy: provisionTeam(dir, state, "lazy", { mcp: { lazy: { url: upstreams.replay("lazy"), description: LAZY_DESCRIPTION } } }),
+    };
+    snapshot = snapshotProxy();
+    [proxy, floor] = await Promise.all([startWranglerDev({ persistTo: state, vars: PROXY_VARS, config: snapshot.config }), floorReady]);
+    const teamUrl = (team: string) => `${proxy!.url}/t/${team}/mcp`;
+    console.log(`latency: upstreams, proxy and floor up in ${ms(performance.now() - started, 0)} ms`);
+
+    // --- calls and floor, interleaved -------------------------------------------------------------------------
+    const [directEcho, proxiedEcho, directEverything, proxiedEverything] = await Promise.all([
+      open(upstreams.replay("echo")),
+      open(teamUrl("bench"), tokens.bench),
+      open(everything.url),
+      open(teamUrl("sdk"), tokens.sdk),
+    ]);
+    sessions.push(directEcho, proxiedEcho, directEverything, proxiedEverything);
+    await Promise.all(sessions.map((s) => s.client.listTools()));
+    const input = { message: "bench" };
+    const floorUrl = (path: string) => `${floor!.url}${path}`;
+    const nodeUrl = upstreams.node;
+    const machineAtStart = machineTicks();
+    const roundsStarted = performance.now();
+    const callSamples = await interleave(
+      [
+        { key: "node", run: () => post(nodeUrl) },
+        { key: "worker", run: () => post(floorUrl("/worker")) },
+        { key: "do", run: () => post(floorUrl("/do")) },
+        { key: "kvDo", run: () => post(floorUrl("/kv-do")) },
+        { key: "cryptoDo", run: () => post(floorUrl("/crypto-do")) },
+        { key: "doStorage", run: () => post(floorUrl("/do-storage")) },
+        { key: "doFetch", run: () => post(floorUrl("/do-fetch")) },
+        { key: "readBodyDo", run: () => post(floorUrl("/readbody-do")) },
+        {
+          key: "directReplay",
+          run: async () => expectText(await directEcho.client.callTool({ name: "echo", arguments: input }), '"tool":"echo"', "direct echo"),
+        },
+        {
+          key: "proxiedReplay",
+          run: async () =>
+            expectText(
+              await proxiedEcho.client.callTool({ name: "use_tool", arguments: { tool_name: "echo/echo", tool_input: input } }),
+              '"tool":"echo"',
+              "use_tool echo/echo",
+            ),
+        },
+        {
+          key: "directEverything",
+          run: async () => expectText(await directEverything.client.callTool({ name: "echo", arguments: input }), "Echo: bench", "direct everything echo"),
+        },
+        {
+          key: "proxiedEverything",
+          run: async () =>
+            expectText(
+              await proxiedEverything.client.callTool({ name: "use_tool", arguments: { tool_name: "everything/echo", tool_input: input } }),
+              "Echo: bench",
+              "use_tool everything/echo",
+            ),
+        },
+      ],
+      COUNTS.warm,
+      COUNTS.rounds,
+      errors,
+    );
+    const machineBusy = (machineTicks() - machineAtStart) / 100 / ((performance.now() - roundsStarted) / 1000);
+    const p = Object.fromEntries(Object.entries(callSamples).map(([k, v]) => [k, percentiles(v)])) as Record<string, Percentiles>;
+    const p50 = (k: string) => p[k]!.p50;
+    const floorGap = p50("do") - p50("node");
+    const overhead = (direct: string, proxied: string) => ({
+      diffP50: p50(proxied) - p50(direct),
+      ratioP50: p50(proxied) / p50(direct),
+      pairedDiff: pairedMedian(callSamples[proxied]!, callSamples[direct]!),
+    });
+    const replayOverhead = overhead("directReplay", "proxiedReplay");
+    const everythingOverhead = overhead("directEverything", "proxiedEverything");
+    // Pieces as medians of paired (same-round) differences: steadier than differences of two noisy p50s.
+    const paired = (a: string, b: string) => pairedMedian(callSamples[a]!, callSamples[b]!);
+    const pieces = {
+      workerFromNode: paired("worker", "node"),
+      doFromWorker: paired("do", "worker"),
+      kvRead: paired("kvDo", "do"),
+      crypto: paired("cryptoDo", "do"),
+      storageRead: paired("doStorage", "do"),
+      outboundFetch: paired("doFetch", "do"),
+      readBodyLoop: paired("readBodyDo", "do"),
+    };
+
+    // --- session start ------------------------------------------------------------------------------------------
+    const timedOpen = async (url: string, token?: string): Promise<number> => {
+      const start = performance.now();
+      const session = await open(url, token);
+      const { tools } = await session.client.listTools();
+      const elapsed = performance.now() - start;
+      await end(session);
+      if (tools.length === 0) throw new Error(`${url}: no tools`);
+      return elapsed;
+    };
+    const startSamples = await interleave(
+      [
+        { key: "direct", run: () => timedOpen(upstreams!.replay("echo")) },
+        { key: "proxied", run: () => timedOpen(teamUrl("bench"), tokens.bench) },
+      ],
+      Math.min(5, COUNTS.warm),
+      COUNTS.sessions,
+      errors,
+    );
+    const sessionStart = {
+      direct: percentiles(startSamples.direct!),
+      proxied: percentiles(startSamples.proxied!),
+      diffP50: quantile(startSamples.proxied!, 0.5) - quantile(startSamples.direct!, 0.5),
+      ratioP50: quantile(startSamples.proxied!, 0.5) / quantile(startSamples.direct!, 0.5),
+    };
+
+    // --- load_mcp ------------------------------------------------------------------------------------------------
+    let loadMcp: Figures["loadMcp"];
+    const probe = await open(teamUrl("lazy"), tokens.lazy);
+    const hasLoad = (await probe.client.listTools()).tools.some((t) => t.name === "load_mcp");
+    await end(probe);
+    if (!hasLoad) {
+      loadMcp = { skipped: "the proxy has no load_mcp tool yet" };
+      console.log("latency: load_mcp skipped (the proxy has no load_mcp tool yet)");
+    } else {
+      const directLoad = async (): Promise<number> => {
+        const start = performance.now();
+        const session = await open(upstreams!.replay("lazy"));
+        await session.client.listTools();
+        // As the proxy reads a catalog: tools first, then the optional lists together.
+        await Promise.all([session.client.listResources(), session.client.listResourceTemplates(), session.client.listPrompts()]);
+        const elapsed = performance.now() - start;
+        await end(session);
+        return elapsed;
+      };
+      const proxiedLoad = async (): Promise<number> => {
+        const session = await open(teamUrl("lazy"), tokens.lazy);
+        try {
+          await session.client.listTools();
+          const start = performance.now();
+          const result = await session.client.callTool({ name: "load_mcp", arguments: { mcp_name: "lazy" } });
+          const elapsed = performance.now() - start;
+          expectText(result, "echo", "load_mcp lazy");
+          return elapsed;
+        } finally {
+          await end(session);
+        }
+      };
+      const loadSamples = await interleave(
+        [
+          { key: "direct", run: directLoad },
+          { key: "proxied", run: proxiedLoad },
+        ],
+        Math.min(5, COUNTS.warm),
+        COUNTS.loads,
+        errors,
+      );
+      const direct = percentiles(loadSamples.direct!);
+      const proxied = percentiles(loadSamples.proxied!);
+      const allowed = 1.2 * direct.p50 + floorGap;
+      loadMcp = {
+        direct,
+        proxied,
+        ratioP50: proxied.p50 / direct.p50,
+        allowed,
+        allowedWithDoFloor: 1.2 * direct.p50 + p50("do"),
+        met: proxied.p50 <= allowed,
+      };
+    }
+
+    // --- profiles: the proxy's isolate during use_tool, the floor's isolate during Worker→DO -----------------
+    let profile: Figures["profile"];
+    if (COUNTS.profile > 0) {
+      try {
+        const proxied = await profileCalls(
+          proxy,
+          () => proxiedEcho.client.callTool({ name: "use_tool", arguments: { tool_name: "echo/echo", tool_input: input } }),
+          COUNTS.profile,
+        );
+        const floorDo = await profileCalls(floor, () => post(floorUrl("/do")), COUNTS.profile);
+        profile = { proxied, floorDo };
+      } catch (err) {
+        profile = { skipped: `profiling failed: ${err instanceof Error ? err.message : String(err)}` };
+      }
+    }
+
+    const allowed = floorGap + BUDGET_MS;
+    const figures: Figures = {
+      counts: COUNTS,
+      calls: { directReplay: p.directReplay!, proxiedReplay: p.proxiedReplay!, directEverything: p.directEverything!, proxiedEverything: p.proxiedEverything! },
+      floor: { node: p.node!, worker: p.worker!, do: p.do!, kvDo: p.kvDo!, cryptoDo: p.cryptoDo!, doStorage: p.doStorage!, doFetch: p.doFetch!, readBodyDo: p.readBodyDo! },
+      overhead: { replay: replayOverhead, everything: everythingOverhead },
+      floorGap,
+      goal: { overhead: replayOverhead.diffP50, allowed, met: replayOverhead.diffP50 <= allowed },
+      pieces,
+      sessionStart,
+      loadMcp,
+      machineBusyCores: machineBusy,
+      proxyAnswerTypes: [...proxyAnswerTypes].sort(),
+      errors,
+    };
+    if (profile) figures.profile = profile;
+
+    const markdown = render(figures);
+    console.log(`\n${markdown}\n`);
+    console.log(`latency: done in ${ms((performance.now() - started) / 1000, 1)} s`);
+    const errorCount = Object.values(errors).reduce((a, b) => a + b, 0);
+    // wrangler rebuilds and restarts the Worker when src changes: a run that saw that measured two builds.
+    const reloaded = /Reloading local server/.test(proxy.output());
+    console.log(`FIGURES ${JSON.stringify({ ...figures, errorCount, reloaded })}`);
+    if (reloaded) {
+      const out = proxy.output();
+      const at = out.indexOf("Reloading local server");
+      console.error(`latency: wrangler reloaded the Worker during the run; results not written. wrangler said:\n${out.slice(Math.max(0, at - 1500), at + 300)}`);
+    }
+    if (errorCount > 0) console.error(`latency: ${errorCount} errors; results not written`);
+    if (errorCount > 0 || (reloaded && !smoke)) {
+      process.exitCode = 1;
+      return;
+    }
+    writeResult("latency", figures, markdown, smoke);
+  } finally {
+    await Promise.all(sessions.map((s) => s.client.close().catch(() => {})));
+    await Promise.all([proxy?.stop(), floor?.stop(), everything?.stop(), upstreams?.stop()]);
+    snapshot?.remove();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Report
+
+function row(label: string, p: Percentiles): string {
+  return `| ${label} | ${ms(p.p50)} | ${ms(p.p95)} | ${ms(p.p99)} | ${p.n} |`;
+}
+
+function render(f: Figures): string {
+  const lines: string[] = [];
+  const sign = (v: number) => (v >= 0 ? `+${ms(v)}` : ms(v));
+  lines.push("## Latency overhead", "");
+  lines.push(
+    "One run, everything interleaved (each round calls every variant once, in a shuffled order), the same SDK `Client` " +
+      "and the same keep-alive `fetch` for every target; upstreams and the plain Node server run in a process of " +
+      "their own on loopback, the proxy and the floor Worker each under their own `wrangler dev`. Times in ms.",
+    "",
+  );
+  lines.push("### A tool call: `use_tool` through the proxy vs a direct `callTool`", "");
+  lines.push("| call | p50 | p95 | p99 | n |", "|---|---:|---:|---:|---:|");
+  lines.push(row("replay echo, direct `callTool`", f.calls.directReplay));
+  lines.push(row("replay echo, `use_tool` through the proxy", f.calls.proxiedReplay));
+  lines.push(row("server-everything echo, direct `callTool`", f.calls.directEverything));
+  lines.push(row("server-everything echo, `use_tool` through the proxy", f.calls.proxiedEverything));
+  lines.push("");
+  lines.push("| upstream | proxied − direct (p50) | proxied ÷ direct (p50) | median of paired differences |", "|---|---:|---:|---:|");
+  lines.push(`| replay | ${sign(f.overhead.replay.diffP50)} | ${f.overhead.replay.ratioP50.toFixed(2)}× | ${sign(f.overhead.replay.pairedDiff)} |`);
+  lines.push(`| server-everything | ${sign(f.overhead.everything.diffP50)} | ${f.overhead.everything.ratioP50.toFixed(2)}× | ${sign(f.overhead.everything.pairedDiff)} |`);
+  lines.push("");
+  lines.push("### The floor: what `wrangler dev` costs before the proxy does anything", "");
+  lines.push("| target (bench/floor) | p50 | p95 | p99 | n |", "|---|---:|---:|---:|---:|");
+  lines.push(row("plain Node HTTP server", f.floor.node));
+  lines.push(row("Worker, answers at once", f.floor.worker));
+  lines.push(row("Worker → Durable Object, answers at once", f.floor.do));
+  lines.push(row("Worker reads KV → Durable Object", f.floor.kvDo));
+  lines.push(row("Worker hashes + HMACs → Durable Object", f.floor.cryptoDo));
+  lines.push(row("Worker → Durable Object reads storage", f.floor.doStorage));
+  lines.push(row("Worker → Durable Object fetches the plain Node server", f.floor.doFetch));
+  lines.push(row("Worker reads the body with the router's `readBody` → Durable Object", f.floor.readBodyDo));
+  lines.push("");
+  const g = f.goal;
+  lines.push(
+    `**Goal** (proxied \`use_tool\` p50 − direct \`callTool\` p50) ≤ (Worker→DO p50 − plain Node p50) + ${BUDGET_MS} ms: ` +
+      `${ms(g.overhead)} ≤ ${ms(f.floorGap)} + ${BUDGET_MS} = ${ms(g.allowed)} ms → **${g.met ? "met" : `missed by ${ms(g.overhead - g.allowed)} ms`}** ` +
+      `(replay upstream; server-everything: ${ms(f.overhead.everything.diffP50)} ms).`,
+    "",
+  );
+  lines.push("### Session start: initialize + first `tools/list`", "");
+  lines.push("| | p50 | p95 | p99 | n |", "|---|---:|---:|---:|---:|");
+  lines.push(row("direct: connect + initialize + tools/list", f.sessionStart.direct));
+  lines.push(row("through the proxy (its first tools/list waits for the upstream's connect + catalog)", f.sessionStart.proxied));
+  lines.push("");
+  lines.push(`Proxied − direct: ${sign(f.sessionStart.diffP50)} ms p50 (${f.sessionStart.ratioP50.toFixed(2)}×).`, "");
+  lines.push("### `load_mcp` vs a direct connect + initialize + every catalog list", "");
+  if ("skipped" in f.loadMcp) {
+    lines.push(`Not measured: ${f.loadMcp.skipped}.`, "");
+  } else {
+    const l = f.loadMcp;
+    lines.push("| | p50 | p95 | p99 | n |", "|---|---:|---:|---:|---:|");
+    lines.push(row("direct: connect + initialize + tools, resources, templates, prompts", l.direct));
+    lines.push(row("`load_mcp` through the proxy (a fresh session per sample)", l.proxied));
+    lines.push("");
+    lines.push(
+      `**Goal** \`load_mcp\` p50 ≤ 1.2 × direct p50 + floor: ${ms(l.proxied.p50)} ≤ 1.2 × ${ms(l.direct.p50)} + ${ms(f.floorGap)} = ` +
+        `${ms(l.allowed)} ms → **${l.met ? "met" : `missed by ${ms(l.proxied.p50 - l.allowed)} ms`}** (${l.ratioP50.toFixed(2)}× direct). ` +
+        `Here the floor is Worker→DO − plain Node, as in the first goal; taking the whole Worker→DO p50 instead allows ${ms(l.allowedWithDoFloor)} ms.`,
+      "",
+    );
+  }
+  lines.push("### Where the time goes", "");
+  const pc = f.pieces;
+  lines.push(
+    "Each piece of the proxy's path, measured alone on the floor Worker (median of same-round differences " +
+      "against the bare Worker→DO path), beside the overhead to explain:",
+    "",
+  );
+  lines.push("| piece | ms (p50) |", "|---|---:|");
+  lines.push(`| Worker under wrangler dev vs plain Node | ${ms(pc.workerFromNode)} |`);
+  lines.push(`| + hop to a Durable Object | ${ms(pc.doFromWorker)} |`);
+  lines.push(`| + KV read (the router's token lookup, when not cached) | ${ms(pc.kvRead)} |`);
+  lines.push(`| + SHA-256 + HMAC (router: token hash, session id) | ${ms(pc.crypto)} |`);
+  lines.push(`| + storage read (object: the session record) | ${ms(pc.storageRead)} |`);
+  lines.push(`| + outbound fetch from the object to a Node server | ${ms(pc.outboundFetch)} |`);
+  lines.push(`| + the router's \`readBody\` (reader loop) instead of \`request.text()\` | ${ms(pc.readBodyLoop)} |`);
+  const runtime = f.floorGap + pc.kvRead + pc.crypto + pc.storageRead + pc.outboundFetch + pc.readBodyLoop;
+  lines.push(`| **the path's pieces measured on the floor, sum** | **${ms(runtime)}** |`);
+  lines.push(`| proxied − direct (replay echo) | ${ms(f.overhead.replay.diffP50)} |`);
+  lines.push(`| left for the rest of the proxy's work (router checks, MCP server and transport, MCP client, logging) | ${ms(f.overhead.replay.diffP50 - runtime)} |`);
+  lines.push("");
+  if (f.profile && !("skipped" in f.profile)) {
+    const { proxied: pr, floorDo } = f.profile;
+    lines.push(
+      `CPU profiles (V8's sampling profiler through wrangler's inspector, ${PROFILE_INTERVAL_US} µs interval, ` +
+        `${pr.calls} sequential calls each, bundles source-mapped back to packages; the profiler slows every call, ` +
+        "so read the split, not the absolute times): the isolate running the proxy is busy " +
+        `**${ms(pr.busyMsPerCall)} ms per \`use_tool\`** (of ${ms(pr.wallMsPerCall)} ms wall); the floor Worker's ` +
+        `isolate is busy ${ms(floorDo.busyMsPerCall)} ms per Worker→DO request (of ${ms(floorDo.wallMsPerCall)} ms). ` +
+        `The difference, **${ms(pr.busyMsPerCall - floorDo.busyMsPerCall)} ms**, is work the proxy adds on the ` +
+        "isolate's one thread. Built-ins (stream reads, fetch, storage, crypto, Headers) are charged to the " +
+        "JavaScript that called them. Self time of async functions that await stream reads (`readBody`, " +
+        "`readRequestBody`) also holds runtime work done while they are on the stack: the floor measures the " +
+        "router's `readBody` at " + ms(f.pieces.readBodyLoop) + " ms of wall time more than `request.text()`.",
+      "",
+    );
+    lines.push("| proxy isolate, per `use_tool` | JS self ms | built-ins it calls, ms | share of busy |", "|---|---:|---:|---:|");
+    for (const c of pr.byCategory.slice(0, 12)) {
+      lines.push(`| ${c.category} | ${ms(c.selfMs, 3)} | ${ms(c.builtinMs, 3)} | ${(c.share * 100).toFixed(0)}% |`);
+    }
+    lines.push("");
+    lines.push("| hottest frames in the proxy (self, built-in ← caller) | ms per call |", "|---|---:|");
+    for (const fn of pr.topFunctions.slice(0, 10)) lines.push(`| \`${fn.name.replace(/\|/g, "\\|")}\` | ${ms(fn.msPerCall, 3)} |`);
+    lines.push("");
+    lines.push("| floor isolate, per Worker→DO request | JS self ms | built-ins it calls, ms | share of busy |", "|---|---:|---:|---:|");
+    for (const c of floorDo.byCategory.slice(0, 6)) {
+      lines.push(`| ${c.category} | ${ms(c.selfMs, 3)} | ${ms(c.builtinMs, 3)} | ${(c.share * 100).toFixed(0)}% |`);
+    }
+    lines.push("");
+    const cat = (name: string) => pr.byCategory.find((c) => c.category === name);
+    const catMs = (...names: string[]) => names.reduce((a, n) => a + (cat(n)?.selfMs ?? 0) + (cat(n)?.builtinMs ?? 0), 0);
+    const has = (needle: string) => pr.topFunctions.some((fn) => fn.name.includes(needle));
+    const candidates = [
+      has("loadToken") ? "an isolate cache of token lookups (no KV read and hash per request)" : "",
+      catMs("src/log.ts") > 0.3 ? "fewer or cheaper log lines on the hot path (under wrangler dev every console line also crosses to the inspector and wrangler's terminal)" : "",
+      f.pieces.readBodyLoop > 0.3 ? `the router's body reader (its reader loop costs ${ms(f.pieces.readBodyLoop)} ms more than request.text() on the floor)` : "",
+      f.proxyAnswerTypes.includes("text/event-stream") ? "JSON answers instead of an SSE stream for plain request/response calls (the proxy answers with a stream now)" : "",
+      catMs("@modelcontextprotocol/sdk", "zod") > 1 ? "less re-validation of messages the proxy built or already checked itself" : "",
+    ].filter(Boolean);
+    lines.push(
+      "Read together: per `use_tool` the proxy adds, on top of the bare Worker→Durable Object hop, " +
+        `(1) the router's work: authentication, the session-id check, reading the body and forwarding a copy to the ` +
+        `object (\`src/http\`, \`src/auth\`, \`src/config\`, \`src/security\`, hono: ${ms(catMs("src/http", "src/auth", "src/config", "src/security", "hono"))} ms of isolate time in the profile); ` +
+        `(2) the MCP server and client in the object: the SDK's transport reads and parses the body again, validates ` +
+        `the message and the call, answers, and the SDK Client makes the upstream call and validates its answer ` +
+        `(\`@modelcontextprotocol/sdk\`, \`zod\`, \`agents\`: ${ms(catMs("@modelcontextprotocol/sdk", "zod", "agents"))} ms); ` +
+        `(3) the session object's own code (\`src/session\`, \`src/meta\`, \`src/upstream\`: ${ms(catMs("src/session", "src/meta", "src/upstream"))} ms); ` +
+        `(4) a second HTTP round trip, the object's fetch to the upstream (${ms(f.pieces.outboundFetch)} ms of wall time on the floor)` +
+        (catMs("src/log.ts") > 0.05 ? `; (5) log lines (\`src/log.ts\` and the console it writes to: ${ms(catMs("src/log.ts"))} ms)` : "") +
+        (catMs(RATE_LIMIT) > 0.05 ? `; (6) the rate-limit binding (${ms(catMs(RATE_LIMIT))} ms, workerd's local implementation of it)` : "") +
+        ". " +
+        `Built-ins are charged to their callers, so (1) also holds what any Worker pays to read a request and call ` +
+        `an object: the floor Worker, which does only that, shows ${ms(floorDo.byCategory.find((c) => c.category === "the Worker's own code")?.builtinMs ?? 0)} ms of such built-ins.` +
+        (candidates.length ? ` Candidates to close the gap, from the hottest frames: ${candidates.join("; ")}.` : ""),
+      "",
+    );
+  } else if (f.profile) {
+    lines.push(`CPU profile: ${f.profile.skipped}.`, "");
+  }
+  lines.push(
+    `During the call rounds the whole machine (this run's processes and anything else running) kept ${ms(f.machineBusyCores)} of 2 cores busy.`,
+    "",
+  );
+  lines.push(`Counts: ${f.counts.rounds} rounds of calls (after ${f.counts.warm} warm-up rounds), ${f.counts.sessions} session starts and ${f.counts.loads} loads per variant.`);
+  return lines.join("\n");
+}
+
+await main();
