@@ -26,6 +26,7 @@ import {
 import type { z } from "zod";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
+import { tapResponse } from "../streams.ts";
 import { parseRetryAfter } from "./backoff.ts";
 import { ResponseTooLarge, type FetchGate } from "./fetch-gate.ts";
 
@@ -185,40 +186,21 @@ export class UpstreamClient {
    * stream that carried an event id can be resumed (the SDK reconnects with Last-Event-ID): it is left alone.
    */
   #watchAnswerStream(response: Response, id: string | number): Response {
-    const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     let resumable = false;
-    let over = false;
-    const settle = () => {
-      if (over || resumable) return;
-      over = true;
-      setTimeout(() => {
-        if (this.#answers?.delete(id) || this.#closed) return;
-        this.#deliver?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message: "the answer stream ended before the answer" } });
-      }, ANSWER_GRACE_MS);
-    };
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            settle();
-            controller.close();
-          } else {
-            if (!resumable && /(^|\n)id:/.test(decoder.decode(value, { stream: true }))) resumable = true;
-            controller.enqueue(value);
-          }
-        } catch (err) {
-          settle();
-          controller.error(err);
-        }
+    return tapResponse(response, {
+      chunk: (value) => {
+        if (!resumable && /(^|\n)id:/.test(decoder.decode(value, { stream: true }))) resumable = true;
+        return undefined;
       },
-      cancel(reason) {
-        settle();
-        return reader.cancel(reason);
+      end: () => {
+        if (resumable) return;
+        setTimeout(() => {
+          if (this.#answers?.delete(id) || this.#closed) return;
+          this.#deliver?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message: "the answer stream ended before the answer" } });
+        }, ANSWER_GRACE_MS);
       },
     });
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
   /** An answer outgrew the limit: close, so every pending request ends now, and remember why. */

@@ -1,6 +1,7 @@
 // Every upstream request of a session goes through here: at most N connections at once (Workers allow 6
 // simultaneous outbound connections per request) and at most M bytes per response. workerd under `wrangler dev`
 // enforces neither, so the proxy counts for itself, and the counters are readable by tests.
+import { tapResponse } from "../streams.ts";
 import type { FetchLike } from "./client.ts";
 
 export interface GateLimits {
@@ -59,56 +60,25 @@ export class FetchGate {
         release();
         throw err;
       }
-      if (!response.body) {
-        release();
-        return response;
-      }
-      return new Response(this.#count(response.body, release, onTooLarge, stream), {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-      });
-    };
-  }
-
-  #count(body: ReadableStream<Uint8Array>, release: () => void, onTooLarge: (e: ResponseTooLarge) => void, stream: boolean) {
-    const reader = body.getReader();
-    const limit = this.limits.maxResponseBytes;
-    let size = 0;
-    const stats = this.stats;
-    return new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            release();
-            controller.close();
-            return;
-          }
+      const limit = this.limits.maxResponseBytes;
+      const stats = this.stats;
+      let size = 0;
+      return tapResponse(response, {
+        chunk: (value) => {
           size += value.byteLength;
           stats.bytes += value.byteLength;
           // A long-lived stream is judged per message-sized window, not over its whole life.
           if (stream && size > limit && value.byteLength <= limit) size = value.byteLength;
-          if (size > limit) {
-            const error = new ResponseTooLarge(limit);
-            stats.tooLarge++;
-            release();
-            await reader.cancel(error).catch(() => {});
-            controller.error(error);
-            onTooLarge(error);
-            return;
-          }
-          controller.enqueue(value);
-        } catch (err) {
+          if (size <= limit) return undefined;
+          stats.tooLarge++;
+          return new ResponseTooLarge(limit);
+        },
+        end: (error) => {
           release();
-          controller.error(err);
-        }
-      },
-      cancel(reason) {
-        release();
-        return reader.cancel(reason);
-      },
-    });
+          if (error instanceof ResponseTooLarge) onTooLarge(error);
+        },
+      });
+    };
   }
 
   #acquire(): Promise<void> {
