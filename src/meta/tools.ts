@@ -51,6 +51,7 @@ export interface SessionIdentity {
 export function registerMetaTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity): void {
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     await registry.ensureEager();
+    registry.retryFailed();
     const tools: Tool[] = [
       { name: DISCOVER_TOOL, description: renderDiscoverDescription(registry.view()), inputSchema: discoverSchema },
       { name: USE_TOOL, description: USE_TOOL_DESCRIPTION, inputSchema: useSchema },
@@ -61,6 +62,7 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: raw } = request.params;
+    registry.retryFailed();
     switch (name) {
       case DISCOVER_TOOL: {
         const args = parseArgs(DiscoverToolInput, raw, name);

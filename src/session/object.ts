@@ -15,7 +15,7 @@ export { PROXY_CAPABILITIES } from "./runtime.ts";
 const DEFAULT_IDLE_SECONDS = 120;
 /** A session nothing used for this long is deleted (SESSION_TTL_SECONDS). */
 const DEFAULT_TTL_SECONDS = 24 * 3600;
-/** Activity is written to storage at most this often (the alarm reads it). */
+/** Activity is written to storage at most this often, and at least four times per idle period (the alarm reads it). */
 const ACTIVITY_WRITE_MS = 60_000;
 
 export class SessionObject extends DurableObject<Env> {
@@ -87,7 +87,11 @@ export class SessionObject extends DurableObject<Env> {
       return;
     }
     if (now - last >= idleMs && this.#hostStreams === 0) {
+      // Close the upstream clients and let the whole runtime go: its state is in storage, and the next request
+      // builds it again as after an eviction, so an idle session holds no memory while the object lives on.
       const runtime = await this.#runtime?.catch(() => undefined);
+      this.#runtime = undefined;
+      this.gate = undefined;
       await runtime?.registry.closeAll();
     }
     await this.ctx.storage.setAlarm(now - last >= idleMs ? last + ttlMs : last + idleMs);
@@ -128,10 +132,10 @@ export class SessionObject extends DurableObject<Env> {
   /** Notes activity (in storage at most once a minute) and makes sure the alarm will look at it. */
   async #touch(): Promise<void> {
     const now = Date.now();
-    if (now - this.#activityWritten < ACTIVITY_WRITE_MS) return;
+    const idleMs = seconds(this.env.UPSTREAM_IDLE_SECONDS, DEFAULT_IDLE_SECONDS) * 1000;
+    if (now - this.#activityWritten < Math.min(ACTIVITY_WRITE_MS, idleMs / 4)) return;
     this.#activityWritten = now;
     await this.#store.putActivity(now);
-    const idleMs = seconds(this.env.UPSTREAM_IDLE_SECONDS, DEFAULT_IDLE_SECONDS) * 1000;
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + idleMs);
   }
 

@@ -25,7 +25,7 @@ export type UpstreamStatus = (typeof UpstreamStatus)[keyof typeof UpstreamStatus
 
 export type UpstreamRecord =
   | { status: typeof UpstreamStatus.ready; catalog: UpstreamCatalog }
-  | { status: typeof UpstreamStatus.failed; reason: string }
+  | { status: typeof UpstreamStatus.failed; reason: string; at?: number }
   | { status: typeof UpstreamStatus.lazy; failures: number; reason: string }
   | { status: typeof UpstreamStatus.evicted; reason: string };
 
@@ -45,6 +45,8 @@ export interface CatalogCache {
 
 /** How long a new session waits for eager upstreams that have a cached catalog. */
 export const FAST_START_MS = 250;
+/** How often a failed eager upstream is tried again while the session is in use. */
+export const RETRY_FAILED_MS = 15_000;
 
 /** What of a freshly read catalog the session may use (filters, sanitizing, pins). */
 export type CatalogPolicy = (spec: UpstreamSpec, catalog: UpstreamCatalog) => Promise<UpstreamCatalog>;
@@ -115,6 +117,7 @@ export class UpstreamRegistry {
   #streaming = false;
   #logLevel: LoggingLevel | undefined;
   readonly #budgets = new Map<string, ReconnectBudget>();
+  readonly #retrying = new Map<string, Promise<void>>();
   /** Told when a catalog changed outside a host request (a cached one replaced, a refresh), to tell the host. */
   onChange: ((change: CatalogChange) => void) | undefined;
   readonly #cache: CatalogCache | undefined;
@@ -180,7 +183,7 @@ export class UpstreamRegistry {
       },
       async (err: unknown) => {
         const shown = this.#records.get(spec.name);
-        await this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err) });
+        await this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err), at: Date.now() });
         if (shown) this.onChange?.({ tools: true, resources: true, prompts: true });
       },
     );
@@ -193,6 +196,29 @@ export class UpstreamRegistry {
         this.#records.set(spec.name, { status: UpstreamStatus.ready, catalog });
         this.#index = undefined;
       }
+    }
+  }
+
+  /**
+   * An eager upstream that failed (at session start, or later) is tried again in the background, at most every
+   * RETRY_FAILED_MS, when the session is used; once it answers, its tools join the catalog and the host is told.
+   * Without this, a session started during an upstream's outage would lack its tools for its whole life.
+   */
+  retryFailed(now = Date.now()): void {
+    for (const spec of this.#config.upstreams) {
+      const record = this.#records.get(spec.name);
+      if (record?.status !== UpstreamStatus.failed || isLazy(spec) || this.#retrying.has(spec.name)) continue;
+      if (now - (record.at ?? 0) < RETRY_FAILED_MS) continue;
+      if (!this.#budget(spec.name).take()) continue;
+      const attempt = this.#attach(spec).then(
+        async (catalog) => {
+          await this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog });
+          this.onChange?.({ tools: true, resources: true, prompts: true });
+        },
+        (err: unknown) => this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err), at: Date.now() }),
+      );
+      this.#retrying.set(spec.name, attempt);
+      void attempt.finally(() => this.#retrying.delete(spec.name));
     }
   }
 
@@ -240,7 +266,7 @@ export class UpstreamRegistry {
     } catch (err) {
       const reason = err instanceof UpstreamError ? describeFault(spec.name, err.fault) : "unexpected failure";
       if (!isLazy(spec)) {
-        await this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err) });
+        await this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err), at: Date.now() });
         throw new LoadError(`Failed to load "${spec.name}": ${reason}`);
       }
       const previous = this.#records.get(spec.name);

@@ -1,7 +1,7 @@
 // Fast start from the team's catalog cache, stored configs that no longer validate, idle upstreams closed by the
 // object's alarm, abandoned sessions deleted, and config changes reaching live sessions only when asked.
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { kvKeys } from "../../src/config/keys.ts";
 import { addToken, adminFetch, connect, discoverDescription, releaseGate, replayControl, replayStats, replayUrl, seedTeam } from "./helpers.ts";
@@ -49,6 +49,33 @@ describe("catalog cache and fast start", () => {
     await releaseGate("cache-b");
     await again;
     await second.client.close();
+  });
+});
+
+describe("an eager upstream down when the session starts", () => {
+  it("is tried again in the background as the session is used, and its tools then join the catalog", async () => {
+    const token = await seedTeam("c-outage", { mcp: { late: { url: replayUrl("outage") }, up: { url: replayUrl("memory") } } });
+    await replayControl("down", "outage");
+    const first = await connect("c-outage", token);
+    expect(await discoverDescription(first.client)).toMatch(/late: unavailable — /);
+    await first.client.close();
+    await replayControl("up", "outage");
+    // Pretend the failure is older than the retry interval, then let the object start afresh from storage.
+    const stub = env.SESSIONS.getByName(`c-outage/${first.sessionId}`);
+    await runInDurableObject(stub, async (_o, state) => {
+      const record = (await state.storage.get<{ status: string; reason: string; at?: number }>("upstream:late"))!;
+      await state.storage.put("upstream:late", { ...record, at: 0 });
+    });
+    await evictDurableObject(stub);
+    const again = await connect("c-outage", token, first.sessionId);
+    let description = await discoverDescription(again.client);
+    for (let i = 0; i < 50 && !description.includes("late:\n- add_observations:"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      description = await discoverDescription(again.client);
+    }
+    expect(description).toContain("late:\n- add_observations:");
+    expect((await again.client.callTool({ name: "use_tool", arguments: { tool_name: "late/read_graph" } })).isError).toBeFalsy();
+    await again.client.close();
   });
 });
 
