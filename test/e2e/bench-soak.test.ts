@@ -1,0 +1,63 @@
+// `npm run soak -- --smoke` as a child process (asynchronous: nothing here may block): concurrent sessions through
+// `wrangler dev` while the chaos upstream goes down, answers errors and forgets its sessions. No request may fail at
+// the transport level, the healthy upstream must never fail, the chaos upstream must (the schedule ran), memory and
+// storage must have been read, and nothing may be written.
+import { execFile } from "node:child_process";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+
+const RESULT = join("bench", "results", "soak.json");
+const mtime = (file: string) => {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+};
+
+function smoke(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [script, "--smoke"], { encoding: "utf8", timeout: 240_000, maxBuffer: 32 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** The number after `SOAK <label>:` in the printed summary. */
+function summary(stdout: string, label: string): number {
+  const line = stdout.split("\n").find((l) => l.startsWith(`SOAK ${label}:`));
+  expect(line, `no "SOAK ${label}:" line in:\n${stdout.slice(-3000)}`).toBeDefined();
+  return Number(/:\s*(\d+)/.exec(line!)?.[1]);
+}
+
+it("bench/soak.ts --smoke: chaos fails, the healthy upstream never does, no transport failures, memory and storage read", async () => {
+  const before = mtime(RESULT);
+  const run = await smoke("bench/soak.ts");
+  const tail = run.stderr.slice(-2000) + run.stdout.slice(-4000);
+  expect(run.code, tail).toBe(0);
+
+  expect(summary(run.stdout, "transport failures"), tail).toBe(0);
+  expect(summary(run.stdout, "healthy errors"), tail).toBe(0);
+  expect(summary(run.stdout, "wrong answers"), tail).toBe(0);
+  expect(summary(run.stdout, "calls"), tail).toBeGreaterThan(150);
+
+  const line = run.stdout.split("\n").find((l) => l.startsWith("FIGURES "));
+  expect(line, tail).toBeDefined();
+  const f = JSON.parse(line!.slice("FIGURES ".length));
+  expect(f.healthy.calls).toBeGreaterThan(50);
+  expect(f.healthy.errors).toBe(0);
+  // The schedule ran: the chaos upstream failed while it was down or erring, and came back.
+  expect(f.chaos.errors).toBeGreaterThan(0);
+  expect(f.chaos.ok).toBeGreaterThan(0);
+  expect(f.phases.map((p: { name: string }) => p.name)).toEqual(["down", "rpc-error", "forget"]);
+  const rpc = f.phases.find((p: { name: string }) => p.name === "rpc-error");
+  expect(rpc.during.chaos.errorsByKind["upstream JSON-RPC error"]).toBeGreaterThan(0);
+  expect(f.sessions.started).toBeGreaterThan(f.config.sessions); // sessions ended and new ones started
+  // The Worker's workerd was found and its memory read; the persistence folder was measured.
+  expect(f.memory.peak).toBeGreaterThan(10);
+  expect(f.storage.end).toBeGreaterThan(0);
+  expect(f.objects.files).toBeGreaterThan(0);
+  expect(run.stdout).toContain("## Soak");
+  expect(mtime(RESULT)).toBe(before); // --smoke writes nothing
+}, 300_000);
