@@ -115,7 +115,7 @@ const PHASES: readonly PhaseSpec[] = [
     name: "http-503",
     what: "answers every request with HTTP 503",
     faults: { "*": { kind: "http", status: 503, body: "Service Unavailable" } },
-    expect: "HTTP 503 as an isError result, at once; sessions that start now list chaos as unavailable",
+    expect: "HTTP 503 as an isError result, at once; sessions that start now list chaos as unavailable until a background retry (at most every 15 s, while the session is used) connects it again",
   },
   {
     name: "429",
@@ -133,7 +133,7 @@ const PHASES: readonly PhaseSpec[] = [
     name: "down",
     what: "is down: every connection is dropped",
     control: "down",
-    expect: "unreachable (read-only tool, after one reconnect with backoff) or unknown outcome (create_entities); throttled once a session's reconnect budget (10 a minute) is spent; sessions that start now list chaos as unavailable",
+    expect: "unreachable (read-only tool, after one reconnect with backoff) or unknown outcome (create_entities); throttled once a session's reconnect budget (10 a minute) is spent; sessions that start now list chaos as unavailable until a background retry (at most every 15 s, while the session is used) connects it again",
   },
   {
     name: "sse-cut",
@@ -982,6 +982,11 @@ interface Figures {
   chaos: UpstreamFigures;
   /** Successful healthy calls outside every chaos window (the baseline). */
   healthyCalmLatency: Percentiles;
+  /**
+   * Calls answered "Unknown tool" (chaos not in the session's catalog) after an outage that breaks initialize
+   * (down, HTTP 503) had ended: how many, and the latest one, in s after the end of its outage.
+   */
+  catalogRecovery: { errorsAfterOutage: number; maxSAfterOutage: number };
   /** Event-loop stalls over STALL_MS of this process and of the upstreams' process (s since the run started, ms). */
   stalls: { driver: Array<{ t: number; ms: number }>; upstreams: Array<{ t: number; ms: number }> };
   /** Healthy calls that took over a second: how many, how many were a session's first round, and the slowest few. */
@@ -1278,6 +1283,17 @@ async function main(): Promise<void> {
       healthy: both.healthy,
       chaos: both.chaos,
       stalls,
+      catalogRecovery: (() => {
+        const outages = windows.filter((w) => w.spec.control === "down" || w.spec.faults?.["*"] !== undefined);
+        const delays = events
+          .filter((e) => e.kind === "not in the session's catalog" && !outages.some((w) => e.start >= w.start && e.start < w.end))
+          .map((e) => {
+            const before = outages.filter((w) => w.end <= e.start).at(-1);
+            return before ? (e.start - before.end) / 1000 : undefined;
+          })
+          .filter((d): d is number => d !== undefined);
+        return { errorsAfterOutage: delays.length, maxSAfterOutage: delays.length ? Math.max(...delays) : 0 };
+      })(),
       slowHealthy: (() => {
         const slow = events.filter((e) => e.upstream === "healthy" && e.end - e.start > 1_000);
         const phaseAt = (t: number) => windows.find((w) => t >= w.start && t < w.end)?.spec.name ?? "calm";
@@ -1410,6 +1426,7 @@ function printSummary(f: Figures): void {
     ),
     `SOAK upstream requests open: chaos peak ${f.upstreamInFlight.chaosPeak}, end of run ${f.upstreamInFlight.chaosEndOfRun}, after idle ${f.upstreamInFlight.chaosAfterIdle ?? "—"}; healthy peak ${f.upstreamInFlight.healthyPeak}`,
     `SOAK worker heap MiB (used/total/backing stores): ${f.heap.map((h) => `${ms(h.t, 0)} s ${ms(h.usedMiB, 0)}/${ms(h.totalMiB, 0)}/${ms(h.backingMiB, 0)}`).join(", ") || "not read"}`,
+    `SOAK unknown-tool answers after outages: ${f.catalogRecovery.errorsAfterOutage}, the last ${ms(f.catalogRecovery.maxSAfterOutage, 1)} s after its outage`,
     `SOAK sessions: ${f.sessions.started} started, ${f.sessions.deleted} deleted, ${f.sessions.abandoned} abandoned, ${f.sessions.chaosUnavailableAtStart} began with chaos unavailable`,
   ];
   for (const s of f.transportSamples) lines.push(`SOAK transport sample: ${s}`);
@@ -1567,8 +1584,13 @@ function analysis(f: Figures): string[] {
   const sess = f.sessions;
   out.push(
     `**Sessions**: ${sess.started} started (peak ${sess.peakOpen} open), ${sess.deleted} ended with DELETE, ${sess.abandoned} abandoned; ` +
-      `${sess.chaosUnavailableAtStart} began while \`chaos\` could not be connected, and such a session lists it as unavailable ` +
-      "and answers its tools as unknown for its whole life (no `load_mcp` in a config without lazy entries). The upstreams " +
+      `${sess.chaosUnavailableAtStart} began while \`chaos\` could not be connected: such a session lists it as unavailable and ` +
+      "answers its tools as unknown until the proxy connects it again in the background" +
+      (f.catalogRecovery.errorsAfterOutage
+        ? ` (after the outages ended, ${f.catalogRecovery.errorsAfterOutage} calls still got "Unknown tool", the last ` +
+          `${ms(f.catalogRecovery.maxSAfterOutage, 1)} s after its outage)`
+        : "") +
+      ". The upstreams " +
       `saw ${f.upstreamServers.healthy.initializes} sessions opened and ${f.upstreamServers.healthy.deletes} closed on \`healthy\`, ` +
       `${f.upstreamServers.chaos.initializes} opened and ${f.upstreamServers.chaos.deletes} closed on \`chaos\`.`,
   );
@@ -1615,7 +1637,8 @@ function analysis(f: Figures): string[] {
       `${f.objects.maxRows} rows each) against ${sess.abandoned} sessions abandoned without DELETE, and ${f.objects.empty} were ` +
       `wiped by DELETE but still have a file (${mib(f.objects.bytesEmpty)} MiB)` +
       (f.objects.unreadable ? `; ${f.objects.unreadable} files could not be read` : "") +
-      ". Nothing removes an abandoned session's storage yet (no time-to-live), so it grows with every session a host walks away from." +
+      ". An abandoned session's storage stays until its time-to-live (`SESSION_TTL_SECONDS`, a day by default) deletes it, " +
+      "so over a run this short it grows with every session a host walks away from." +
       ` All of \`--persist-to\` went ${mib(t.start)} → ${mib(t.end)} MiB (${num(t.lastThirdSlopePerMin / 1024)} KiB/min over the last third): ` +
       "the rest is wrangler's local emulation (its observability trace store and the rate limiter's object), which has no counterpart " +
       "in the deployed proxy's storage. Levelling off means the last third of the run grows at most " +

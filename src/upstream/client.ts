@@ -92,6 +92,18 @@ function requestId(init: RequestInit | undefined): string | number | undefined {
   }
 }
 
+/** The request id a `notifications/cancelled` body names, if that is what the body is. */
+function cancelledRequest(init: RequestInit | undefined): string | number | undefined {
+  if (typeof init?.body !== "string" || !init.body.includes("notifications/cancelled")) return undefined;
+  try {
+    const message = JSON.parse(init.body) as { method?: unknown; params?: { requestId?: unknown } };
+    const id = message.params?.requestId;
+    return message.method === "notifications/cancelled" && (typeof id === "string" || typeof id === "number") ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Lists are followed through their cursors, but never forever. */
 const MAX_PAGES = 100;
 const NO_TIMEOUT = 2_147_483_647;
@@ -120,10 +132,28 @@ export class UpstreamClient {
   static async connect(spec: UpstreamSpec, headers: Record<string, string>, deps: ClientDeps): Promise<UpstreamClient> {
     let upstream: UpstreamClient | undefined;
     const gated = deps.gate ? deps.gate.wrap(deps.fetch, (error) => upstream && upstream.#overflowed(error)) : deps.fetch;
+    // Each request's own fetch can be aborted: when the SDK gives up on a request (timeout, the host cancelled)
+    // it sends notifications/cancelled upstream but leaves the POST open; seeing that notification go out, the
+    // request's fetch is aborted too, so its connection slot is freed at once.
+    const inFlight = new Map<string | number, AbortController>();
     const watched: FetchLike = async (input, init) => {
-      const response = await gated(input, init);
-      if (response.status === 429 && upstream) upstream.#retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+      const cancelled = cancelledRequest(init);
+      if (cancelled !== undefined) inFlight.get(cancelled)?.abort(new Error("the request was cancelled"));
       const id = requestId(init);
+      const own = id === undefined ? undefined : new AbortController();
+      if (own && id !== undefined) inFlight.set(id, own);
+      const signal = own ? (init?.signal ? AbortSignal.any([init.signal, own.signal]) : own.signal) : init?.signal;
+      let response: Response;
+      try {
+        response = await gated(input, { ...init, ...(signal ? { signal } : {}) });
+      } catch (err) {
+        if (id !== undefined) inFlight.delete(id);
+        throw err;
+      }
+      if (id !== undefined) {
+        response = tapResponse(response, { end: () => inFlight.get(id) === own && inFlight.delete(id) });
+      }
+      if (response.status === 429 && upstream) upstream.#retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
       if (upstream && upstream.#answers && id !== undefined && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) {
         return upstream.#watchAnswerStream(response, id);
       }

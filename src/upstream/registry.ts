@@ -345,6 +345,12 @@ export class UpstreamRegistry {
     await client?.close();
   }
 
+  /** Drops this very client only: another call may already have replaced it with a healthy one. */
+  async #dropClient(name: string, client: UpstreamClient): Promise<void> {
+    if (this.#clients.get(name) === client) this.#clients.delete(name);
+    await client.close();
+  }
+
   /** The catalog as discover_tool's description shows it. */
   view(): CatalogView {
     const groups: CatalogGroup[] = [];
@@ -412,11 +418,11 @@ export class UpstreamRegistry {
         if (!(err instanceof UpstreamError) || repeated) throw err;
         const fault = err.fault;
         if (fault.kind === "expired") {
-          await this.#drop(name);
+          await this.#dropClient(name, client);
         } else if (fault.kind === "http" && fault.status === 429 && fault.retryAfterMs !== undefined && fault.retryAfterMs <= retryWindow(spec)) {
           await sleep(fault.retryAfterMs, options.signal);
         } else if (fault.kind === "closed" || fault.kind === "unreachable" || fault.kind === "protocol") {
-          await this.#drop(name);
+          await this.#dropClient(name, client);
           if (!options.safeToRepeat) throw new UpstreamError(name, { kind: "unknown_outcome", detail: describeFault(name, fault) });
         } else {
           throw err;

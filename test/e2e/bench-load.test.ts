@@ -1,31 +1,12 @@
 // `npm run bench:load -- --smoke` as a child process (asynchronous: nothing here may block): concurrent sessions
 // through `wrangler dev` must all succeed, the figures must be there (throughput, p99, workerd's memory), and
 // nothing may be written.
-import { execFile } from "node:child_process";
-import { statSync } from "node:fs";
-import { join } from "node:path";
 import { expect, it } from "vitest";
-
-const RESULT = join("bench", "results", "load.json");
-const mtime = (file: string) => {
-  try {
-    return statSync(file).mtimeMs;
-  } catch {
-    return undefined;
-  }
-};
-
-function smoke(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [script, "--smoke"], { encoding: "utf8", timeout: 240_000, maxBuffer: 32 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+import { resultsUnchanged, runBench } from "./bench-run.ts";
 
 it("bench/load.ts --smoke runs concurrent sessions without errors and reports throughput, p99 and memory", async () => {
-  const before = mtime(RESULT);
-  const run = await smoke("bench/load.ts");
+  const unchanged = resultsUnchanged("load");
+  const run = await runBench("bench/load.ts");
   expect(run.code, run.stderr + run.stdout.slice(-2000)).toBe(0);
   const line = run.stdout.split("\n").find((l) => l.startsWith("FIGURES "));
   expect(line, run.stdout.slice(-2000)).toBeDefined();
@@ -44,5 +25,5 @@ it("bench/load.ts --smoke runs concurrent sessions without errors and reports th
   // The Worker's workerd process was found in wrangler's process tree and its memory read from /proc.
   expect(f.peakWorkerdRssMiB).toBeGreaterThan(10);
   expect(run.stdout).toContain("## Load");
-  expect(mtime(RESULT)).toBe(before); // --smoke writes nothing
+  expect(unchanged()).toBe(true); // --smoke writes nothing
 }, 300_000);

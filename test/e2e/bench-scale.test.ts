@@ -1,35 +1,7 @@
 // The scale benchmark's smoke run (`bench/scale.ts --smoke`: 10 and 100 upstreams in-process, 10 through the real
 // proxy under wrangler dev, few repetitions, nothing written), so the benchmark cannot rot and its figures stay sane.
-import { execFile } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-/** The project's Node 22 (the scripts are TypeScript run with type stripping), whatever Node runs vitest. */
-const NODE = existsSync(join(ROOT, "node_modules", ".bin", "node")) ? join(ROOT, "node_modules", ".bin", "node") : process.execPath;
-
-/** Runs a benchmark with --smoke as a child process, asynchronously (the event loop stays free). */
-function runBench(script: string): Promise<{ code: number; stdout: string; output: string }> {
-  return new Promise((resolve) => {
-    execFile(NODE, [script, "--smoke"], { cwd: ROOT, timeout: 280_000, maxBuffer: 64 * 2 ** 20, encoding: "utf8" }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-      resolve({ code, stdout, output: `${stdout}\n${stderr}` });
-    });
-  });
-}
-
-/** A check that the run left its results and charts as they were (smoke runs write nothing). */
-function resultsUnchanged(name: string, charts: string[]): () => boolean {
-  const files = [
-    ...["json", "md"].map((ext) => join(ROOT, "bench", "results", `${name}.${ext}`)),
-    ...charts.map((c) => join(ROOT, "bench", "charts", `${c}.svg`)),
-  ];
-  const stamp = () => files.map((f) => (existsSync(f) ? statSync(f).mtimeMs : -1)).join(",");
-  const before = stamp();
-  return () => stamp() === before;
-}
+import { resultsUnchanged, runBench } from "./bench-run.ts";
 
 describe("bench/scale.ts --smoke", () => {
   it("renders synthetic catalogs in-process and through the proxy and prints figures that grow as they should", async () => {

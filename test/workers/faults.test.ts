@@ -142,6 +142,22 @@ describe("limits", () => {
     await s.client.close();
   });
 
+  it("frees a timed-out request's connection slot at once: eight timeouts do not wedge the session", async () => {
+    const token = await seedTeam("f-wedge", { mcp: { bad: { url: replayUrl("hang"), timeout: 200 }, good: { url: replayUrl("memory") } } });
+    const { client, sessionId } = await connect("f-wedge", token);
+    await discoverDescription(client);
+    for (let i = 0; i < 8; i++) {
+      const r = await call(client, "bad/read_graph");
+      expect(text(r)).toContain("did not answer within 200 ms");
+    }
+    const slots = () => runInDurableObject(env.SESSIONS.getByName(`f-wedge/${sessionId}`), (instance: SessionObject) => instance.gate!.inFlight);
+    // The last cancellation is on its way as the last result arrives.
+    for (let i = 0; i < 50 && (await slots()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await slots()).toBe(0);
+    expect((await call(client, "good/read_graph")).isError).toBeFalsy();
+    await client.close();
+  });
+
   it("never has more than 6 upstream requests in flight, even with 10 upstreams connecting at once", async () => {
     const mcp = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`s${i}`, { url: replayUrl("flt-slow") }]));
     const token = await seedTeam("f-slots", { mcp });
