@@ -25,6 +25,7 @@ import { provisionTeam } from "../test/e2e/helpers.ts";
 import { startUpstreams, type Upstreams } from "./floor/node-server.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
 import { isSmoke, ms, percentiles, quantile, writeResult, type Percentiles } from "./lib/results.ts";
+import { random } from "./lib/random.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 process.chdir(ROOT);
@@ -115,18 +116,6 @@ function machineTicks(): number {
 interface Variant {
   key: string;
   run: () => Promise<number | void>;
-}
-
-/** A small seeded generator (mulberry32), so the shuffled orders are the same from run to run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

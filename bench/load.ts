@@ -10,7 +10,7 @@
 //
 // `--smoke`: two tiny levels, writes nothing. `--default-keep-alive`: the upstreams keep Node's 5 s idle keep-alive
 // (see bench/floor/node-server.ts). The last line printed is `FIGURES <json>`.
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
@@ -19,6 +19,7 @@ import { provisionTeam } from "../test/e2e/helpers.ts";
 import { startUpstreams, type Upstreams } from "./floor/node-server.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
 import { isSmoke, ms, percentiles, writeResult, type Percentiles } from "./lib/results.ts";
+import { cmdline, descendants, readStat, rssKiB } from "./lib/proc.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 process.chdir(ROOT);
@@ -180,53 +181,6 @@ interface Proc {
 }
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
-
-function readStat(pid: number): { ppid: number; ticks: number } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
-  } catch {
-    return undefined;
-  }
-}
-
-function rssKiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function descendants(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = readStat(Number(entry));
-    if (!stat) continue;
-    children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), Number(entry)]);
-  }
-  const out: number[] = [];
-  const queue = [root];
-  while (queue.length) {
-    const pid = queue.shift()!;
-    for (const child of children.get(pid) ?? []) {
-      out.push(child);
-      queue.push(child);
-    }
-  }
-  return out;
-}
-
-const cmdline = (pid: number): string => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
-  } catch {
-    return "";
-  }
-};
 
 /** The processes that do the work, named by what they do. */
 function processesOf(proxy: Running, upstreams: Upstreams): Proc[] {

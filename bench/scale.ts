@@ -19,6 +19,7 @@ import {
 import { connectClient, provisionTeam } from "../test/e2e/helpers.ts";
 import { loadCorpus, startReplayServer, type CorpusServer } from "../test/fixtures/replay-server.ts";
 import { isSmoke, median, percentiles, writeResult, type Percentiles } from "./lib/results.ts";
+import { random } from "./lib/random.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
 import { isMain, writeChart } from "./report.ts";
 import { CORPUS_SERVERS, LOCAL_VARS, countTokens } from "./tokens.ts";
@@ -100,18 +101,6 @@ function timeIt(reps: number, fn: () => unknown): number[] {
     out.push(performance.now() - t);
   }
   return out;
-}
-
-/** A fixed pseudo-random sequence (mulberry32), so every run looks up the same names. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface SizeFigures {

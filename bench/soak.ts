@@ -34,6 +34,7 @@ import { provisionTeam } from "../test/e2e/helpers.ts";
 import { loadCorpus, startReplayServer, type Fault, type ReplayRoute, type RouteStats } from "../test/fixtures/replay-server.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
 import { isSmoke, ms, percentiles, writeResult, type Percentiles } from "./lib/results.ts";
+import { cmdline, descendants, readStat, rssKiB } from "./lib/proc.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -588,51 +589,6 @@ async function host(index: number, url: string, token: string, runEnd: number, n
 // ---------------------------------------------------------------------------------------------------------------
 // The Worker's process and the persistence folder, from /proc and the file system
 
-function ppidOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-  } catch {
-    return undefined;
-  }
-}
-
-function descendants(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const ppid = ppidOf(Number(entry));
-    if (ppid !== undefined) children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-  }
-  const out: number[] = [];
-  const queue = [root];
-  for (let guard = 0; queue.length && guard < 10_000; guard++) {
-    const pid = queue.shift()!;
-    for (const child of children.get(pid) ?? []) {
-      out.push(child);
-      queue.push(child);
-    }
-  }
-  return out;
-}
-
-const cmdline = (pid: number): string => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
-  } catch {
-    return "";
-  }
-};
-
-function rssKiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * wrangler dev starts two workerd processes: its own proxy worker on the public port (`entry=127.0.0.1:<port>`)
  * and the one that runs the Worker and every session object. The latter is the one measured.
@@ -825,14 +781,7 @@ async function censusOfSessionObjects(state: string): Promise<ObjectCensus> {
 
 /** CPU ticks (user + system) of a process. */
 function cpuTicks(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
-  }
+  return pid === undefined ? 0 : (readStat(pid)?.ticks ?? 0);
 }
 
 /** Busy ticks of the whole machine (every process, ours or not), from /proc/stat. */
