@@ -1,6 +1,6 @@
 // Team management over KV: configs (validated, URLs guarded, secret references checked), tokens, secrets, pins.
 // One implementation for the admin API (a KV binding) and the CLI (wrangler), so both enforce the same rules.
-import { hashToken, mintToken } from "../auth/token.ts";
+import { mintToken } from "../auth/token.ts";
 import { kvKeys, type PinRecord, type TokenMetadata, type TokenRecord } from "../config/keys.ts";
 import { credentialWarnings, redactConfig } from "../config/redact.ts";
 import { SECRET_REF } from "../config/schema.ts";
@@ -158,9 +158,4 @@ export async function readSecret(kv: KvLike, material: string | undefined, team:
   const text = await kv.get(kvKeys.secret(team, name));
   if (text === null) return undefined;
   return openSecret(material, team, name, JSON.parse(text) as SealedSecret);
-}
-
-/** Looks a token up by its id and compares hashes in constant time. */
-export async function tokenMatches(record: TokenRecord | null, token: string, equal: (a: string, b: string) => boolean): Promise<boolean> {
-  return record !== null && equal(record.hash, await hashToken(token));
 }

@@ -81,26 +81,21 @@ const RELAYED = [
 /** How long after an answer stream ends its answer may still be on its way through the SDK's parser. */
 const ANSWER_GRACE_MS = 100;
 
-/** The JSON-RPC id of a request body (undefined for notifications, responses and non-JSON bodies). */
-function requestId(init: RequestInit | undefined): string | number | undefined {
-  if (typeof init?.body !== "string") return undefined;
+/**
+ * What an outgoing body is, read with one parse: the id of a request (to watch its answer and abort its fetch),
+ * or the request id a `notifications/cancelled` names. Neither for other messages and non-JSON bodies.
+ */
+function outgoing(init: RequestInit | undefined): { id?: string | number; cancels?: string | number } {
+  if (typeof init?.body !== "string") return {};
   try {
-    const message = JSON.parse(init.body) as { id?: unknown; method?: unknown };
-    return typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number") ? message.id : undefined;
+    const message = JSON.parse(init.body) as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+    const isId = (v: unknown): v is string | number => typeof v === "string" || typeof v === "number";
+    if (typeof message.method !== "string") return {};
+    if (isId(message.id)) return { id: message.id };
+    const cancelled = message.params?.requestId;
+    return message.method === "notifications/cancelled" && isId(cancelled) ? { cancels: cancelled } : {};
   } catch {
-    return undefined;
-  }
-}
-
-/** The request id a `notifications/cancelled` body names, if that is what the body is. */
-function cancelledRequest(init: RequestInit | undefined): string | number | undefined {
-  if (typeof init?.body !== "string" || !init.body.includes("notifications/cancelled")) return undefined;
-  try {
-    const message = JSON.parse(init.body) as { method?: unknown; params?: { requestId?: unknown } };
-    const id = message.params?.requestId;
-    return message.method === "notifications/cancelled" && (typeof id === "string" || typeof id === "number") ? id : undefined;
-  } catch {
-    return undefined;
+    return {};
   }
 }
 
@@ -137,9 +132,8 @@ export class UpstreamClient {
     // request's fetch is aborted too, so its connection slot is freed at once.
     const inFlight = new Map<string | number, AbortController>();
     const watched: FetchLike = async (input, init) => {
-      const cancelled = cancelledRequest(init);
-      if (cancelled !== undefined) inFlight.get(cancelled)?.abort(new Error("the request was cancelled"));
-      const id = requestId(init);
+      const { id, cancels } = outgoing(init);
+      if (cancels !== undefined) inFlight.get(cancels)?.abort(new Error("the request was cancelled"));
       const own = id === undefined ? undefined : new AbortController();
       if (own && id !== undefined) inFlight.set(id, own);
       const signal = own ? (init?.signal ? AbortSignal.any([init.signal, own.signal]) : own.signal) : init?.signal;
