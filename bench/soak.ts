@@ -74,15 +74,35 @@ const CLIENT_TIMEOUT_MS = 45_000;
 /** A session whose requests fail this many rounds in a row at the transport level is given up. */
 const MAX_TRANSPORT_STREAK = 3;
 const SAMPLE_MS = smoke ? 1_000 : 2_000;
-/** After the run: how long to wait before reading memory and storage once more. */
-const IDLE_MS = smoke ? 0 : 15_000;
+/**
+ * The proxy's clocks, short so a run of minutes shows them at work: an abandoned session's storage is deleted
+ * SESSION_TTL_SECONDS after its last request (a day by default), and its upstream clients are closed
+ * UPSTREAM_IDLE_SECONDS after it (two minutes by default).
+ */
+const SESSION_TTL_S = smoke ? 8 : argNumber("--ttl", 60, 5, 86_400);
+const UPSTREAM_IDLE_S = smoke ? 4 : argNumber("--idle", 15, 2, 86_400);
+/**
+ * After the run: how long to wait before reading memory and storage once more. Long enough for every abandoned
+ * session's time-to-live to pass (plus the alarm's own lag), so what the proxy still keeps then is what it keeps
+ * for good.
+ */
+const IDLE_MS = (SESSION_TTL_S + (smoke ? 4 : 15)) * 1000;
+/** What the proxy keeps (rows in its Durable Objects, entries in KV) is counted this often. */
+const CENSUS_MS = smoke ? 4_000 : 15_000;
+/** The V8 heap of the Worker's isolate is read this often. */
+const HEAP_MS = smoke ? 5_000 : 30_000;
+/**
+ * The floor after the soak: a trivial Worker → Durable Object → fetch under its own `wrangler dev`, sent as many
+ * requests as the proxy got (at most this many), to tell the local runtime's memory growth from the proxy's.
+ */
+const FLOOR_MAX_REQUESTS = smoke ? 300 : 40_000;
 /** The forget phase makes the chaos upstream forget its sessions this often. */
 const FORGET_EVERY_MS = smoke ? 1_000 : 2_000;
 /** Memory and storage "level off" when they grow at most this much per minute over the last third of the run. */
 const MEMORY_FLOOR_MIB_PER_MIN = 5;
 const STORAGE_FLOOR_BYTES_PER_MIN = 64 * 1024;
 /** Hard stop: whatever happens, the run ends (children stopped) this long after it started. */
-const WATCHDOG_MS = RUN_MS + IDLE_MS + 180_000;
+const WATCHDOG_MS = RUN_MS + IDLE_MS + 420_000;
 
 const HEALTHY_CATALOG = "modelcontextprotocol__server-everything";
 const CHAOS_CATALOG = "modelcontextprotocol__server-memory";
@@ -116,7 +136,7 @@ const PHASES: readonly PhaseSpec[] = [
     name: "http-503",
     what: "answers every request with HTTP 503",
     faults: { "*": { kind: "http", status: 503, body: "Service Unavailable" } },
-    expect: "HTTP 503 as an isError result, at once; sessions that start now list chaos as unavailable until a background retry (at most every 15 s, while the session is used) connects it again",
+    expect: "HTTP 503 as an isError result, at once; sessions that start now list chaos as unavailable, and their calls to its tools try it again at once (within the reconnect budget)",
   },
   {
     name: "429",
@@ -134,7 +154,7 @@ const PHASES: readonly PhaseSpec[] = [
     name: "down",
     what: "is down: every connection is dropped",
     control: "down",
-    expect: "unreachable (read-only tool, after one reconnect with backoff) or unknown outcome (create_entities); throttled once a session's reconnect budget (10 a minute) is spent; sessions that start now list chaos as unavailable until a background retry (at most every 15 s, while the session is used) connects it again",
+    expect: "unreachable (read-only tool, after one reconnect with backoff) or unknown outcome (create_entities); throttled once a session's reconnect budget (10, given back one every 6 s) is spent; sessions that start now list chaos as unavailable, and their calls to its tools try it again at once (within the reconnect budget)",
   },
   {
     name: "sse-cut",
@@ -385,6 +405,8 @@ interface Totals {
   otherSamples: string[];
   /** The first text the host got for each error kind. */
   kindSamples: Record<string, string>;
+  /** HTTP requests the hosts sent to the proxy (POST, GET and DELETE). */
+  proxyRequests: number;
   sessionsStarted: number;
   sessionsDeleted: number;
   sessionsAbandoned: number;
@@ -406,6 +428,7 @@ const totals: Totals = {
   transportSamples: [],
   otherSamples: [],
   kindSamples: {},
+  proxyRequests: 0,
   sessionsStarted: 0,
   sessionsDeleted: 0,
   sessionsAbandoned: 0,
@@ -428,6 +451,7 @@ function transportFailure(step: string, err: unknown): void {
 /** The class of a use_tool isError text (the proxy's wording, see src/errors.ts). */
 function classify(text: string): string {
   if (text.includes("Unknown tool:")) return "not in the session's catalog";
+  if (text.includes("cannot be called now")) return "unavailable (tried again at once)";
   if (text.includes("may or may not have run")) return "unknown outcome";
   if (text.includes("could not reach")) return "unreachable";
   const http = /answered HTTP (\d{3})/.exec(text);
@@ -498,7 +522,10 @@ async function call(
 }
 
 async function session(url: string, token: string, number: number, runEnd: number): Promise<void> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    fetch: (input, init) => (totals.proxyRequests++, fetch(input, init)),
+  });
   const client = new Client({ name: "soak-host", version: "1.0.0" });
   let closing = false;
   client.onerror = (err) => {
@@ -661,6 +688,83 @@ async function workerHeap(proxy: Running): Promise<Omit<HeapReading, "t"> | unde
   }
 }
 
+interface FloorFigures {
+  requests: number;
+  errors: number;
+  seconds: number;
+  rssStartMiB: number;
+  rssPeakMiB: number;
+  rssEndMiB: number;
+  /** RSS growth per request, KiB. */
+  kibPerRequest: number;
+}
+
+/**
+ * The local runtime's own memory growth: a trivial Worker forwarding every request to one Durable Object that
+ * fetches a plain Node server (bench/floor, `/do-fetch`), under its own `wrangler dev`, sent `requests` requests
+ * `concurrency` at a time. Its RSS per request, beside the proxy's, tells what the proxy adds.
+ */
+async function runFloor(dir: string, requests: number, concurrency: number): Promise<FloorFigures | undefined> {
+  const node = new Server((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}'));
+  });
+  node.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => node.listen(0, "127.0.0.1", resolve));
+  const address = node.address();
+  const nodeUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/`;
+  let floor: Running | undefined;
+  try {
+    floor = await startWranglerDev({ persistTo: join(dir, "floor"), vars: { NODE_URL: nodeUrl }, config: "bench/floor/wrangler.toml" });
+    const target = `${floor.url}/do-fetch`;
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { message: "floor" } } });
+    const post = async () => {
+      const response = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(30_000) });
+      await response.arrayBuffer();
+      return response.ok;
+    };
+    await post(); // the Worker and its object are up before the first reading
+    const running = floor;
+    let pid = workerPid(running);
+    const rss = () => {
+      if (pid === undefined || rssKiB(pid) === 0) pid = workerPid(running);
+      return (pid === undefined ? 0 : rssKiB(pid)) / 1024;
+    };
+    const rssStartMiB = rss();
+    let peak = rssStartMiB;
+    const sampler = setInterval(() => (peak = Math.max(peak, rss())), SAMPLE_MS);
+    const started = performance.now();
+    let sent = 0;
+    let errors = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (sent < requests) {
+          sent++;
+          if (!(await post().catch(() => false))) errors++;
+        }
+      }),
+    );
+    clearInterval(sampler);
+    const rssEndMiB = rss();
+    return {
+      requests: sent,
+      errors,
+      seconds: (performance.now() - started) / 1000,
+      rssStartMiB,
+      rssPeakMiB: Math.max(peak, rssEndMiB),
+      rssEndMiB,
+      kibPerRequest: ((rssEndMiB - rssStartMiB) * 1024) / Math.max(1, sent),
+    };
+  } catch (err) {
+    console.error(`soak: the floor run failed: ${short(err)}`);
+    return undefined;
+  } finally {
+    await floor?.stop();
+    node.closeAllConnections();
+    await new Promise<void>((resolve) => node.close(() => resolve()));
+  }
+}
+
 interface FolderSize {
   bytes: number;
   /** The proxy's own state: Durable Objects (sessions, and any other class of the Worker) and KV. */
@@ -712,71 +816,172 @@ function folderSize(dir: string): FolderSize {
 }
 
 interface ObjectCensus {
-  /** Session objects with a SQLite file. */
+  /** Objects of the class with a SQLite file. */
   files: number;
-  /** Objects that still hold rows (a session that was never deleted). */
+  /** Objects that still hold rows (for sessions: one not ended yet, by DELETE or its time-to-live). */
   holdingData: number;
-  /** Objects whose storage was wiped (DELETE): workerd keeps an empty file. */
+  /** Objects whose storage was wiped: workerd keeps an empty file (the deployed runtime keeps nothing). */
   empty: number;
   unreadable: number;
+  /** Rows in all the class's objects, and the bytes of their keys and values: what the proxy keeps. */
+  rows: number;
+  dataBytes: number;
+  /** File bytes (WAL and shared-memory files included) of the objects holding data and of the wiped ones. */
   bytesHoldingData: number;
   bytesEmpty: number;
-  /** Rows per object holding data (the largest). */
+  /** Rows of the fullest object. */
   maxRows: number;
 }
 
+interface KeptSample {
+  /** s since the run started. */
+  t: number;
+  sessions: ObjectCensus;
+  /** The per-team index of live sessions (admin reloads and reconnects find them there). */
+  teamIndex: ObjectCensus;
+  /** Team configs, token hashes, catalog cache. */
+  kv: { entries: number; dataBytes: number };
+  /** Bytes of keys and values in all of the above. */
+  dataBytes: number;
+}
+
+type Sqlite = typeof import("node:sqlite");
+let sqlite: Promise<Sqlite> | undefined;
+
+/** node:sqlite, loaded once; it is experimental in Node 22, so its one-time warning is kept out of the output. */
+function loadSqlite(): Promise<Sqlite> {
+  if (!sqlite) {
+    const listeners = process.listeners("warning");
+    process.removeAllListeners("warning");
+    process.on("warning", (w) => {
+      if (w.name !== "ExperimentalWarning") for (const l of listeners) l(w);
+    });
+    sqlite = import("node:sqlite");
+  }
+  return sqlite;
+}
+
+/** Bytes of a SQLite file with its WAL and shared-memory files, and when any of them last changed. */
+function sqliteFileState(file: string): { bytes: number; mtimeMs: number } {
+  let bytes = 0;
+  let mtimeMs = 0;
+  for (const suffix of ["", "-wal", "-shm"]) {
+    try {
+      const st = statSync(file + suffix);
+      bytes += st.size;
+      mtimeMs = Math.max(mtimeMs, st.mtimeMs);
+    } catch {
+      // no WAL or shared-memory file
+    }
+  }
+  return { bytes, mtimeMs };
+}
+
+/** Per object file: its rows and data bytes when last read, so an unchanged file is not opened again. */
+const objectCache = new Map<string, { mtimeMs: number; bytes: number; rows: number; dataBytes: number } | null>();
+
 /**
- * Opens each session object's SQLite file read-only (workerd keeps its rows in `_cf_KV`) and counts which still
- * hold data: after the run that should be exactly the abandoned sessions, since DELETE wipes an object's storage.
+ * Opens each object's SQLite file of one Durable Object class read-only (workerd keeps an object's rows in
+ * `_cf_KV`) and counts the rows and the bytes of their keys and values. Counting rows, not file sizes, is what
+ * tells the proxy's storage from the local runtime's: workerd keeps a file for every object that ever stored
+ * anything, even after deleteAll().
  */
-async function censusOfSessionObjects(state: string): Promise<ObjectCensus> {
-  const out: ObjectCensus = { files: 0, holdingData: 0, empty: 0, unreadable: 0, bytesHoldingData: 0, bytesEmpty: 0, maxRows: 0 };
-  const dir = join(state, "v3", "do", `${WORKER_NAME}-SessionObject`);
+async function censusOfObjects(state: string, className: string): Promise<ObjectCensus> {
+  const out: ObjectCensus = { files: 0, holdingData: 0, empty: 0, unreadable: 0, rows: 0, dataBytes: 0, bytesHoldingData: 0, bytesEmpty: 0, maxRows: 0 };
+  const dir = join(state, "v3", "do", `${WORKER_NAME}-${className}`);
   let names: string[];
   try {
     names = readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
   } catch {
     return out;
   }
-  // node:sqlite is experimental in Node 22: keep its one-time warning out of the output.
-  const listeners = process.listeners("warning");
-  process.removeAllListeners("warning");
-  process.on("warning", (w) => {
-    if (w.name !== "ExperimentalWarning") for (const l of listeners) l(w);
-  });
-  const { DatabaseSync } = await import("node:sqlite");
+  const { DatabaseSync } = await loadSqlite();
   for (const name of names.slice(0, 100_000)) {
     const file = join(dir, name);
-    let bytes = 0;
-    for (const suffix of ["", "-wal", "-shm"]) {
-      try {
-        bytes += statSync(file + suffix).size;
-      } catch {
-        // no WAL or shared-memory file
-      }
-    }
+    const { bytes, mtimeMs } = sqliteFileState(file);
     out.files++;
-    try {
-      const db = new DatabaseSync(file, { readOnly: true });
+    let entry = objectCache.get(file);
+    if (entry === undefined || (entry !== null && entry.mtimeMs !== mtimeMs)) {
       try {
-        const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '_cf_KV'").get();
-        const rows = table ? Number((db.prepare("SELECT count(*) AS n FROM _cf_KV").get() as { n: number }).n) : 0;
-        if (rows > 0) {
-          out.holdingData++;
-          out.bytesHoldingData += bytes;
-          out.maxRows = Math.max(out.maxRows, rows);
-        } else {
-          out.empty++;
-          out.bytesEmpty += bytes;
+        const db = new DatabaseSync(file, { readOnly: true });
+        try {
+          const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '_cf_KV'").get();
+          const row = table
+            ? (db.prepare("SELECT count(*) AS n, coalesce(sum(length(key) + length(value)), 0) AS b FROM _cf_KV").get() as { n: number; b: number })
+            : { n: 0, b: 0 };
+          entry = { mtimeMs, bytes, rows: Number(row.n), dataBytes: Number(row.b) };
+        } finally {
+          db.close();
+        }
+      } catch {
+        entry = null;
+      }
+      objectCache.set(file, entry);
+    }
+    if (entry === null) {
+      out.unreadable++;
+    } else if (entry.rows > 0) {
+      out.holdingData++;
+      out.rows += entry.rows;
+      out.dataBytes += entry.dataBytes;
+      out.bytesHoldingData += bytes;
+      out.maxRows = Math.max(out.maxRows, entry.rows);
+    } else {
+      out.empty++;
+      out.bytesEmpty += bytes;
+    }
+  }
+  return out;
+}
+
+/** KV entries (wrangler keeps them in a SQLite index plus one blob file per value) and their bytes. */
+async function censusOfKv(state: string): Promise<KeptSample["kv"]> {
+  const out = { entries: 0, dataBytes: 0 };
+  const index = join(state, "v3", "kv", "miniflare-KVNamespaceObject");
+  let names: string[];
+  try {
+    names = readdirSync(index).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
+  } catch {
+    return out;
+  }
+  const blobDirs = readdirSync(join(state, "v3", "kv"))
+    .filter((d) => d !== "miniflare-KVNamespaceObject")
+    .map((d) => join(state, "v3", "kv", d, "blobs"));
+  const { DatabaseSync } = await loadSqlite();
+  for (const name of names) {
+    try {
+      const db = new DatabaseSync(join(index, name), { readOnly: true });
+      try {
+        const rows = db.prepare("SELECT key, blob_id FROM _mf_entries").all() as Array<{
+          key: string;
+          blob_id: string;
+        }>;
+        for (const row of rows) {
+          out.entries++;
+          out.dataBytes += Buffer.byteLength(row.key);
+          for (const dir of blobDirs) {
+            try {
+              out.dataBytes += statSync(join(dir, row.blob_id)).size;
+              break;
+            } catch {
+              // not in this namespace's folder
+            }
+          }
         }
       } finally {
         db.close();
       }
     } catch {
-      out.unreadable++;
+      // a namespace being written to: counted next time
     }
   }
   return out;
+}
+
+/** What the proxy keeps: rows of its Durable Objects and its KV entries. */
+async function keptData(state: string, t: number): Promise<KeptSample> {
+  const [sessions, teamIndex, kv] = [await censusOfObjects(state, "SessionObject"), await censusOfObjects(state, "TeamIndex"), await censusOfKv(state)];
+  return { t, sessions, teamIndex, kv, dataBytes: sessions.dataBytes + teamIndex.dataBytes + kv.dataBytes };
 }
 
 /** CPU ticks (user + system) of a process. */
@@ -843,14 +1048,15 @@ interface Trend {
 }
 
 /** Levels off when the last third of the run grows at most `floor` per minute. */
-function trend(samples: Sample[], value: (s: Sample) => number, runS: number, floor: number, afterIdle: number | undefined): Trend {
+function trend<T extends { t: number }>(samples: T[], value: (s: T) => number, runS: number, floor: number, afterIdle: number | undefined): Trend {
   const pts = (from: number, to: number) => samples.filter((s) => s.t >= from && s.t <= to).map((s) => ({ t: s.t, v: value(s) }));
   const middle = pts(runS / 3, (2 * runS) / 3);
   const last = pts((2 * runS) / 3, runS);
   const mean = (p: Array<{ v: number }>) => (p.length ? p.reduce((a, x) => a + x.v, 0) / p.length : Number.NaN);
   const midSlope = slopePerMinute(middle);
   const lastSlope = slopePerMinute(last);
-  const inRun = samples.filter((s) => s.t <= runS);
+  // The readings taken just after the run (within a few seconds) still count as its end.
+  const inRun = samples.filter((s) => s.t <= runS + 5);
   return {
     start: value(samples[0]!),
     peak: Math.max(...samples.map(value)),
@@ -915,6 +1121,9 @@ interface Figures {
     thinkMs: readonly [number, number];
     abandonEvery: number;
     chaosTimeoutMs: number;
+    sessionTtlS: number;
+    upstreamIdleS: number;
+    waitAfterRunS: number;
     phases: string[];
   };
   calls: number;
@@ -932,7 +1141,7 @@ interface Figures {
   /** Successful healthy calls outside every chaos window (the baseline). */
   healthyCalmLatency: Percentiles;
   /**
-   * Calls answered "Unknown tool" (chaos not in the session's catalog) after an outage that breaks initialize
+   * Calls answered "Unknown tool" or "unavailable" (chaos not in the session's catalog) after an outage that breaks initialize
    * (down, HTTP 503) had ended: how many, and the latest one, in s after the end of its outage.
    */
   catalogRecovery: { errorsAfterOutage: number; maxSAfterOutage: number };
@@ -980,8 +1189,18 @@ interface Figures {
   heap: HeapReading[];
   /** Requests the upstreams had received and not finished answering (a request the proxy never aborted stays). */
   upstreamInFlight: { chaosPeak: number; chaosEndOfRun: number; chaosAfterIdle: number | undefined; healthyPeak: number; healthyEndOfRun: number };
-  /** Session objects after the run (and the idle wait): which still hold data. */
-  objects: ObjectCensus;
+  /**
+   * What the proxy keeps (its Durable Objects' rows and its KV entries), counted every CENSUS_MS, at the end of the
+   * run and after the wait; its trend is over the bytes of keys and values. Bounded means: once every session has
+   * ended or outlived its time-to-live, no session object and no index entry holds anything.
+   */
+  kept: { samples: KeptSample[]; trend: Trend; endOfRun: KeptSample; afterWait: KeptSample; peakSessionObjects: number; bounded: boolean };
+  /** The V8 heap of the Worker's isolate (allocated + ArrayBuffer backing stores, MiB) over the run. */
+  heapTrend: Trend & { unit: "MiB" };
+  /** The floor after the run: a trivial Worker under its own wrangler dev, as many requests as the proxy got. */
+  floor: FloorFigures | undefined;
+  /** HTTP requests the hosts sent to the proxy. */
+  proxyRequests: number;
   /** The first text the host got for each error kind. */
   kindSamples: Record<string, string>;
   proxyLog: { unhandled: number; uncaught: number; reloads: number };
@@ -1043,7 +1262,11 @@ async function main(): Promise<void> {
       },
     });
     snapshot = snapshotProxy();
-    proxy = await startWranglerDev({ persistTo: state, vars: { SESSION_KEY: "soak" }, config: snapshot.config });
+    proxy = await startWranglerDev({
+      persistTo: state,
+      vars: { SESSION_KEY: "soak", SESSION_TTL_SECONDS: String(SESSION_TTL_S), UPSTREAM_IDLE_SECONDS: String(UPSTREAM_IDLE_S) },
+      config: snapshot.config,
+    });
     const url = `${proxy.url}/t/soak/mcp`;
     const running = proxy;
     const phases = schedule();
@@ -1100,13 +1323,22 @@ async function main(): Promise<void> {
       if (reading) heap.push({ t: now() / 1000, ...reading });
     };
     await readHeap();
-    // The heap is read at the start, at each third of the run and at its end (see workerHeap).
+    // The heap is read at the start, every HEAP_MS during the run and at its end (see workerHeap).
     const heapReadings = (async () => {
-      for (const at of [RUN_MS / 3, (2 * RUN_MS) / 3]) {
+      for (let at = HEAP_MS; at < RUN_MS - HEAP_MS / 2; at += HEAP_MS) {
         await sleep(Math.max(0, at - now()));
         await readHeap();
       }
     })();
+    // What the proxy keeps, counted in its Durable Objects' rows and its KV entries.
+    const kept: KeptSample[] = [];
+    let counting: Promise<void> | undefined;
+    const census = () =>
+      (counting ??= keptData(state, now() / 1000)
+        .then((k) => void kept.push(k))
+        .finally(() => (counting = undefined)));
+    await census();
+    const censusTimer = setInterval(() => void census(), CENSUS_MS);
 
     // The chaos schedule.
     const server = { healthy: { requests: 0, initializes: 0, deletes: 0, toolCalls: 0 }, chaos: { requests: 0, initializes: 0, deletes: 0, toolCalls: 0 } };
@@ -1158,8 +1390,12 @@ async function main(): Promise<void> {
     clearInterval(progress);
     await collectStats();
     clearInterval(sampler);
+    clearInterval(censusTimer);
     await sample();
     await readHeap();
+    await counting;
+    await census();
+    const keptEndOfRun = kept.at(-1)!;
     const machineBusyCores = (machineTicks() - ticksAtStart) / 100 / runS;
     const workerdCores = (cpuTicks(pid) - workerTicksAtStart) / 100 / runS;
 
@@ -1170,7 +1406,9 @@ async function main(): Promise<void> {
       await readHeap();
       afterIdle = samples.at(-1)!;
     }
-    const objects = await censusOfSessionObjects(state);
+    await census();
+    const keptAfterWait = kept.at(-1)!;
+    const floor = await runFloor(dir, Math.min(FLOOR_MAX_REQUESTS, totals.proxyRequests), SESSIONS);
     driverStalls.stop();
     const rel = (list: Stall[]) => list.map((x) => ({ t: (x.at - runStartEpoch) / 1000, ms: x.ms })).filter((x) => x.t >= 0);
     const stalls = { driver: rel(driverStalls.stalls), upstreams: rel(await ups.stalls().catch(() => [])) };
@@ -1217,6 +1455,9 @@ async function main(): Promise<void> {
         thinkMs: THINK_MS,
         abandonEvery: ABANDON_EVERY,
         chaosTimeoutMs: CHAOS_TIMEOUT_MS,
+        sessionTtlS: SESSION_TTL_S,
+        upstreamIdleS: UPSTREAM_IDLE_S,
+        waitAfterRunS: IDLE_MS / 1000,
         phases: phases.map((p) => p.name),
       },
       calls: events.length,
@@ -1235,7 +1476,7 @@ async function main(): Promise<void> {
       catalogRecovery: (() => {
         const outages = windows.filter((w) => w.spec.control === "down" || w.spec.faults?.["*"] !== undefined);
         const delays = events
-          .filter((e) => e.kind === "not in the session's catalog" && !outages.some((w) => e.start >= w.start && e.start < w.end))
+          .filter((e) => (e.kind === "not in the session's catalog" || e.kind === "unavailable (tried again at once)") && !outages.some((w) => e.start >= w.start && e.start < w.end))
           .map((e) => {
             const before = outages.filter((w) => w.end <= e.start).at(-1);
             return before ? (e.start - before.end) / 1000 : undefined;
@@ -1319,7 +1560,26 @@ async function main(): Promise<void> {
         healthyPeak: Math.max(...inRunSamples.map((x) => x.healthyInFlight).filter(Number.isFinite)),
         healthyEndOfRun: storageEnd.healthyInFlight,
       },
-      objects,
+      kept: {
+        samples: kept,
+        trend: trend(kept, (k) => k.dataBytes, runS, STORAGE_FLOOR_BYTES_PER_MIN, keptAfterWait.dataBytes),
+        endOfRun: keptEndOfRun,
+        afterWait: keptAfterWait,
+        peakSessionObjects: Math.max(...kept.map((k) => k.sessions.holdingData)),
+        bounded: keptAfterWait.sessions.holdingData === 0 && keptAfterWait.teamIndex.rows === 0,
+      },
+      heapTrend: {
+        unit: "MiB",
+        ...trend(
+          heap.filter((h) => h.t <= runS + 5),
+          (h) => h.totalMiB + h.backingMiB,
+          runS,
+          MEMORY_FLOOR_MIB_PER_MIN,
+          heap.at(-1) && heap.at(-1)!.t > runS + 5 ? heap.at(-1)!.totalMiB + heap.at(-1)!.backingMiB : undefined,
+        ),
+      },
+      floor,
+      proxyRequests: totals.proxyRequests,
       kindSamples: totals.kindSamples,
       proxyLog: {
         unhandled: (output.match(/"event":"unhandled"/g) ?? []).length,
@@ -1335,7 +1595,7 @@ async function main(): Promise<void> {
     console.log(`FIGURES ${JSON.stringify({ ...figures, samples: undefined })}`);
     if (figures.proxyLog.reloads > 0) console.error("soak: wrangler reloaded the Worker during the run (it should serve a snapshot)");
     writeResult("soak", figures, markdown, smoke);
-    if (figures.transportFailures > 0 || figures.healthyErrors > 0 || figures.wrongAnswers > 0 || totals.sessionsHealthyMissing > 0) {
+    if (figures.transportFailures > 0 || figures.healthyErrors > 0 || figures.wrongAnswers > 0 || totals.sessionsHealthyMissing > 0 || !figures.kept.bounded) {
       process.exitCode = 1;
     }
   } finally {
@@ -1365,7 +1625,10 @@ function printSummary(f: Figures): void {
     `SOAK workerd RSS MiB: start ${ms(f.memory.start, 0)} peak ${ms(f.memory.peak, 0)} end ${ms(f.memory.end, 0)}; slope MiB/min middle third ${ms(f.memory.middleThirdSlopePerMin, 1)} last third ${ms(f.memory.lastThirdSlopePerMin, 1)}; levels off: ${f.memory.levelsOff ? "yes" : "no"}`,
     `SOAK proxy storage KiB (Durable Objects + KV): start ${ms(f.storage.start / 1024, 0)} end ${ms(f.storage.end / 1024, 0)}; slope KiB/min middle third ${ms(f.storage.middleThirdSlopePerMin / 1024, 1)} last third ${ms(f.storage.lastThirdSlopePerMin / 1024, 1)}; levels off: ${f.storage.levelsOff ? "yes" : "no"}`,
     `SOAK persist folder KiB (all): start ${ms(f.storageTotal.start / 1024, 0)} end ${ms(f.storageTotal.end / 1024, 0)}; slope KiB/min middle third ${ms(f.storageTotal.middleThirdSlopePerMin / 1024, 1)} last third ${ms(f.storageTotal.lastThirdSlopePerMin / 1024, 1)}; levels off: ${f.storageTotal.levelsOff ? "yes" : "no"}`,
-    `SOAK session objects after the run: ${f.objects.holdingData} hold data (${mib(f.objects.bytesHoldingData)} MiB), ${f.objects.empty} wiped (${mib(f.objects.bytesEmpty)} MiB), ${f.objects.unreadable} unreadable`,
+    `SOAK kept by the proxy (Durable Object rows and KV entries): session objects holding data start ${f.kept.samples[0]?.sessions.holdingData ?? "?"} peak ${f.kept.peakSessionObjects} end of run ${f.kept.endOfRun.sessions.holdingData} after the wait ${f.kept.afterWait.sessions.holdingData}; team index rows end of run ${f.kept.endOfRun.teamIndex.rows} after ${f.kept.afterWait.teamIndex.rows}; KV entries ${f.kept.afterWait.kv.entries}; data KiB start ${ms(f.kept.trend.start / 1024, 1)} peak ${ms(f.kept.trend.peak / 1024, 1)} end ${ms(f.kept.trend.end / 1024, 1)} after ${ms((f.kept.trend.afterIdle ?? 0) / 1024, 1)}; slope KiB/min last third ${ms(f.kept.trend.lastThirdSlopePerMin / 1024, 1)}; bounded: ${f.kept.bounded ? "yes" : "no"}`,
+    `SOAK worker heap MiB (allocated + backing stores): start ${ms(f.heapTrend.start, 0)} peak ${ms(f.heapTrend.peak, 0)} end ${ms(f.heapTrend.end, 0)}; slope MiB/min last third ${ms(f.heapTrend.lastThirdSlopePerMin, 1)}; levels off: ${f.heapTrend.levelsOff ? "yes" : "no"}`,
+    `SOAK RSS per request KiB: proxy ${ms(((f.memory.end - f.memory.start) * 1024) / Math.max(1, f.proxyRequests), 1)} (${f.proxyRequests} requests)` +
+      (f.floor ? `, floor ${ms(f.floor.kibPerRequest, 1)} (${f.floor.requests} requests, ${f.floor.errors} errors, RSS ${ms(f.floor.rssStartMiB, 0)} → ${ms(f.floor.rssEndMiB, 0)} MiB)` : ", floor not measured"),
     ...f.phases.map(
       (p) =>
         `SOAK phase ${p.name}: chaos ${p.during.chaos.ok}/${p.during.chaos.calls} ok (${kinds(p.during.chaos.errorsByKind) || "no errors"}); ` +
@@ -1412,7 +1675,10 @@ function render(f: Figures): string {
       `${c.chaosTimeoutMs / 1000} s timeout in the team's config. After ${c.warmS} s of calm, \`chaos\` misbehaves for ${c.chaosS} s, ` +
       `then behaves for ${c.calmS} s, one kind of fault after another. Latency is per successful \`use_tool\` call as the host ` +
       "sees it; memory is the RSS of the workerd process running the Worker and every session object (/proc), sampled every " +
-      `${SAMPLE_MS / 1000} s; storage the bytes under \`--persist-to\`.`,
+      `${SAMPLE_MS / 1000} s; storage what the proxy keeps (the rows of its Durable Objects and its KV entries, counted every ` +
+      `${CENSUS_MS / 1000} s) and the bytes under \`--persist-to\`. The proxy runs with \`SESSION_TTL_SECONDS=${c.sessionTtlS}\` and ` +
+      `\`UPSTREAM_IDLE_SECONDS=${c.upstreamIdleS}\` (a day and two minutes by default), so the clocks that bound its storage and ` +
+      "its connections act within the run.",
     "",
   );
   const row = (name: string, u: UpstreamFigures) =>
@@ -1435,7 +1701,7 @@ function render(f: Figures): string {
 
   const m = f.memory;
   const s = f.storage;
-  lines.push("| resource | start | peak | end of run | after " + IDLE_MS / 1000 + " s idle | slope, middle third | slope, last third | levels off |");
+  lines.push(`| resource | start | peak | end of run | after ${c.waitAfterRunS} s idle | slope, middle third | slope, last third | levels off |`);
   lines.push("|---|---:|---:|---:|---:|---:|---:|---|");
   lines.push(
     `| workerd RSS (MiB) | ${num(m.start, 0)} | ${num(m.peak, 0)} | ${num(m.end, 0)} | ${m.afterIdle === undefined ? "—" : num(m.afterIdle, 0)} | ` +
@@ -1444,8 +1710,18 @@ function render(f: Figures): string {
   const storageRow = (name: string, t: Trend) =>
     `| ${name} | ${mib(t.start)} | ${mib(t.peak)} | ${mib(t.end)} | ${t.afterIdle === undefined ? "—" : mib(t.afterIdle)} | ` +
     `${num(t.middleThirdSlopePerMin / 1024)} KiB/min | ${num(t.lastThirdSlopePerMin / 1024)} KiB/min | ${t.levelsOff ? "yes" : "**no**"} |`;
+  const h = f.heapTrend;
   lines.push(
-    storageRow("storage of the proxy: Durable Objects + KV (MiB)", s),
+    `| V8 heap of the Worker's isolate, allocated + backing stores (MiB) | ${num(h.start, 0)} | ${num(h.peak, 0)} | ${num(h.end, 0)} | ` +
+      `${h.afterIdle === undefined ? "—" : num(h.afterIdle, 0)} | ${num(h.middleThirdSlopePerMin)} MiB/min | ${num(h.lastThirdSlopePerMin)} MiB/min | ` +
+      `${h.levelsOff ? "yes" : "**no**"} |`,
+  );
+  const k = f.kept.trend;
+  lines.push(
+    `| kept by the proxy: keys and values in its Durable Objects and KV (KiB) | ${num(k.start / 1024)} | ${num(k.peak / 1024)} | ` +
+      `${num(k.end / 1024)} | ${k.afterIdle === undefined ? "—" : num(k.afterIdle / 1024)} | ${num(k.middleThirdSlopePerMin / 1024)} KiB/min | ` +
+      `${num(k.lastThirdSlopePerMin / 1024)} KiB/min | ${k.levelsOff ? "yes" : "**no**"} |`,
+    storageRow("files of the proxy's Durable Objects and KV (MiB)", s),
     storageRow("all of `--persist-to`, wrangler's local stores included (MiB)", f.storageTotal),
     "",
   );
@@ -1533,10 +1809,10 @@ function analysis(f: Figures): string[] {
   const sess = f.sessions;
   out.push(
     `**Sessions**: ${sess.started} started (peak ${sess.peakOpen} open), ${sess.deleted} ended with DELETE, ${sess.abandoned} abandoned; ` +
-      `${sess.chaosUnavailableAtStart} began while \`chaos\` could not be connected: such a session lists it as unavailable and ` +
-      "answers its tools as unknown until the proxy connects it again in the background" +
+      `${sess.chaosUnavailableAtStart} began while \`chaos\` could not be connected: such a session lists it as unavailable, and ` +
+      "a call to one of its tools tries it again at once (within the reconnect budget), answering why it is unavailable while it stays down" +
       (f.catalogRecovery.errorsAfterOutage
-        ? ` (after the outages ended, ${f.catalogRecovery.errorsAfterOutage} calls still got "Unknown tool", the last ` +
+        ? ` (after the outages ended, ${f.catalogRecovery.errorsAfterOutage} calls still got such an answer, the last ` +
           `${ms(f.catalogRecovery.maxSAfterOutage, 1)} s after its outage)`
         : "") +
       ". The upstreams " +
@@ -1546,21 +1822,26 @@ function analysis(f: Figures): string[] {
   out.push("");
   const m = f.memory;
   const s = f.storage;
+  const h = f.heapTrend;
+  const proxyKiB = ((m.end - m.start) * 1024) / Math.max(1, f.proxyRequests);
+  const fl = f.floor;
   out.push(
-    `**Memory**: the Worker's workerd went ${num(m.start, 0)} → ${num(m.end, 0)} MiB (peak ${num(m.peak, 0)}); it grew ` +
-      `${num(m.middleThirdSlopePerMin)} MiB/min over the middle third and ${num(m.lastThirdSlopePerMin)} MiB/min over the last ` +
-      `(means ${num(m.middleThirdMean, 0)} and ${num(m.lastThirdMean, 0)} MiB): ` +
-      (m.levelsOff ? "**it levels off**." : "**it is still growing** at the end of the run.") +
-      (m.afterIdle !== undefined ? ` ${IDLE_MS / 1000} s after the last session it held ${num(m.afterIdle, 0)} MiB.` : "") +
-      ` That is ${ms(((m.end - m.start) * 1024) / Math.max(1, f.calls), 0)} KiB per use_tool call, or ` +
-      `${ms((m.end - m.start) / Math.max(1, f.sessions.started), 1)} MiB per session started.` +
-      (f.heap.length
-        ? ` The V8 heap of the Worker's isolate, every session object included (used / allocated / ArrayBuffer backing ` +
-          `stores, MiB, at ${f.heap.map((h) => `${ms(h.t, 0)} s`).join(", ")}): ` +
-          `${f.heap.map((h) => `${ms(h.usedMiB, 0)} / ${ms(h.totalMiB, 0)} / ${ms(h.backingMiB, 0)}`).join(", ")}; ` +
-          `so of the ${ms(m.end - m.start, 0)} MiB the RSS grew, at most ${ms(Math.max(...f.heap.map((h) => h.totalMiB + h.backingMiB)), 0)} MiB is the Worker's ` +
-          "JavaScript: the rest is native memory of workerd (its I/O, its storage and the local services wrangler runs in the same process)."
-        : " The Worker's V8 heap could not be read through the inspector."),
+    `**Memory**: the V8 heap of the Worker's isolate, which holds every session object's JavaScript state, went ` +
+      `${num(h.start, 0)} → ${num(h.end, 0)} MiB allocated (with ArrayBuffer backing stores; peak ${num(h.peak, 0)}, read every ` +
+      `${HEAP_MS / 1000} s: ${f.heap.map((x) => `${ms(x.totalMiB + x.backingMiB, 0)}`).join(", ") || "not read"}); over the last third it ` +
+      `grew ${num(h.lastThirdSlopePerMin)} MiB/min: ` +
+      (h.levelsOff ? "**the proxy's memory levels off**." : "**the proxy's memory is still growing** at the end of the run.") +
+      (h.afterIdle !== undefined ? ` ${f.config.waitAfterRunS} s after the last session it was ${num(h.afterIdle, 0)} MiB.` : "") +
+      ` The RSS of the workerd process went ${num(m.start, 0)} → ${num(m.end, 0)} MiB (peak ${num(m.peak, 0)}; ` +
+      `${num(m.lastThirdSlopePerMin)} MiB/min over the last third), ${ms(proxyKiB, 1)} KiB per HTTP request the hosts sent ` +
+      `(${f.proxyRequests}). ` +
+      (fl
+        ? `The floor, a Worker that only forwards each request to one Durable Object which fetches a plain Node server, under ` +
+          `its own \`wrangler dev\` right after the run, grew ${num(fl.rssStartMiB, 0)} → ${num(fl.rssEndMiB, 0)} MiB over ` +
+          `${fl.requests} requests (${fl.errors} errors, ${ms(fl.seconds, 0)} s): **${ms(fl.kibPerRequest, 1)} KiB per request**, ` +
+          `${ms(proxyKiB / Math.max(0.01, fl.kibPerRequest), 2)}× the proxy's. The RSS growth is the local runtime's, per request ` +
+          "it serves, whatever the Worker does; the JavaScript heap, the part the proxy owns, is the figure that has to level off."
+        : "The floor could not be measured in this run."),
   );
   out.push("");
   const u = f.upstreamInFlight;
@@ -1574,24 +1855,28 @@ function analysis(f: Figures): string[] {
       "and its later calls time out.",
   );
   out.push("");
-  const perSession = (s.sessionBytesEnd - s.sessionBytesStart) / Math.max(1, sess.started);
   const t = f.storageTotal;
+  const kt = f.kept.trend;
+  const end = f.kept.endOfRun;
+  const after = f.kept.afterWait;
   out.push(
-    `**Storage**: the proxy's own (Durable Objects and KV) went ${mib(s.start)} → ${mib(s.end)} MiB; the session objects hold ` +
-      `${mib(s.sessionBytesEnd)} MiB in ${s.objectFilesEnd} SQLite files for ${sess.started} sessions (≈ ${ms(perSession / 1024, 1)} KiB per ` +
-      `session started, WAL and shared-memory files included). It grew ${num(s.middleThirdSlopePerMin / 1024)} KiB/min over the middle ` +
-      `third and ${num(s.lastThirdSlopePerMin / 1024)} KiB/min over the last: ` +
-      (s.levelsOff ? "**it levels off**." : "**it is still growing** at the end of the run.") +
-      ` After the run, ${f.objects.holdingData} session objects still held data (${mib(f.objects.bytesHoldingData)} MiB, at most ` +
-      `${f.objects.maxRows} rows each) against ${sess.abandoned} sessions abandoned without DELETE, and ${f.objects.empty} were ` +
-      `wiped by DELETE but still have a file (${mib(f.objects.bytesEmpty)} MiB)` +
-      (f.objects.unreadable ? `; ${f.objects.unreadable} files could not be read` : "") +
-      ". An abandoned session's storage stays until its time-to-live (`SESSION_TTL_SECONDS`, a day by default) deletes it, " +
-      "so over a run this short it grows with every session a host walks away from." +
-      ` All of \`--persist-to\` went ${mib(t.start)} → ${mib(t.end)} MiB (${num(t.lastThirdSlopePerMin / 1024)} KiB/min over the last third): ` +
-      "the rest is wrangler's local emulation (its observability trace store and the rate limiter's object), which has no counterpart " +
-      "in the deployed proxy's storage. Levelling off means the last third of the run grows at most " +
-      `${MEMORY_FLOOR_MIB_PER_MIN} MiB/min (memory) or ${STORAGE_FLOOR_BYTES_PER_MIN / 1024} KiB/min (storage).`,
+    `**Storage**: what the proxy keeps, the keys and values in its Durable Objects and its KV entries, went ` +
+      `${num(kt.start / 1024)} → ${num(kt.end / 1024)} KiB over the run (peak ${num(kt.peak / 1024)}; ` +
+      `${num(kt.lastThirdSlopePerMin / 1024)} KiB/min over the last third). At most ${f.kept.peakSessionObjects} session objects held ` +
+      `data at once (peak ${sess.peakOpen} sessions open): the live ones, and those abandoned less than a time-to-live ago ` +
+      `(\`SESSION_TTL_SECONDS=${f.config.sessionTtlS}\` here). At the end of the run ${end.sessions.holdingData} session objects held ` +
+      `${end.sessions.rows} rows (at most ${end.sessions.maxRows} in one) and the team index listed ${end.teamIndex.rows} sessions; ` +
+      `${f.config.waitAfterRunS} s later, with every abandoned session past its time-to-live, ${after.sessions.holdingData} session ` +
+      `objects held data and the index listed ${after.teamIndex.rows}, leaving ${num(after.dataBytes / 1024)} KiB: the team's ` +
+      `${after.kv.entries} KV entries (config, token hash, catalog cache). ` +
+      (f.kept.bounded
+        ? "**The proxy's storage is bounded**: by the sessions alive and those abandoned within one time-to-live, each deleted when it ends or expires."
+        : "**Something outlived its session** (see the counts above).") +
+      ` On disk, workerd keeps a file for every object that ever stored anything, even after deleteAll(): ` +
+      `${s.objectFilesEnd} session-object files, ${mib(end.sessions.bytesEmpty)} MiB of them wiped ones; the deployed runtime keeps ` +
+      `nothing for an object without data. All of \`--persist-to\` went ${mib(t.start)} → ${mib(t.end)} MiB, wrangler's local ` +
+      "emulation (its observability trace store, the rate limiter's object) included. Levelling off means the last third of the run " +
+      `grows at most ${MEMORY_FLOOR_MIB_PER_MIN} MiB/min (memory) or ${STORAGE_FLOOR_BYTES_PER_MIN / 1024} KiB/min (storage).`,
   );
   out.push("");
   out.push(

@@ -52,7 +52,7 @@ export function describeFault(upstream: string, fault: UpstreamFault): string {
     case "unknown_outcome":
       return `the connection to "${upstream}" broke after the call was sent (${fault.detail}); it may or may not have run, and it was not repeated because the tool is not marked read-only or idempotent`;
     case "throttled":
-      return `"${upstream}" is reconnecting too often (${fault.detail}); try again shortly`;
+      return `"${upstream}" is reconnecting too often (${fault.detail}); try again then`;
   }
 }
 

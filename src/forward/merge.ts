@@ -5,33 +5,34 @@ import type { ConfigMode } from "../config/validate.ts";
 import type { ReadyUpstream } from "../upstream/registry.ts";
 
 /**
- * The collision rule: URIs and templates are forwarded verbatim, so two upstreams may claim the same one.
- * The first upstream in config order owns it; later claims are left out of the merged list and never routed to.
+ * The collision rule: URIs and templates are forwarded verbatim, so two upstreams may claim the same one (and two
+ * prompts the same exposed name). The first upstream in config order owns it; later claims are left out of the
+ * merged list and never routed to.
  */
-export function mergeResources(ready: readonly ReadyUpstream[]): Array<{ owner: string; resource: Resource }> {
+function firstClaims<T>(
+  ready: readonly ReadyUpstream[],
+  items: (upstream: ReadyUpstream) => readonly T[],
+  key: (item: T, owner: string) => string,
+): Array<{ owner: string; item: T; key: string }> {
   const seen = new Set<string>();
-  const out: Array<{ owner: string; resource: Resource }> = [];
-  for (const { name, catalog } of ready) {
-    for (const resource of catalog.resources) {
-      if (seen.has(resource.uri)) continue;
-      seen.add(resource.uri);
-      out.push({ owner: name, resource });
+  const out: Array<{ owner: string; item: T; key: string }> = [];
+  for (const upstream of ready) {
+    for (const item of items(upstream)) {
+      const k = key(item, upstream.name);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      out.push({ owner: upstream.name, item, key: k });
     }
   }
   return out;
 }
 
+export function mergeResources(ready: readonly ReadyUpstream[]): Array<{ owner: string; resource: Resource }> {
+  return firstClaims(ready, (u) => u.catalog.resources, (r) => r.uri).map(({ owner, item }) => ({ owner, resource: item }));
+}
+
 export function mergeTemplates(ready: readonly ReadyUpstream[]): Array<{ owner: string; template: ResourceTemplate }> {
-  const seen = new Set<string>();
-  const out: Array<{ owner: string; template: ResourceTemplate }> = [];
-  for (const { name, catalog } of ready) {
-    for (const template of catalog.resourceTemplates) {
-      if (seen.has(template.uriTemplate)) continue;
-      seen.add(template.uriTemplate);
-      out.push({ owner: name, template });
-    }
-  }
-  return out;
+  return firstClaims(ready, (u) => u.catalog.resourceTemplates, (t) => t.uriTemplate).map(({ owner, item }) => ({ owner, template: item }));
 }
 
 /** The upstream that serves a URI: an exact listed resource first, then the first template that matches. */
@@ -50,17 +51,9 @@ export function resourceOwner(ready: readonly ReadyUpstream[], uri: string): str
 
 /** Prompts as the host sees them: `server/prompt` in config-file mode, bare in single-MCP mode. */
 export function mergePrompts(ready: readonly ReadyUpstream[], mode: ConfigMode): Array<{ owner: string; exposed: Prompt; original: string }> {
-  const seen = new Set<string>();
-  const out: Array<{ owner: string; exposed: Prompt; original: string }> = [];
-  for (const { name, catalog } of ready) {
-    for (const prompt of catalog.prompts) {
-      const exposedName = mode === "single" ? prompt.name : `${name}/${prompt.name}`;
-      if (seen.has(exposedName)) continue;
-      seen.add(exposedName);
-      out.push({ owner: name, exposed: { ...prompt, name: exposedName }, original: prompt.name });
-    }
-  }
-  return out;
+  return firstClaims(ready, (u) => u.catalog.prompts, (p, owner) => (mode === "single" ? p.name : `${owner}/${p.name}`)).map(
+    ({ owner, item, key }) => ({ owner, exposed: { ...item, name: key }, original: item.name }),
+  );
 }
 
 /** The upstream that owns a template string exactly (completion references name the template). */

@@ -10,9 +10,9 @@ import type { z } from "zod";
 import { UpstreamError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge } from "../forward/bridge.ts";
-import { LoadError, type UpstreamRegistry } from "../upstream/registry.ts";
+import { LoadError, type ExposedTool, type UpstreamRegistry } from "../upstream/registry.ts";
 import { buildListing } from "./listing.ts";
-import { renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "./render.ts";
+import { oneLine, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "./render.ts";
 import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
 
 export const DISCOVER_TOOL = "discover_tool";
@@ -67,9 +67,8 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
       case DISCOVER_TOOL: {
         const args = parseArgs(DiscoverToolInput, raw, name);
         if (isResult(args)) return args;
-        await registry.ensureEager();
-        const target = registry.tools().get(args.tool_name);
-        if (!target) return unknownTool(registry, args.tool_name);
+        const target = await findTool(registry, args.tool_name);
+        if (isResult(target)) return target;
         const details = { ...target.tool, name: target.exposedName };
         return {
           content: [{ type: "text", text: renderToolDetails(details) }],
@@ -86,9 +85,8 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
       case USE_TOOL: {
         const args = parseArgs(UseToolInput, raw, name);
         if (isResult(args)) return args;
-        await registry.ensureEager();
-        const target = registry.tools().get(args.tool_name);
-        if (!target) return unknownTool(registry, args.tool_name);
+        const target = await findTool(registry, args.tool_name);
+        if (isResult(target)) return target;
         // A progress token of the host's travels upstream; the upstream's progress comes back under it.
         const token = request.params._meta?.progressToken;
         const onprogress =
@@ -118,9 +116,9 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
         const started = Date.now();
         try {
           const outcome = await registry.load(args.mcp_name);
-          if (outcome.changed) log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome: "ok" });
-          // On this request's own stream (hosts without a GET stream still hear it), and on the GET stream.
           if (outcome.changed) {
+            log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome: "ok" });
+            // On this request's own stream (hosts without a GET stream still hear it), and on the GET stream.
             const { resources, resourceTemplates, prompts } = outcome.catalog;
             await bridge.announce({ tools: true, resources: resources.length + resourceTemplates.length > 0, prompts: prompts.length > 0 }, extra);
           }
@@ -128,9 +126,11 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
           return { content: [{ type: "text", text: JSON.stringify(listing) }], structuredContent: { ...listing } };
         } catch (err) {
           if (!(err instanceof LoadError)) throw err;
-          const outcome = err.catalogChanged ? "evicted" : "failed";
-          if (registry.loadable().some((u) => u.name === args.mcp_name) || err.catalogChanged) {
-            log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome });
+          // A name that is no lazy server of this session (a typo, or one already evicted) is the agent's
+          // mistake, answered but not logged: only real attempts and evictions are events.
+          const attempted = err.catalogChanged || registry.loadable().some((u) => u.name === args.mcp_name);
+          if (attempted) {
+            log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
           }
           if (err.catalogChanged) await bridge.announce({ tools: true, resources: false, prompts: false }, extra);
           return toolError(err.message);
@@ -144,9 +144,31 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
   });
 }
 
+/**
+ * A tool by the name the host uses, once the eager upstreams are in. A tool of an eager upstream that is
+ * unavailable in this session sends that upstream one more attempt now (within its reconnect budget) rather than
+ * waiting for the background retry; if it still cannot be reached, the answer says so, and why.
+ */
+async function findTool(registry: UpstreamRegistry, name: string): Promise<ExposedTool | CallToolResult> {
+  await registry.ensureEager();
+  const found = registry.tools().get(name);
+  if (found) return found;
+  const server = registry.serverOf(name);
+  if (server === undefined || registry.unavailable(server) === undefined) return unknownTool(registry, name);
+  await registry.retryNow(server);
+  const again = registry.tools().get(name);
+  if (again) return again;
+  const reason = registry.unavailable(server);
+  if (reason === undefined) return unknownTool(registry, name);
+  return toolError(
+    `"${name}" cannot be called now: the server "${server}" is unavailable (${oneLine(reason)}); it was just tried again. ` +
+      "Its tools return to the catalog once it answers.",
+  );
+}
+
 /** Unknown names get the closest known ones; a tool of a server not loaded yet says to load it first. */
 function unknownTool(registry: UpstreamRegistry, name: string): CallToolResult {
-  const server = name.includes("/") ? name.slice(0, name.indexOf("/")) : undefined;
+  const server = registry.serverOf(name);
   if (server && registry.loadable().some((spec) => spec.name === server)) {
     return toolError(`Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${LOAD_MCP} with mcp_name "${server}" first.`);
   }

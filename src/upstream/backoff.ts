@@ -1,4 +1,4 @@
-// Pure: reconnect timing. Jittered exponential backoff, a per-upstream cap on reconnects per minute, Retry-After.
+// Pure: reconnect timing. Jittered exponential backoff, a per-upstream budget of reconnects per minute, Retry-After.
 
 /** About 0.5, 1, 2, 4 s (±25% jitter so sessions that lost the same upstream do not retry in step). */
 export function backoffDelay(attempt: number, random: () => number = Math.random): number {
@@ -6,24 +6,39 @@ export function backoffDelay(attempt: number, random: () => number = Math.random
   return Math.round(base * (0.75 + 0.5 * random()));
 }
 
-/** At most `perMinute` reconnects in any sliding minute, so a flapping upstream cannot make the proxy storm it. */
+/**
+ * A token bucket of reconnects: `perMinute` at once, then one more every 60/perMinute s (`perMinute` a minute
+ * sustained), so a flapping upstream cannot make the proxy storm it. Unlike a count per sliding minute, a spent
+ * budget comes back one reconnect at a time: once an outage is over, the next connect is at most 60/perMinute s
+ * away instead of up to a minute.
+ */
 export class ReconnectBudget {
   readonly #perMinute: number;
   readonly #now: () => number;
-  readonly #times: number[] = [];
+  #tokens: number;
+  #at: number;
 
   constructor(perMinute = 10, now: () => number = Date.now) {
     this.#perMinute = perMinute;
     this.#now = now;
+    this.#tokens = perMinute;
+    this.#at = now();
   }
 
   /** Takes one reconnect if the budget allows it. */
   take(): boolean {
     const now = this.#now();
-    while (this.#times.length > 0 && this.#times[0]! <= now - 60_000) this.#times.shift();
-    if (this.#times.length >= this.#perMinute) return false;
-    this.#times.push(now);
+    this.#tokens = Math.min(this.#perMinute, this.#tokens + ((now - this.#at) * this.#perMinute) / 60_000);
+    this.#at = now;
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
     return true;
+  }
+
+  /** How long until take() can succeed (0 when it can now). */
+  waitMs(): number {
+    const tokens = Math.min(this.#perMinute, this.#tokens + ((this.#now() - this.#at) * this.#perMinute) / 60_000);
+    return tokens >= 1 ? 0 : Math.ceil(((1 - tokens) * 60_000) / this.#perMinute);
   }
 }
 

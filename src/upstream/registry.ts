@@ -209,17 +209,51 @@ export class UpstreamRegistry {
       const record = this.#records.get(spec.name);
       if (record?.status !== UpstreamStatus.failed || isLazy(spec) || this.#retrying.has(spec.name)) continue;
       if (now - (record.at ?? 0) < RETRY_FAILED_MS) continue;
-      if (!this.#budget(spec.name).take()) continue;
-      const attempt = this.#attach(spec).then(
-        async (catalog) => {
-          await this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog });
-          this.onChange?.({ tools: true, resources: true, prompts: true });
-        },
-        (err: unknown) => this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err), at: Date.now() }),
-      );
-      this.#retrying.set(spec.name, attempt);
-      void attempt.finally(() => this.#retrying.delete(spec.name));
+      this.#retry(spec);
     }
+  }
+
+  /**
+   * The configured upstream a tool name belongs to, by the host's naming: `server/tool` in config-file mode, the
+   * one upstream in single-MCP mode; undefined when the name names no configured upstream.
+   */
+  serverOf(exposedName: string): string | undefined {
+    if (this.#config.mode === "single") return this.#config.upstreams[0]?.name;
+    const slash = exposedName.indexOf("/");
+    const server = slash > 0 ? exposedName.slice(0, slash) : undefined;
+    return this.#config.upstreams.some((u) => u.name === server) ? server : undefined;
+  }
+
+  /** Why an eager upstream is unavailable in this session, or undefined when it is not. */
+  unavailable(name: string): string | undefined {
+    const record = this.#records.get(name);
+    return record?.status === UpstreamStatus.failed ? record.reason : undefined;
+  }
+
+  /**
+   * The agent asked for a tool of an unavailable eager upstream: try it again now (or join the attempt under
+   * way) instead of leaving the agent to wait for the next background retry. Within the reconnect budget; the
+   * attempt is bounded by the entry's timeout. Afterwards the tool is in the catalog if the upstream answered.
+   */
+  async retryNow(name: string): Promise<void> {
+    const spec = this.#config.upstreams.find((u) => u.name === name);
+    if (!spec || isLazy(spec) || this.unavailable(name) === undefined) return;
+    if (!this.#retrying.has(name)) this.#retry(spec);
+    await this.#retrying.get(name);
+  }
+
+  /** One attempt (in the reconnect budget) to bring a failed eager upstream back; its outcome is recorded. */
+  #retry(spec: UpstreamSpec): void {
+    if (!this.#budget(spec.name).take()) return;
+    const attempt = this.#attach(spec).then(
+      async (catalog) => {
+        await this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog });
+        this.onChange?.({ tools: true, resources: true, prompts: true });
+      },
+      (err: unknown) => this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err), at: Date.now() }),
+    );
+    this.#retrying.set(spec.name, attempt);
+    void attempt.finally(() => this.#retrying.delete(spec.name));
   }
 
   /** Lazy upstreams the agent may still load, in config order. */
@@ -439,8 +473,10 @@ export class UpstreamRegistry {
     const live = this.#clients.get(spec.name);
     if (live && !live.closed) return live;
     for (let attempt = 0; ; attempt++) {
-      if (!this.#connecting.has(spec.name) && !this.#budget(spec.name).take()) {
-        throw new UpstreamError(spec.name, { kind: "throttled", detail: `more than ${RECONNECTS_PER_MINUTE} reconnects in a minute` });
+      const budget = this.#budget(spec.name);
+      if (!this.#connecting.has(spec.name) && !budget.take()) {
+        const wait = Math.max(1, Math.ceil(budget.waitMs() / 1000));
+        throw new UpstreamError(spec.name, { kind: "throttled", detail: `its ${RECONNECTS_PER_MINUTE} reconnects a minute are spent; the next in ${wait} s` });
       }
       try {
         return await this.#client(spec);

@@ -1,7 +1,8 @@
 // `npm run soak -- --smoke` as a child process (asynchronous: nothing here may block): concurrent sessions through
 // `wrangler dev` while the chaos upstream goes down, answers errors and forgets its sessions. No request may fail at
 // the transport level, the healthy upstream must never fail, the chaos upstream must (the schedule ran), memory and
-// storage must have been read, and nothing may be written.
+// storage must have been read, every session's storage must be gone once its time-to-live has passed, and nothing
+// may be written.
 import { execFile } from "node:child_process";
 import { statSync } from "node:fs";
 import { join } from "node:path";
@@ -31,7 +32,7 @@ function summary(stdout: string, label: string): number {
   return Number(/:\s*(\d+)/.exec(line!)?.[1]);
 }
 
-it("bench/soak.ts --smoke: chaos fails, the healthy upstream never does, no transport failures, memory and storage read", async () => {
+it("bench/soak.ts --smoke: chaos fails, the healthy upstream never does, no transport failures, memory and storage read, storage bounded", async () => {
   const before = mtime(RESULT);
   const run = await smoke("bench/soak.ts");
   const tail = run.stderr.slice(-2000) + run.stdout.slice(-4000);
@@ -57,7 +58,20 @@ it("bench/soak.ts --smoke: chaos fails, the healthy upstream never does, no tran
   // The Worker's workerd was found and its memory read; the persistence folder was measured.
   expect(f.memory.peak).toBeGreaterThan(10);
   expect(f.storage.end).toBeGreaterThan(0);
-  expect(f.objects.files).toBeGreaterThan(0);
+  // What the proxy keeps was counted in rows: sessions held data during the run, and once every session had ended
+  // or outlived its (short) time-to-live, none did and the team index was empty again.
+  expect(f.kept.peakSessionObjects).toBeGreaterThan(0);
+  expect(f.kept.endOfRun.sessions.files).toBeGreaterThan(0);
+  expect(f.kept.afterWait.sessions.holdingData).toBe(0);
+  expect(f.kept.afterWait.teamIndex.rows).toBe(0);
+  expect(f.kept.afterWait.kv.entries).toBeGreaterThan(0);
+  expect(f.kept.bounded).toBe(true);
+  expect(f.proxyRequests).toBeGreaterThan(f.calls);
+  // The heap was read more than at the start and the end; the floor ran and its memory was read.
+  expect(f.heap.length).toBeGreaterThan(3);
+  expect(f.floor.requests).toBeGreaterThan(0);
+  expect(f.floor.errors).toBe(0);
+  expect(f.floor.rssEndMiB).toBeGreaterThan(10);
   expect(run.stdout).toContain("## Soak");
   expect(mtime(RESULT)).toBe(before); // --smoke writes nothing
 }, 300_000);

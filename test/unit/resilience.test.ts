@@ -22,15 +22,26 @@ describe("backoff", () => {
 });
 
 describe("reconnect budget", () => {
-  it("allows N reconnects in any sliding minute, then refuses until the oldest is a minute old", () => {
+  it("allows N reconnects at once, then gives one back every 60/N s, never holding more than N", () => {
     let now = 1_000_000;
     const budget = new ReconnectBudget(3, () => now);
     expect([budget.take(), budget.take(), budget.take()]).toEqual([true, true, true]);
     expect(budget.take()).toBe(false);
-    now += 59_999;
+    expect(budget.waitMs()).toBe(20_000);
+    now += 19_999;
     expect(budget.take()).toBe(false);
-    now += 1;
-    // All three were taken at the same moment, so all three are free again.
+    expect(budget.waitMs()).toBe(1);
+    now += 1; // 20 s: one reconnect is back, and only one
+    expect([budget.take(), budget.take()]).toEqual([true, false]);
+    // A sustained flap gets N a minute: one per 20 s.
+    let granted = 0;
+    for (let i = 0; i < 600; i++) {
+      now += 1_000;
+      if (budget.take()) granted++;
+    }
+    expect(granted).toBe(30);
+    // A long quiet spell refills it to N, no more.
+    now += 3_600_000;
     expect([budget.take(), budget.take(), budget.take(), budget.take()]).toEqual([true, true, true, false]);
   });
 });

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { kvKeys } from "../../src/config/keys.ts";
-import { addToken, adminFetch, connect, discoverDescription, releaseGate, replayControl, replayStats, replayUrl, seedTeam } from "./helpers.ts";
+import { addToken, adminFetch, connect, discoverDescription, releaseGate, replayControl, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
 
 /** Waits until a promise settles or `ms` pass; says which. */
 async function settlesWithin<T>(promise: Promise<T>, ms: number): Promise<boolean> {
@@ -76,6 +76,27 @@ describe("an eager upstream down when the session starts", () => {
     expect(description).toContain("late:\n- add_observations:");
     expect((await again.client.callTool({ name: "use_tool", arguments: { tool_name: "late/read_graph" } })).isError).toBeFalsy();
     await again.client.close();
+  });
+
+  it("is tried again at once when a call names one of its tools: while down the call says why, once back it goes through", async () => {
+    const token = await seedTeam("c-outage-now", { mcp: { late: { url: replayUrl("outage-now") }, up: { url: replayUrl("memory") } } });
+    await replayControl("down", "outage-now");
+    const { client } = await connect("c-outage-now", token);
+    expect(await discoverDescription(client)).toMatch(/late: unavailable — /);
+    const use = () => client.callTool({ name: "use_tool", arguments: { tool_name: "late/read_graph" } });
+    const down = await use();
+    expect(down.isError).toBe(true);
+    expect(text(down)).toMatch(/^"late\/read_graph" cannot be called now: the server "late" is unavailable \(.+\); it was just tried again\./);
+    // Back up: the very next call connects it (no waiting for the background retry) and goes through.
+    await replayControl("up", "outage-now");
+    const up = await use();
+    expect(up.isError, text(up)).toBeFalsy();
+    expect((await replayStats("outage-now")).methods["tools/call"]).toBe(1);
+    expect(await discoverDescription(client)).toContain("late:\n- add_observations:");
+    // A name that is no tool of a configured server still gets the usual answer, and tries nothing.
+    const typo = await client.callTool({ name: "use_tool", arguments: { tool_name: "nowhere/read_graph" } });
+    expect(text(typo)).toMatch(/^Unknown tool: "nowhere\/read_graph"/);
+    await client.close();
   });
 });
 
