@@ -877,8 +877,11 @@ function sqliteFileState(file: string): { bytes: number; mtimeMs: number } {
   return { bytes, mtimeMs };
 }
 
-/** Per object file: its rows and data bytes when last read, so an unchanged file is not opened again. */
-const objectCache = new Map<string, { mtimeMs: number; bytes: number; rows: number; dataBytes: number } | null>();
+/**
+ * Per object file: its rows and data bytes when last read, so an unchanged file is not opened again. A file that
+ * could not be read (being created, say) is not remembered: it is read again next time.
+ */
+const objectCache = new Map<string, { mtimeMs: number; bytes: number; rows: number; dataBytes: number }>();
 
 /**
  * Opens each object's SQLite file of one Durable Object class read-only (workerd keeps an object's rows in
@@ -901,7 +904,7 @@ async function censusOfObjects(state: string, className: string): Promise<Object
     const { bytes, mtimeMs } = sqliteFileState(file);
     out.files++;
     let entry = objectCache.get(file);
-    if (entry === undefined || (entry !== null && entry.mtimeMs !== mtimeMs)) {
+    if (entry === undefined || entry.mtimeMs !== mtimeMs) {
       try {
         const db = new DatabaseSync(file, { readOnly: true });
         try {
@@ -914,11 +917,12 @@ async function censusOfObjects(state: string, className: string): Promise<Object
           db.close();
         }
       } catch {
-        entry = null;
+        entry = undefined;
       }
-      objectCache.set(file, entry);
+      if (entry) objectCache.set(file, entry);
+      else objectCache.delete(file);
     }
-    if (entry === null) {
+    if (entry === undefined) {
       out.unreadable++;
     } else if (entry.rows > 0) {
       out.holdingData++;
@@ -1194,7 +1198,15 @@ interface Figures {
    * run and after the wait; its trend is over the bytes of keys and values. Bounded means: once every session has
    * ended or outlived its time-to-live, no session object and no index entry holds anything.
    */
-  kept: { samples: KeptSample[]; trend: Trend; endOfRun: KeptSample; afterWait: KeptSample; peakSessionObjects: number; bounded: boolean };
+  kept: {
+    samples: KeptSample[];
+    trend: Trend;
+    endOfRun: KeptSample;
+    afterWait: KeptSample;
+    peakSessionObjects: number;
+    peakIndexRows: number;
+    bounded: boolean;
+  };
   /** The V8 heap of the Worker's isolate (allocated + ArrayBuffer backing stores, MiB) over the run. */
   heapTrend: Trend & { unit: "MiB" };
   /** The floor after the run: a trivial Worker under its own wrangler dev, as many requests as the proxy got. */
@@ -1566,7 +1578,14 @@ async function main(): Promise<void> {
         endOfRun: keptEndOfRun,
         afterWait: keptAfterWait,
         peakSessionObjects: Math.max(...kept.map((k) => k.sessions.holdingData)),
-        bounded: keptAfterWait.sessions.holdingData === 0 && keptAfterWait.teamIndex.rows === 0,
+        peakIndexRows: Math.max(...kept.map((k) => k.teamIndex.rows)),
+        // Every object file read (an unreadable one proves nothing), none holding a session or an index entry.
+        bounded:
+          keptAfterWait.sessions.holdingData === 0 &&
+          keptAfterWait.teamIndex.rows === 0 &&
+          keptAfterWait.sessions.unreadable === 0 &&
+          keptAfterWait.teamIndex.unreadable === 0 &&
+          keptAfterWait.teamIndex.files > 0,
       },
       heapTrend: {
         unit: "MiB",
@@ -1838,9 +1857,10 @@ function analysis(f: Figures): string[] {
       (fl
         ? `The floor, a Worker that only forwards each request to one Durable Object which fetches a plain Node server, under ` +
           `its own \`wrangler dev\` right after the run, grew ${num(fl.rssStartMiB, 0)} → ${num(fl.rssEndMiB, 0)} MiB over ` +
-          `${fl.requests} requests (${fl.errors} errors, ${ms(fl.seconds, 0)} s): **${ms(fl.kibPerRequest, 1)} KiB per request**, ` +
-          `${ms(proxyKiB / Math.max(0.01, fl.kibPerRequest), 2)}× the proxy's. The RSS growth is the local runtime's, per request ` +
-          "it serves, whatever the Worker does; the JavaScript heap, the part the proxy owns, is the figure that has to level off."
+          `${fl.requests} requests (${fl.errors} errors, ${ms(fl.seconds, 0)} s): **${ms(fl.kibPerRequest, 1)} KiB per request**; the ` +
+          `proxy's ${ms(proxyKiB, 1)} KiB is ${ms(proxyKiB / Math.max(0.01, fl.kibPerRequest), 2)}× that. Most of the RSS growth is the ` +
+          "local runtime's, per request it serves, whatever the Worker does; the JavaScript heap, the part the proxy owns, is the " +
+          "figure that has to level off."
         : "The floor could not be measured in this run."),
   );
   out.push("");
@@ -1863,7 +1883,8 @@ function analysis(f: Figures): string[] {
     `**Storage**: what the proxy keeps, the keys and values in its Durable Objects and its KV entries, went ` +
       `${num(kt.start / 1024)} → ${num(kt.end / 1024)} KiB over the run (peak ${num(kt.peak / 1024)}; ` +
       `${num(kt.lastThirdSlopePerMin / 1024)} KiB/min over the last third). At most ${f.kept.peakSessionObjects} session objects held ` +
-      `data at once (peak ${sess.peakOpen} sessions open): the live ones, and those abandoned less than a time-to-live ago ` +
+      `data at once, and the team index listed at most ${f.kept.peakIndexRows} sessions (peak ${sess.peakOpen} sessions open): the ` +
+      "live ones, and those abandoned less than a time-to-live ago " +
       `(\`SESSION_TTL_SECONDS=${f.config.sessionTtlS}\` here). At the end of the run ${end.sessions.holdingData} session objects held ` +
       `${end.sessions.rows} rows (at most ${end.sessions.maxRows} in one) and the team index listed ${end.teamIndex.rows} sessions; ` +
       `${f.config.waitAfterRunS} s later, with every abandoned session past its time-to-live, ${after.sessions.holdingData} session ` +

@@ -118,9 +118,8 @@ const MAX_LISTED = 50;
 /** The answer for a name that matches no tool: the closest names first, at most 50, then how many more. */
 export function renderUnknownTool(query: string, available: readonly string[]): string {
   if (available.length === 0) return `Unknown tool: "${query}". No tools are available yet.`;
-  const ranked = rankByCloseness(query, available);
-  const shown = ranked.slice(0, MAX_LISTED);
-  const more = ranked.length - shown.length;
+  const shown = closestNames(query, available, MAX_LISTED);
+  const more = available.length - shown.length;
   return (
     `Unknown tool: "${query}". Available tools (closest first): ${shown.join(", ")}` +
     (more > 0 ? ` … and ${more} more.` : ".")
@@ -129,30 +128,62 @@ export function renderUnknownTool(query: string, available: readonly string[]): 
 
 /** Names ordered by how close they are to the query (edit distance on lowercase, ties in code-point order). */
 export function rankByCloseness(query: string, names: readonly string[]): string[] {
-  const q = query.toLowerCase();
-  const score = (name: string): number => {
-    const n = name.toLowerCase();
-    const bare = n.slice(n.indexOf("/") + 1);
-    if (n === q || bare === q) return 0;
-    let best = Math.min(editDistance(q, n), editDistance(q, bare));
-    if (n.includes(q) || (q.length > 2 && q.includes(bare))) best = Math.min(best, 1);
-    return best;
-  };
-  return names
-    .map((name) => ({ name, s: score(name) }))
-    .sort((a, b) => a.s - b.s || byCodePoint(a.name, b.name))
-    .map((x) => x.name);
+  return closestNames(query, names, names.length);
 }
 
-/** Levenshtein distance, two rows. */
-export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+/**
+ * The `k` names closest to the query, in rank order: 0 for the name itself (or its bare tool name), 1 for a name
+ * that contains the query or whose bare name the query contains, else the edit distance to the name or its bare
+ * name. Only the best `k` are kept, and a distance is computed only as far as it could still make the list, so
+ * a typo against tens of thousands of tools stays cheap.
+ */
+export function closestNames(query: string, names: readonly string[], k: number): string[] {
+  const q = query.toLowerCase();
+  const top: Array<{ name: string; s: number }> = [];
+  const before = (a: { name: string; s: number }, b: { name: string; s: number }) => a.s - b.s || byCodePoint(a.name, b.name);
+  for (const name of names) {
+    const limit = top.length < k ? Number.POSITIVE_INFINITY : top[k - 1]!.s;
+    const n = name.toLowerCase();
+    const bare = n.slice(n.indexOf("/") + 1);
+    let s: number;
+    if (n === q || bare === q) s = 0;
+    else if (n.includes(q) || (q.length > 2 && q.includes(bare))) s = 1;
+    else s = Math.min(editDistance(q, n, limit), editDistance(q, bare, limit));
+    if (s > limit) continue;
+    const entry = { name, s };
+    if (top.length === k && before(entry, top[k - 1]!) >= 0) continue;
+    let lo = 0;
+    let hi = top.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(top[mid]!, entry) <= 0) lo = mid + 1;
+      else hi = mid;
     }
-    prev = cur;
+    top.splice(lo, 0, entry);
+    if (top.length > k) top.pop();
+  }
+  return top.map((x) => x.name);
+}
+
+/**
+ * Levenshtein distance, two rows. With `limit`, the work stops as soon as the distance must exceed it (the
+ * answer is then `limit + 1`): a row whose smallest cell is over the limit can only grow.
+ */
+export function editDistance(a: string, b: string, limit = Number.POSITIVE_INFINITY): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let prev = new Uint32Array(b.length + 1);
+  let cur = new Uint32Array(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    cur[0] = i;
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1));
+      cur[j] = v;
+      if (v < rowMin) rowMin = v;
+    }
+    if (rowMin > limit) return limit + 1;
+    [prev, cur] = [cur, prev];
   }
   return prev[b.length]!;
 }

@@ -63,7 +63,9 @@ it("bench/soak.ts --smoke: chaos fails, the healthy upstream never does, no tran
   expect(f.kept.peakSessionObjects).toBeGreaterThan(0);
   expect(f.kept.endOfRun.sessions.files).toBeGreaterThan(0);
   expect(f.kept.afterWait.sessions.holdingData).toBe(0);
+  expect(f.kept.peakIndexRows).toBeGreaterThan(0);
   expect(f.kept.afterWait.teamIndex.rows).toBe(0);
+  expect(f.kept.afterWait.teamIndex.unreadable).toBe(0);
   expect(f.kept.afterWait.kv.entries).toBeGreaterThan(0);
   expect(f.kept.bounded).toBe(true);
   expect(f.proxyRequests).toBeGreaterThan(f.calls);

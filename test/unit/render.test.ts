@@ -1,6 +1,6 @@
 // The catalog text: one-line descriptions, layout in both modes, determinism, and unknown-name answers.
 import { describe, expect, it } from "vitest";
-import { oneLine, rankByCloseness, renderDiscoverDescription, renderToolDetails, renderUnknownTool, type CatalogView } from "../../src/meta/render.ts";
+import { closestNames, editDistance, oneLine, rankByCloseness, renderDiscoverDescription, renderToolDetails, renderUnknownTool, type CatalogView } from "../../src/meta/render.ts";
 
 describe("oneLine", () => {
   it("keeps the first sentence only", () => {
@@ -96,6 +96,37 @@ describe("unknown names", () => {
       "gh/searches",
       "gh/list",
     ]);
+  });
+
+  it("keeps exactly the k best of a full ranking, with the same order, however the names are spread", () => {
+    // A seeded generator, so a failure can be replayed.
+    let seed = 7;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const word = () => Array.from({ length: 3 + Math.floor(random() * 10) }, () => "abcdeghilmnorst_"[Math.floor(random() * 16)]).join("");
+    const names = Array.from({ length: 400 }, () => `${word().slice(0, 4)}/${word()}`);
+    const full = (query: string) => {
+      const q = query.toLowerCase();
+      const score = (name: string) => {
+        const n = name.toLowerCase();
+        const bare = n.slice(n.indexOf("/") + 1);
+        if (n === q || bare === q) return 0;
+        let best = Math.min(editDistance(q, n), editDistance(q, bare));
+        if (n.includes(q) || (q.length > 2 && q.includes(bare))) best = Math.min(best, 1);
+        return best;
+      };
+      return [...names].sort((a, b) => score(a) - score(b) || (a < b ? -1 : a > b ? 1 : 0));
+    };
+    for (const query of [names[3]!, `${names[9]!}x`, word(), names[17]!.split("/")[1]!, "ab", ""]) {
+      for (const k of [1, 5, 50, 400]) expect(closestNames(query, names, k)).toEqual(full(query).slice(0, k));
+    }
+  });
+
+  it("stops measuring a distance once it must exceed the limit", () => {
+    expect(editDistance("kitten", "sitting")).toBe(3);
+    expect(editDistance("kitten", "sitting", 3)).toBe(3);
+    expect(editDistance("kitten", "sitting", 2)).toBe(3);
+    expect(editDistance("a", "abcdefgh", 2)).toBe(3);
+    expect(editDistance("", "abc")).toBe(3);
   });
 
   it("lists at most 50 names and says how many more", () => {
