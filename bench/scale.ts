@@ -452,10 +452,11 @@ export function markdown(f: Figures): string {
       ),
       "",
       "Tokens, render time, index build and the unknown-name answer grow with the number of tools (linearly); a known-name lookup " +
-        "is a `Map.get` and its answer only renders one tool, so both stay flat. The unknown-name answer ranks every known name " +
-        `by edit distance, so it is the one per-call cost that grows with the team: at ${s1000.upstreams} upstreams one misspelt ` +
-        `name costs ${s1000.unknownMs.toFixed(0)} ms of CPU in the session object (${s100.unknownMs.toFixed(0)} ms at ${s100.upstreams}), ` +
-        "where a known one costs microseconds.",
+        "is a `Map.get` and its answer only renders one tool, so both stay flat. The unknown-name answer looks at every known " +
+        "name but keeps only the 50 closest, and stops measuring a name's edit distance once it cannot make that list, so it is " +
+        `the one per-call cost that grows with the team, slowly: at ${s1000.upstreams} upstreams one misspelt name costs ` +
+        `${s1000.unknownMs.toFixed(1)} ms of CPU in the session object (${s100.unknownMs.toFixed(1)} ms at ${s100.upstreams}), where a ` +
+        "known one costs microseconds.",
       "",
       "![In-process time vs team size](bench/charts/scale-time.svg)",
       "",

@@ -13,12 +13,16 @@
 //     repeat) and chaos/create_entities (not idempotent: never repeated), then thinks for 1.5–3 s.
 //   - Figures: calls, errors by kind (the isError texts classified), transport failures to the proxy (thrown by
 //     the SDK client: must be 0), p50/p99 of successful calls, per chaos phase what the host saw; the RSS of the
-//     workerd running the Worker and the bytes under --persist-to over time, with their slopes over the middle
-//     and the last third of the run.
+//     workerd running the Worker, the V8 heap of its isolate, what the proxy keeps (rows of its Durable Objects
+//     and KV entries) and the bytes under --persist-to over time, with their slopes over the middle and the last
+//     third of the run; after a wait of one time-to-live, what is still kept; then the floor Worker's RSS growth
+//     for as many requests, under its own wrangler dev.
 //
-// `--minutes N` (default 4), `--sessions N` (default 40), `--smoke` (~20 s, 6 sessions, three phases, writes
-// nothing). The last line printed is `FIGURES <json>`. Exit code 1 when a transport failure, an error on the
-// healthy upstream or a wrong answer was seen (the figures are still written: they are the finding).
+// `--minutes N` (default 4), `--sessions N` (default 40), `--ttl S` (SESSION_TTL_SECONDS, default 60), `--idle S`
+// (UPSTREAM_IDLE_SECONDS, default 15), `--smoke` (~20 s, 6 sessions, three phases, writes nothing). The last line
+// printed is `FIGURES <json>`. Exit code 1 when a transport failure, an error on the healthy upstream or a wrong
+// answer was seen, or when a session's storage outlived its time-to-live (the figures are still written: they are
+// the finding).
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { Server } from "node:http";
