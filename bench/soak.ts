@@ -1352,6 +1352,7 @@ async function main(): Promise<void> {
     const census = () =>
       (counting ??= keptData(state, now() / 1000)
         .then((k) => void kept.push(k))
+        .catch((err: unknown) => console.error(`soak: counting what the proxy keeps failed: ${short(err)}`))
         .finally(() => (counting = undefined)));
     await census();
     const censusTimer = setInterval(() => void census(), CENSUS_MS);
