@@ -1,7 +1,7 @@
 // `npm run dev`: a working local demo: real upstreams on loopback, the demo team seeded into local KV, `wrangler dev`.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { base64url } from "../src/auth/token.ts";
+import { base64url } from "../src/bytes.ts";
 import { TeamStore } from "../src/teams/store.ts";
 import { wranglerKv } from "./lib/kv.ts";
 import { startEverything, wranglerArgs } from "./lib/processes.ts";

@@ -43,4 +43,14 @@ export const ROUTE_HEADERS = {
   initialize: "x-dynmcp-initialize",
 } as const;
 
+/**
+ * A numeric setting: its value when it is a finite number of at least `min`, else `fallback` (unset, empty,
+ * garbage, or out of range, which would otherwise turn every request away).
+ */
+export function numberSetting(value: string | undefined, fallback: number, min = 0): number {
+  if (value === undefined || value.trim() === "") return fallback;
+  const n = Number(value);
+  return Number.isFinite(n) && n >= min ? n : fallback;
+}
+
 export const PRODUCT = { name: "dynmcp-edge", version: "0.1.0" } as const;

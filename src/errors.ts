@@ -1,6 +1,6 @@
 // One closed union of the proxy's failures, and the one place that turns them into words.
 
-/** Why an upstream could not serve a request. Only the upstream client creates these. */
+/** Why an upstream could not serve a request: the upstream client classifies what the wire did; the registry adds throttled and unknown_outcome; the header resolver and the URL check add config. */
 export type UpstreamFault =
   | { kind: "unreachable"; detail: string }
   | { kind: "http"; status: number; detail: string; retryAfterMs?: number }

@@ -1,4 +1,4 @@
-// Worker entry: the router and the session object class, nothing else.
+// Worker entry: the router and the two Durable Object classes (sessions and the per-team session index), nothing else.
 import { app } from "./http/app.ts";
 
 export { SessionObject } from "./session/object.ts";

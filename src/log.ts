@@ -8,6 +8,9 @@ export type LogEvent =
   | { event: "misconfigured"; reason: string }
   | { event: "unhandled"; error: string };
 
+/** One line per event; a misconfiguration or an unhandled error is logged at the error level. */
 export function log(entry: LogEvent): void {
-  console.log(JSON.stringify({ at: new Date().toISOString(), ...entry }));
+  const line = JSON.stringify({ at: new Date().toISOString(), ...entry });
+  if (entry.event === "misconfigured" || entry.event === "unhandled") console.error(line);
+  else console.log(line);
 }

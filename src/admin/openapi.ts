@@ -25,6 +25,9 @@ const errors = {
   "400": json(ErrorBody, "The request is malformed or does not validate."),
   "401": json(ErrorBody, "Missing or wrong admin token."),
   "404": json(ErrorBody, "No such team item."),
+  "413": json(ErrorBody, "The body is over 1 MiB."),
+  "415": json(ErrorBody, "The body is not application/json."),
+  "503": json(ErrorBody, "The admin API is off (no ADMIN_TOKEN), or, for secrets, no SECRETS_KEY is set."),
 };
 const body = (schema: z.ZodType) => ({ required: true, content: { "application/json": { schema } } });
 

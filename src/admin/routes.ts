@@ -1,7 +1,9 @@
 // The admin API under /admin: team configs, tokens, secrets and pins, behind the ADMIN_TOKEN Worker secret.
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
+import { formatIssues } from "../config/validate.ts";
 import type { Env } from "../env.ts";
+import type { SessionObject } from "../session/object.ts";
 import { constantTimeEqual } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { REALM } from "../http/responses.ts";
@@ -16,7 +18,7 @@ type AdminContext = Context<{ Bindings: Env }>;
 
 const ADMIN_BODY_LIMIT = 1024 * 1024;
 
-const problem = (c: AdminContext, status: 400 | 401 | 404 | 413 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
+const problem = (c: AdminContext, status: 400 | 401 | 404 | 413 | 415 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
   c.json({ error, message, ...(issues ? { issues } : {}) }, status, status === 401 ? { "WWW-Authenticate": `Bearer realm="${REALM} admin"` } : undefined);
 
 function store(c: AdminContext): TeamStore {
@@ -27,13 +29,13 @@ function store(c: AdminContext): TeamStore {
 function params<S extends z.ZodType>(c: AdminContext, schema: S): z.infer<S> | Response {
   const parsed = schema.safeParse(c.req.param());
   if (parsed.success) return parsed.data;
-  return problem(c, 400, "invalid_path", "The path is not valid.", parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+  return problem(c, 400, "invalid_path", "The path is not valid.", formatIssues(parsed.error));
 }
 
 /** The JSON body, size-limited, validated by its schema (or only parsed, for configs). */
 async function jsonBody<S extends z.ZodType>(c: AdminContext, schema?: S): Promise<{ value: z.infer<S> } | Response> {
   if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("application/json")) {
-    return c.json({ error: "unsupported_media_type", message: "Send the body as application/json." }, 415);
+    return problem(c, 415, "unsupported_media_type", "Send the body as application/json.");
   }
   const read = await readBody(c.req.raw, ADMIN_BODY_LIMIT);
   if (!read.ok) return problem(c, 413, "too_large", `The body is over ${ADMIN_BODY_LIMIT} bytes.`);
@@ -46,7 +48,7 @@ async function jsonBody<S extends z.ZodType>(c: AdminContext, schema?: S): Promi
   if (!schema) return { value: raw as z.infer<S> };
   const parsed = schema.safeParse(raw);
   if (parsed.success) return { value: parsed.data };
-  return problem(c, 400, "invalid_body", "The body does not validate.", parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message })));
+  return problem(c, 400, "invalid_body", "The body does not validate.", formatIssues(parsed.error));
 }
 
 const isResponse = (v: unknown): v is Response => v instanceof Response;
@@ -156,17 +158,20 @@ admin.post("/teams/:team/pins/:server/:tool/approve", async (c) => {
   return approved ? c.body(null, 204) : problem(c, 404, "not_found", `No change of ${p.server}/${p.tool} is waiting for approval.`);
 });
 
-/** Every live session of a team, through the team's index (Durable Objects cannot be listed). */
-async function liveSessions(c: AdminContext, team: string) {
+/**
+ * Runs `act` in every live session of a team, found through the team's index (Durable Objects cannot be
+ * listed); how many took it. A session that fails or has ended does not count.
+ */
+async function inLiveSessions(c: AdminContext, team: string, act: (session: DurableObjectStub<SessionObject>) => Promise<boolean>): Promise<number> {
   const ids = await c.env.TEAM_INDEX.getByName(team).list();
-  return ids.map((id) => c.env.SESSIONS.getByName(`${team}/${id}`));
+  const results = await Promise.all(ids.map((id) => act(c.env.SESSIONS.getByName(`${team}/${id}`)).catch(() => false)));
+  return results.filter(Boolean).length;
 }
 
 admin.post("/teams/:team/sessions/reload", async (c) => {
   const p = params(c, TeamParam);
   if (isResponse(p)) return p;
-  const results = await Promise.all((await liveSessions(c, p.team)).map((s) => s.reload().catch(() => false)));
-  const sessions = results.filter(Boolean).length;
+  const sessions = await inLiveSessions(c, p.team, (s) => s.reload());
   log({ event: "admin", action: "sessions.reload", team: p.team, outcome: "ok" });
   return c.json({ sessions });
 });
@@ -174,8 +179,7 @@ admin.post("/teams/:team/sessions/reload", async (c) => {
 admin.post("/teams/:team/upstreams/:server/reconnect", async (c) => {
   const p = params(c, UpstreamParam);
   if (isResponse(p)) return p;
-  const results = await Promise.all((await liveSessions(c, p.team)).map((s) => s.reconnect(p.server).catch(() => false)));
-  const sessions = results.filter(Boolean).length;
+  const sessions = await inLiveSessions(c, p.team, (s) => s.reconnect(p.server));
   log({ event: "admin", action: "upstream.reconnect", team: p.team, target: p.server, outcome: "ok" });
   return c.json({ sessions });
 });

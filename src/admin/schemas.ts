@@ -1,15 +1,15 @@
 // The admin API's shapes: one zod schema each; request validation and the OpenAPI document both come from them.
 import { z } from "zod";
-import { TeamName } from "../config/schema.ts";
+import { ServerName, TeamName } from "../config/schema.ts";
 import { SECRET_NAME } from "../security/secrets.ts";
 
 export const TeamParam = z.object({ team: TeamName });
 export const TokenIdParam = z.object({ team: TeamName, id: z.string().regex(/^[0-9a-f]{16}$/, "token ids are 16 hex digits") });
 export const SecretName = z.string().regex(SECRET_NAME, "secret names are letters, digits and _, starting with a letter or _");
 export const SecretParam = z.object({ team: TeamName, name: SecretName });
-export const UpstreamParam = z.object({ team: TeamName, server: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
+export const UpstreamParam = z.object({ team: TeamName, server: ServerName });
 export const SessionCount = z.object({ sessions: z.number().int().describe("Live sessions that took the action.") });
-export const PinParam = z.object({ team: TeamName, server: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), tool: z.string().min(1).max(200) });
+export const PinParam = z.object({ team: TeamName, server: ServerName, tool: z.string().min(1).max(200) });
 
 export const TokenCreateBody = z.strictObject({
   label: z.string().trim().min(1).max(100).optional().describe("What the token is for (shown in listings)."),

@@ -22,7 +22,7 @@ export function maskHeaderValue(value: string): string {
       maskedAny = true;
     }
   };
-  for (const match of value.matchAll(new RegExp(SECRET_REF.source, "g"))) {
+  for (const match of value.matchAll(SECRET_REF)) {
     push(value.slice(last, match.index));
     parts.push(match[0]);
     last = match.index + match[0].length;
@@ -60,7 +60,7 @@ export function credentialWarnings(raw: unknown): string[] {
       if (key === "headers" && typeof value === "object" && value !== null) {
         for (const [header, v] of Object.entries(value)) {
           if (typeof v !== "string") continue;
-          const literal = v.replace(new RegExp(SECRET_REF.source, "g"), "").trim();
+          const literal = v.replace(SECRET_REF, "").trim();
           if (literal === "" || HARMLESS_LITERAL.test(literal)) continue;
           if (CREDENTIAL_HEADER.test(header) || CREDENTIAL_VALUE.test(literal)) {
             warnings.push(

@@ -36,8 +36,16 @@ const UpstreamUrl = z
   })
   .describe("The server's streamable-HTTP MCP endpoint.");
 
-/** A `${secret:NAME}` reference inside a header value. */
+/**
+ * A `${secret:NAME}` reference inside a header value. Global: `matchAll` and `replace` take it as it is (both
+ * leave its lastIndex alone), so there is no need to clone it.
+ */
 export const SECRET_REF = /\$\{secret:([A-Za-z_][A-Za-z0-9_]{0,63})\}/g;
+
+/** The names of the secrets a header value references, each once, in order of appearance. */
+export function secretNames(value: string): string[] {
+  return [...new Set(Array.from(value.matchAll(SECRET_REF), (m) => m[1]!))];
+}
 
 const Headers = z
   .record(

@@ -131,14 +131,3 @@ export function formatIssues(error: z.ZodError): ConfigIssue[] {
     return { path, message: issue.message };
   });
 }
-
-/** The names of every `${secret:NAME}` a config's headers reference (checked against the team's secrets on write). */
-export function secretReferences(config: ResolvedConfig): string[] {
-  const names = new Set<string>();
-  for (const upstream of config.upstreams) {
-    for (const value of Object.values(upstream.headers)) {
-      for (const match of value.matchAll(new RegExp(SECRET_REF.source, "g"))) names.add(match[1]!);
-    }
-  }
-  return [...names].sort();
-}

@@ -28,7 +28,7 @@ export function registerCompletion(server: Server, registry: UpstreamRegistry, b
         registry.withClient(target, async (client) => {
           if (!client.capabilities.completions) return { completion: { values: [], hasMore: false } };
           return client.request({ method: "completion/complete", params }, CompleteResultSchema, { signal: extra.signal });
-        }),
+        }, { signal: extra.signal }),
       );
     } catch (err) {
       throw forwardedError(err);

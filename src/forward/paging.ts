@@ -1,5 +1,6 @@
 // Pure: opaque cursors over the lists the proxy serves.
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { base64url, fromBase64url } from "../bytes.ts";
 
 export const PAGE_SIZE = 100;
 
@@ -13,12 +14,12 @@ export function paginate<T>(items: readonly T[], cursor: string | undefined, pag
 }
 
 function encode(offset: number): string {
-  return btoa(JSON.stringify({ o: offset })).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return base64url(new TextEncoder().encode(JSON.stringify({ o: offset })));
 }
 
 function decode(cursor: string): number {
   try {
-    const json = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/"))) as { o?: unknown };
+    const json = JSON.parse(new TextDecoder().decode(fromBase64url(cursor))) as { o?: unknown };
     if (typeof json.o === "number" && Number.isInteger(json.o) && json.o >= 0) return json.o;
   } catch {
     // fall through

@@ -27,6 +27,7 @@ export function registerPrompts(server: Server, registry: UpstreamRegistry, brid
             GetPromptResultSchema,
             { signal: extra.signal },
           ),
+          { signal: extra.signal },
         ),
       );
     } catch (err) {

@@ -45,6 +45,7 @@ export function registerResources(server: Server, registry: UpstreamRegistry, br
       return await bridge.during(name, extra, () =>
         registry.withClient(name, (client) =>
           client.request({ method: "resources/read", params: request.params }, ReadResourceResultSchema, { signal: extra.signal }),
+          { signal: extra.signal },
         ),
       );
     } catch (err) {
@@ -52,7 +53,7 @@ export function registerResources(server: Server, registry: UpstreamRegistry, br
     }
   });
 
-  const subscription = (method: "resources/subscribe" | "resources/unsubscribe") => async (request: { params: { uri: string } }) => {
+  const subscription = (method: "resources/subscribe" | "resources/unsubscribe") => async (request: { params: { uri: string } }, extra: { signal: AbortSignal }) => {
     const uri = request.params.uri;
     const name = await owner(uri);
     try {
@@ -60,8 +61,8 @@ export function registerResources(server: Server, registry: UpstreamRegistry, br
         if (!client.capabilities.resources?.subscribe) {
           throw new RpcError(-32601, `The server "${name}" that owns ${uri} does not support resource subscriptions.`);
         }
-        await client.request({ method, params: { uri } }, EmptyResultSchema);
-      });
+        await client.request({ method, params: { uri } }, EmptyResultSchema, { signal: extra.signal });
+      }, { signal: extra.signal });
     } catch (err) {
       throw forwardedError(err);
     }

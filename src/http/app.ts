@@ -3,16 +3,19 @@ import { Hono } from "hono";
 import type { Env } from "../env.ts";
 import { configJsonSchema } from "../config/json-schema.ts";
 import { admin } from "../admin/routes.ts";
+import { log } from "../log.ts";
 import { mcpRoute } from "./mcp-route.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/health", (c) => c.json({ ok: true }));
-app.get("/config.schema.json", (c) => c.json(configJsonSchema()));
+// Generated once per isolate: the schema is fixed at build time.
+let configSchema: Record<string, unknown> | undefined;
+app.get("/config.schema.json", (c) => c.json((configSchema ??= configJsonSchema())));
 app.all("/t/:team/mcp", mcpRoute);
 app.route("/admin", admin);
 app.notFound((c) => c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404));
 app.onError((err, c) => {
-  console.error(JSON.stringify({ event: "unhandled", error: err instanceof Error ? err.name : "unknown" }));
+  log({ event: "unhandled", error: err instanceof Error ? err.name : "unknown" });
   return c.json({ error: "internal", message: "The proxy failed to handle this request." }, 500);
 });

@@ -1,6 +1,7 @@
 // Bearer token → team principal: the token must be one of this team's, compared in constant time.
 import { hashToken, tokenId } from "../auth/token.ts";
 import { loadToken } from "../config/load.ts";
+import { numberSetting } from "../env.ts";
 import { DEFAULT_TOKEN_CACHE_SECONDS, TokenCache } from "./token-cache.ts";
 
 export interface Principal {
@@ -20,7 +21,7 @@ export function constantTimeEqual(a: string, b: string): boolean {
 
 const caches = new Map<number, TokenCache>();
 function cacheFor(setting: string | undefined): TokenCache {
-  const seconds = setting === undefined || setting === "" ? DEFAULT_TOKEN_CACHE_SECONDS : Number(setting);
+  const seconds = numberSetting(setting, DEFAULT_TOKEN_CACHE_SECONDS);
   let cache = caches.get(seconds);
   if (!cache) caches.set(seconds, (cache = new TokenCache(seconds)));
   return cache;

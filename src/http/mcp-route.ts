@@ -1,7 +1,8 @@
 // The MCP endpoint /t/<team>/mcp: authenticate, tie the request to its session, forward it to the session object.
 import type { Context } from "hono";
 import { TeamName } from "../config/schema.ts";
-import { ROUTE_HEADERS, type Env } from "../env.ts";
+import { ROUTE_HEADERS, numberSetting, type Env } from "../env.ts";
+import { log } from "../log.ts";
 import { authenticate, type Principal } from "./auth.ts";
 import { DEFAULT_BODY_LIMIT, readBody } from "./body.ts";
 import { allowedOrigins, checkBatch, checkMediaTypes, checkOrigin, checkProtocolVersion, checkShape, corsHeaders, preflight } from "./guards.ts";
@@ -46,14 +47,14 @@ async function handle(c: Context<{ Bindings: Env }>, request: Request, origins: 
   if (bad) return bad;
   const secret = c.env.SESSION_KEY;
   if (!secret) {
-    console.error(JSON.stringify({ event: "misconfigured", reason: "SESSION_KEY is not set" }));
+    log({ event: "misconfigured", reason: "SESSION_KEY is not set" });
     return jsonRpcError(503, -32603, "The proxy is not configured: its operator must set the SESSION_KEY secret.");
   }
 
   let body: string | undefined;
   let message: unknown;
   if (request.method === "POST") {
-    const limit = Number(c.env.MAX_BODY_BYTES) || DEFAULT_BODY_LIMIT;
+    const limit = numberSetting(c.env.MAX_BODY_BYTES, DEFAULT_BODY_LIMIT, 1);
     const read = await readBody(request, limit);
     if (!read.ok) return jsonRpcError(413, -32600, `Request body too large (the limit is ${limit} bytes).`);
     body = read.text;

@@ -1,5 +1,5 @@
 // Session ids that carry a signature over team and token: a foreign id is refused before any object wakes.
-import { base64url } from "../auth/token.ts";
+import { base64url } from "../bytes.ts";
 import { constantTimeEqual, type Principal } from "./auth.ts";
 
 const keys = new Map<string, Promise<CryptoKey>>();

@@ -13,7 +13,7 @@ export interface McpListing {
 }
 
 /** Keeps only the keys whose value is defined, so absent fields stay absent in JSON. */
-function defined<T extends Record<string, unknown>>(obj: T): T {
+export function defined<T extends Record<string, unknown>>(obj: T): T {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
 }
 

@@ -11,7 +11,7 @@ import { UpstreamError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge } from "../forward/bridge.ts";
 import { LoadError, type ExposedTool, type UpstreamRegistry } from "../upstream/registry.ts";
-import { buildListing } from "./listing.ts";
+import { buildListing, defined } from "./listing.ts";
 import { oneLine, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "./render.ts";
 import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
 
@@ -72,7 +72,7 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
         const details = { ...target.tool, name: target.exposedName };
         return {
           content: [{ type: "text", text: renderToolDetails(details) }],
-          structuredContent: pickDefined({
+          structuredContent: defined({
             name: target.exposedName,
             title: target.tool.title,
             description: target.tool.description,
@@ -126,10 +126,8 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
           return { content: [{ type: "text", text: JSON.stringify(listing) }], structuredContent: { ...listing } };
         } catch (err) {
           if (!(err instanceof LoadError)) throw err;
-          // A name that is no lazy server of this session (a typo, or one already evicted) is the agent's
-          // mistake, answered but not logged: only real attempts and evictions are events.
-          const attempted = err.catalogChanged || registry.loadable().some((u) => u.name === args.mcp_name);
-          if (attempted) {
+          // A name that is no server to load (a typo, or one already evicted) is answered but not logged.
+          if (err.attempted) {
             log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
           }
           if (err.catalogChanged) await bridge.announce({ tools: true, resources: false, prompts: false }, extra);
@@ -154,27 +152,24 @@ async function findTool(registry: UpstreamRegistry, name: string): Promise<Expos
   const found = registry.tools().get(name);
   if (found) return found;
   const server = registry.serverOf(name);
-  if (server === undefined || registry.unavailable(server) === undefined) return unknownTool(registry, name);
-  await registry.retryNow(server);
+  if (server === undefined || registry.unavailable(server) === undefined) return unknownTool(registry, name, server);
+  const { throttled } = await registry.retryNow(server);
   const again = registry.tools().get(name);
   if (again) return again;
   const reason = registry.unavailable(server);
-  if (reason === undefined) return unknownTool(registry, name);
+  if (reason === undefined) return unknownTool(registry, name, server);
+  const tried = throttled ? `it was not tried again: ${throttled.message}` : "it was just tried again";
   return toolError(
-    `"${name}" cannot be called now: the server "${server}" is unavailable (${oneLine(reason)}); it was just tried again. ` +
+    `"${name}" cannot be called now: the server "${server}" is unavailable (${oneLine(reason)}); ${tried}. ` +
       "Its tools return to the catalog once it answers.",
   );
 }
 
 /** Unknown names get the closest known ones; a tool of a server not loaded yet says to load it first. */
-function unknownTool(registry: UpstreamRegistry, name: string): CallToolResult {
-  const server = registry.serverOf(name);
+function unknownTool(registry: UpstreamRegistry, name: string, server: string | undefined): CallToolResult {
   if (server && registry.loadable().some((spec) => spec.name === server)) {
     return toolError(`Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${LOAD_MCP} with mcp_name "${server}" first.`);
   }
   return toolError(renderUnknownTool(name, [...registry.tools().keys()]));
 }
 
-function pickDefined(obj: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined));
-}

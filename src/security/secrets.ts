@@ -1,5 +1,5 @@
 // Team secrets at rest: AES-GCM under a key derived from the SECRETS_KEY Worker secret, bound to team and name.
-import { base64url } from "../auth/token.ts";
+import { base64url, fromBase64url } from "../bytes.ts";
 
 /** Secret names: what `${secret:NAME}` may reference. */
 export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -61,9 +61,4 @@ export async function openSecret(material: string, team: string, name: string, s
   }
 }
 
-function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
-  const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
+

@@ -86,18 +86,6 @@ export function checkUpstreamUrl(url: string, policy: UrlPolicy): UrlVerdict {
   return checkHostName(name);
 }
 
-/** Checks a redirect target (a `Location` value, possibly relative to `from`) by the same rules. */
-export function checkRedirect(from: string, to: string, policy: UrlPolicy): UrlVerdict {
-  let target: string;
-  try {
-    target = new URL(to, from).href;
-  } catch {
-    return refuse("redirect target is not a valid URL");
-  }
-  const verdict = checkUpstreamUrl(target, policy);
-  return verdict.ok ? verdict : refuse(`redirect refused: ${verdict.reason}`);
-}
-
 function checkIPv4(addr: ipaddr.IPv4, via?: string): UrlVerdict {
   const text = addr.toString();
   const where = via === undefined ? text : `${via} embeds ${text}`;

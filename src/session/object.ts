@@ -2,14 +2,12 @@
 // alarm, deletes itself when abandoned, and takes an admin's reload or reconnect between requests.
 import { DurableObject } from "cloudflare:workers";
 import { loadTeamConfig } from "../config/load.ts";
-import { ROUTE_HEADERS, type Env } from "../env.ts";
+import { ROUTE_HEADERS, numberSetting, type Env } from "../env.ts";
 import { jsonRpcError } from "../http/responses.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { watchStream } from "./host-stream.ts";
 import { createRuntime, type Runtime } from "./runtime.ts";
 import { SessionStore, type SessionRecord } from "./state.ts";
-
-export { PROXY_CAPABILITIES } from "./runtime.ts";
 
 /** Upstream clients nothing used for this long are closed (UPSTREAM_IDLE_SECONDS). */
 const DEFAULT_IDLE_SECONDS = 120;
@@ -80,8 +78,8 @@ export class SessionObject extends DurableObject<Env> {
     if (!record) return;
     const last = (await this.#store.activity()) ?? 0;
     const now = Date.now();
-    const idleMs = seconds(this.env.UPSTREAM_IDLE_SECONDS, DEFAULT_IDLE_SECONDS) * 1000;
-    const ttlMs = seconds(this.env.SESSION_TTL_SECONDS, DEFAULT_TTL_SECONDS) * 1000;
+    const idleMs = numberSetting(this.env.UPSTREAM_IDLE_SECONDS, DEFAULT_IDLE_SECONDS) * 1000;
+    const ttlMs = numberSetting(this.env.SESSION_TTL_SECONDS, DEFAULT_TTL_SECONDS) * 1000;
     if (now - last >= ttlMs) {
       await this.#end();
       return;
@@ -89,10 +87,9 @@ export class SessionObject extends DurableObject<Env> {
     if (now - last >= idleMs && this.#hostStreams === 0) {
       // Close the upstream clients and let the whole runtime go: its state is in storage, and the next request
       // builds it again as after an eviction, so an idle session holds no memory while the object lives on.
-      const runtime = await this.#runtime?.catch(() => undefined);
-      this.#runtime = undefined;
-      this.gate = undefined;
-      await runtime?.registry.closeAll();
+      // The next request notes its activity at once, which brings this alarm back within one idle period.
+      await this.#dropRuntime();
+      this.#activityWritten = 0;
     }
     await this.ctx.storage.setAlarm(now - last >= idleMs ? last + ttlMs : last + idleMs);
   }
@@ -117,9 +114,7 @@ export class SessionObject extends DurableObject<Env> {
     await this.#store.setReloadPending(false);
     const config = await loadTeamConfig(this.env.TEAMS, record.team);
     if (!config?.ok) return record;
-    const runtime = await this.#runtime?.catch(() => undefined);
-    this.#runtime = undefined;
-    await runtime?.registry.closeAll();
+    await this.#dropRuntime();
     const kept = new Map(config.config.upstreams.map((u) => [u.name, JSON.stringify(u)]));
     for (const old of record.config.upstreams) {
       if (kept.get(old.name) !== JSON.stringify(old)) await this.#store.remove(old.name);
@@ -129,14 +124,19 @@ export class SessionObject extends DurableObject<Env> {
     return next;
   }
 
-  /** Notes activity (in storage at most once a minute) and makes sure the alarm will look at it. */
+  /**
+   * Notes activity (in storage at most once a minute, and at least four times per idle period) and makes sure
+   * the alarm looks at it within one idle period: after an idle close the alarm waits for the time-to-live, so a
+   * session used again pulls it forward, or its new clients would stay open until then.
+   */
   async #touch(): Promise<void> {
     const now = Date.now();
-    const idleMs = seconds(this.env.UPSTREAM_IDLE_SECONDS, DEFAULT_IDLE_SECONDS) * 1000;
+    const idleMs = numberSetting(this.env.UPSTREAM_IDLE_SECONDS, DEFAULT_IDLE_SECONDS) * 1000;
     if (now - this.#activityWritten < Math.min(ACTIVITY_WRITE_MS, idleMs / 4)) return;
     this.#activityWritten = now;
     await this.#store.putActivity(now);
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + idleMs);
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || alarm > now + idleMs) await this.ctx.storage.setAlarm(now + idleMs);
   }
 
   /** Builds the runtime once per object life; a failed boot is retried next time. */
@@ -144,6 +144,8 @@ export class SessionObject extends DurableObject<Env> {
     this.#runtime ??= createRuntime(this.env, record, this.#store).then(
       (runtime) => {
         this.gate = runtime.gate;
+        // A runtime built while the host holds its GET stream (after a reload, say) streams from the start.
+        if (this.#hostStreams > 0) void runtime.registry.setStreaming(true);
         return runtime;
       },
       (err: unknown) => {
@@ -158,19 +160,20 @@ export class SessionObject extends DurableObject<Env> {
     return this.env.TEAM_INDEX.getByName(team);
   }
 
+  /** Lets the runtime go (its state is in storage): its upstream clients are closed. */
+  async #dropRuntime(): Promise<void> {
+    const runtime = await this.#runtime?.catch(() => undefined);
+    this.#runtime = undefined;
+    this.gate = undefined;
+    await runtime?.registry.closeAll();
+  }
+
   /** Ends the session: upstream sessions closed, storage wiped, so the id answers 404 from now on. */
   async #end(): Promise<void> {
     const record = await this.#store.session();
-    const runtime = await this.#runtime?.catch(() => undefined);
-    this.#runtime = undefined;
-    await runtime?.registry.closeAll();
+    await this.#dropRuntime();
     await this.ctx.storage.deleteAlarm();
     await this.#store.clear();
     if (record) await this.#index(record.team).remove(record.sessionId);
   }
-}
-
-function seconds(setting: string | undefined, fallback: number): number {
-  const n = Number(setting);
-  return setting !== undefined && setting !== "" && Number.isFinite(n) && n >= 0 ? n : fallback;
 }

@@ -4,7 +4,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { WorkerTransport } from "agents/mcp";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { PRODUCT, type Env } from "../env.ts";
+import { PRODUCT, numberSetting, type Env } from "../env.ts";
 import { UpstreamError } from "../errors.ts";
 import { HostBridge } from "../forward/bridge.ts";
 import { registerCompletion } from "../forward/completion.ts";
@@ -53,7 +53,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const kv = bindingKv(env.TEAMS);
   const gate = new FetchGate({
     maxConnections: DEFAULT_GATE_LIMITS.maxConnections,
-    maxResponseBytes: Number(env.MAX_UPSTREAM_RESPONSE_BYTES) || DEFAULT_GATE_LIMITS.maxResponseBytes,
+    maxResponseBytes: numberSetting(env.MAX_UPSTREAM_RESPONSE_BYTES, DEFAULT_GATE_LIMITS.maxResponseBytes, 1),
   });
   const addresses = urlPolicy(env);
 

@@ -52,7 +52,7 @@ export class SessionStore implements RegistryStore {
     return this.#storage.put(KEY.logLevel, level);
   }
 
-  /** When the session was last used (ms since the epoch), written at most once a minute. */
+  /** When the session was last used (ms since the epoch), written at most once a minute, at least four times per idle period. */
   activity(): Promise<number | undefined> {
     return this.#storage.get<number>(KEY.activity);
   }

@@ -1,6 +1,7 @@
 // The team's last good catalog of each upstream, in KV, keyed by the upstream's name and checked against a hash
 // of its config (a changed entry never sees a stale catalog). Written only when it changes: KV takes about one
 // write per second per key, and many sessions of a team start at once.
+import { sha256Hex } from "../bytes.ts";
 import { kvKeys } from "../config/keys.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import type { UpstreamCatalog } from "../upstream/client.ts";
@@ -17,8 +18,7 @@ interface CachedCatalog {
 /** What identifies an entry's catalog: everything that could change what the upstream answers or we keep. */
 async function configHash(spec: UpstreamSpec): Promise<string> {
   const text = canonicalJson({ transport: spec.transport, url: spec.url, headers: spec.headers, tools: spec.tools });
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(text);
 }
 
 export function kvCatalogCache(kv: KvLike, team: string): CatalogCache {

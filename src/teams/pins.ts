@@ -1,6 +1,7 @@
 // Tool pinning: a tool's definition is recorded the first time the team sees it; a changed definition is
 // withheld until an admin approves it (rug-pull defence). Pins live in KV, per team, with their state as metadata.
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { sha256Hex } from "../bytes.ts";
 import { kvKeys, type PinRecord } from "../config/keys.ts";
 import { log } from "../log.ts";
 import type { KvLike } from "./kv.ts";
@@ -20,8 +21,7 @@ export function canonicalJson(value: unknown): string {
 /** The hash of what a tool promises: name, description, input schema, annotations. */
 export async function toolHash(tool: Tool): Promise<string> {
   const text = canonicalJson({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations });
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(text);
 }
 
 export interface PinOutcome {

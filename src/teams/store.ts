@@ -3,7 +3,7 @@
 import { mintToken } from "../auth/token.ts";
 import { kvKeys, type PinRecord, type TokenMetadata, type TokenRecord } from "../config/keys.ts";
 import { credentialWarnings, redactConfig } from "../config/redact.ts";
-import { SECRET_REF } from "../config/schema.ts";
+import { secretNames } from "../config/schema.ts";
 import { parseConfig, type ConfigIssue } from "../config/validate.ts";
 import { SECRET_NAME, openSecret, sealSecret, type SealedSecret } from "../security/secrets.ts";
 import { checkUpstreamUrl, type UrlPolicy } from "../security/url-guard.ts";
@@ -53,11 +53,11 @@ export class TeamStore {
       const verdict = checkUpstreamUrl(upstream.url, this.#options.urlPolicy);
       if (!verdict.ok) issues.push({ path: `${prefix(upstream.name)}url`, message: verdict.reason });
       for (const [header, value] of Object.entries(upstream.headers)) {
-        for (const match of value.matchAll(new RegExp(SECRET_REF.source, "g"))) {
-          if (!known.has(match[1]!)) {
+        for (const name of secretNames(value)) {
+          if (!known.has(name)) {
             issues.push({
               path: `${prefix(upstream.name)}headers.${header}`,
-              message: `the team has no secret named ${match[1]}: set it first (npm run team -- secret put ${team} ${match[1]})`,
+              message: `the team has no secret named ${name}: set it first (npm run team -- secret put ${team} ${name})`,
             });
           }
         }
@@ -68,6 +68,13 @@ export class TeamStore {
     return { ok: true, warnings: credentialWarnings(raw) };
   }
 
+  /** Deletes a key; false when there was nothing to delete (the admin API answers 404 then). */
+  async #deleteIfPresent(key: string): Promise<boolean> {
+    if ((await this.#kv.get(key)) === null) return false;
+    await this.#kv.delete(key);
+    return true;
+  }
+
   /** The stored config as it may be shown: literal header values masked, secret references as written. */
   async getConfig(team: string): Promise<unknown | undefined> {
     const text = await this.#kv.get(kvKeys.config(team));
@@ -75,9 +82,7 @@ export class TeamStore {
   }
 
   async deleteConfig(team: string): Promise<boolean> {
-    if ((await this.#kv.get(kvKeys.config(team))) === null) return false;
-    await this.#kv.delete(kvKeys.config(team));
-    return true;
+    return this.#deleteIfPresent(kvKeys.config(team));
   }
 
   /** A new token; the token itself is returned once and only its hash is stored. */
@@ -99,9 +104,7 @@ export class TeamStore {
   }
 
   async revokeToken(team: string, id: string): Promise<boolean> {
-    if ((await this.#kv.get(kvKeys.token(team, id))) === null) return false;
-    await this.#kv.delete(kvKeys.token(team, id));
-    return true;
+    return this.#deleteIfPresent(kvKeys.token(team, id));
   }
 
   /** Encrypts and stores a secret; its value can never be read back through the store. */
@@ -126,9 +129,7 @@ export class TeamStore {
   }
 
   async deleteSecret(team: string, name: string): Promise<boolean> {
-    if ((await this.#kv.get(kvKeys.secret(team, name))) === null) return false;
-    await this.#kv.delete(kvKeys.secret(team, name));
-    return true;
+    return this.#deleteIfPresent(kvKeys.secret(team, name));
   }
 
   async listPins(team: string): Promise<PinInfo[]> {

@@ -27,9 +27,7 @@ export class ReconnectBudget {
 
   /** Takes one reconnect if the budget allows it. */
   take(): boolean {
-    const now = this.#now();
-    this.#tokens = Math.min(this.#perMinute, this.#tokens + ((now - this.#at) * this.#perMinute) / 60_000);
-    this.#at = now;
+    this.#refill();
     if (this.#tokens < 1) return false;
     this.#tokens -= 1;
     return true;
@@ -37,8 +35,15 @@ export class ReconnectBudget {
 
   /** How long until take() can succeed (0 when it can now). */
   waitMs(): number {
-    const tokens = Math.min(this.#perMinute, this.#tokens + ((this.#now() - this.#at) * this.#perMinute) / 60_000);
-    return tokens >= 1 ? 0 : Math.ceil(((1 - tokens) * 60_000) / this.#perMinute);
+    this.#refill();
+    return this.#tokens >= 1 ? 0 : Math.ceil(((1 - this.#tokens) * 60_000) / this.#perMinute);
+  }
+
+  /** Gives back what the time since the last look has earned, never more than `perMinute`. */
+  #refill(): void {
+    const now = this.#now();
+    this.#tokens = Math.min(this.#perMinute, this.#tokens + ((now - this.#at) * this.#perMinute) / 60_000);
+    this.#at = now;
   }
 }
 
@@ -51,11 +56,17 @@ export function parseRetryAfter(header: string | null, now: number = Date.now())
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/** Waits `ms`; an abort of `signal` (also one that came before) ends the wait at once with its reason. */
 export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
-    });
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });

@@ -148,7 +148,7 @@ export class UpstreamClient {
         response = tapResponse(response, { end: () => inFlight.get(id) === own && inFlight.delete(id) });
       }
       if (response.status === 429 && upstream) upstream.#retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
-      if (upstream && upstream.#answers && id !== undefined && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+      if (upstream && upstream.#awaiting && id !== undefined && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) {
         return upstream.#watchAnswerStream(response, id);
       }
       return response;
@@ -187,20 +187,25 @@ export class UpstreamClient {
       await client.close().catch(() => {});
       throw created.#convert(err);
     }
-    // From now on, note which answers arrive, so a request whose stream ends without one is failed at once.
+    // From now on, note which watched requests got their answer, so one whose stream ends without it is failed
+    // at once.
     const deliver = transport.onmessage;
-    const answers = new Set<string | number>();
+    const awaiting = new Set<string | number>();
     transport.onmessage = (message: JSONRPCMessage) => {
-      if ("id" in message && !("method" in message) && (typeof message.id === "string" || typeof message.id === "number")) answers.add(message.id);
+      if ("id" in message && !("method" in message) && (typeof message.id === "string" || typeof message.id === "number")) awaiting.delete(message.id);
       deliver?.(message);
     };
-    created.#answers = answers;
+    created.#awaiting = awaiting;
     created.#deliver = deliver;
     return created;
   }
 
-  /** Answers that arrived (see #watchAnswerStream); undefined until the client is connected. */
-  #answers: Set<string | number> | undefined;
+  /**
+   * Requests whose answer stream is watched (see #watchAnswerStream) and whose answer has not arrived: an id
+   * leaves when its answer comes or its stream is over, so the set holds at most the requests in flight.
+   * Undefined until the client is connected.
+   */
+  #awaiting: Set<string | number> | undefined;
   #deliver: ((message: JSONRPCMessage) => void) | undefined;
 
   /**
@@ -212,15 +217,17 @@ export class UpstreamClient {
   #watchAnswerStream(response: Response, id: string | number): Response {
     const decoder = new TextDecoder();
     let resumable = false;
+    this.#awaiting?.add(id);
     return tapResponse(response, {
       chunk: (value) => {
         if (!resumable && /(^|\n)id:/.test(decoder.decode(value, { stream: true }))) resumable = true;
         return undefined;
       },
       end: () => {
-        if (resumable) return;
+        // A resumable stream's answer may come on the SDK's reconnection: it is not waited for here.
+        if (resumable) return void this.#awaiting?.delete(id);
         setTimeout(() => {
-          if (this.#answers?.delete(id) || this.#closed) return;
+          if (!this.#awaiting?.delete(id) || this.#closed) return;
           this.#deliver?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message: "the answer stream ended before the answer" } });
         }, ANSWER_GRACE_MS);
       },

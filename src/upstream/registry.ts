@@ -62,10 +62,13 @@ export interface ExposedTool {
 export class LoadError extends Error {
   /** True when this failure changed the catalog (the server was evicted). */
   readonly catalogChanged: boolean;
-  constructor(message: string, catalogChanged = false) {
+  /** False when nothing was tried (no such server to load): the agent's mistake, not an event to log. */
+  readonly attempted: boolean;
+  constructor(message: string, options: { catalogChanged?: boolean; attempted?: boolean } = {}) {
     super(message);
     this.name = "LoadError";
-    this.catalogChanged = catalogChanged;
+    this.catalogChanged = options.catalogChanged ?? false;
+    this.attempted = options.attempted ?? true;
   }
 }
 
@@ -83,12 +86,15 @@ export interface CatalogChange {
 }
 
 export interface WithClientOptions {
-  /** The request may run twice without harm (a read, or a tool annotated read-only or idempotent). */
+  /**
+   * The request may run twice without harm. True by default: reads (catalogs, resources, prompts, completion)
+   * are; only a tool call says otherwise, unless the tool is annotated read-only or idempotent.
+   */
   safeToRepeat?: boolean;
   signal?: AbortSignal;
 }
 
-/** Reconnects one upstream may make in any minute. */
+/** Each upstream's reconnect budget in a session: this many at once, then this many a minute (ReconnectBudget). */
 export const RECONNECTS_PER_MINUTE = 10;
 
 /** How long a 429's Retry-After may be waited out: within the entry's timeout (a minute when it has none). */
@@ -235,16 +241,20 @@ export class UpstreamRegistry {
    * way) instead of leaving the agent to wait for the next background retry. Within the reconnect budget; the
    * attempt is bounded by the entry's timeout. Afterwards the tool is in the catalog if the upstream answered.
    */
-  async retryNow(name: string): Promise<void> {
+  async retryNow(name: string): Promise<{ throttled?: UpstreamError }> {
     const spec = this.#config.upstreams.find((u) => u.name === name);
-    if (!spec || isLazy(spec) || this.unavailable(name) === undefined) return;
-    if (!this.#retrying.has(name)) this.#retry(spec);
+    if (!spec || isLazy(spec) || this.unavailable(name) === undefined) return {};
+    if (!this.#retrying.has(name) && !this.#retry(spec)) return { throttled: this.#throttled(name) };
     await this.#retrying.get(name);
+    return {};
   }
 
-  /** One attempt (in the reconnect budget) to bring a failed eager upstream back; its outcome is recorded. */
-  #retry(spec: UpstreamSpec): void {
-    if (!this.#budget(spec.name).take()) return;
+  /**
+   * One attempt to bring a failed eager upstream back, if its reconnect budget allows (false when not); the
+   * outcome is recorded and the host told when the tools come back.
+   */
+  #retry(spec: UpstreamSpec): boolean {
+    if (!this.#budget(spec.name).take()) return false;
     const attempt = this.#attach(spec).then(
       async (catalog) => {
         await this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog });
@@ -254,6 +264,7 @@ export class UpstreamRegistry {
     );
     this.#retrying.set(spec.name, attempt);
     void attempt.finally(() => this.#retrying.delete(spec.name));
+    return true;
   }
 
   /** Lazy upstreams the agent may still load, in config order. */
@@ -274,9 +285,20 @@ export class UpstreamRegistry {
     const record = this.#records.get(name);
     if (!spec || record?.status === UpstreamStatus.evicted) {
       const names = this.loadable().map((u) => u.name);
-      throw new LoadError(`Unknown MCP server: "${name}". Available servers to load: ${names.length ? names.join(", ") : "(none)"}.`);
+      throw new LoadError(`Unknown MCP server: "${name}". Available servers to load: ${names.length ? names.join(", ") : "(none)"}.`, {
+        attempted: false,
+      });
     }
-    if (!isLazy(spec)) await this.ensureEager();
+    if (!isLazy(spec)) {
+      // An eager server: ready, or brought back the way a call would (coalesced, within the reconnect budget).
+      await this.ensureEager();
+      const before = this.#records.get(name);
+      if (before?.status === UpstreamStatus.ready) return { catalog: before.catalog, changed: false };
+      const retry = await this.retryNow(name);
+      const after = this.#records.get(name);
+      if (after?.status === UpstreamStatus.ready) return { catalog: after.catalog, changed: true };
+      throw new LoadError(`Failed to load "${name}": ${retry.throttled?.message ?? this.unavailable(name) ?? "unavailable"}`);
+    }
     const current = this.#records.get(name);
     if (current?.status === UpstreamStatus.ready) return { catalog: current.catalog, changed: false };
 
@@ -299,17 +321,13 @@ export class UpstreamRegistry {
       return { catalog, changed: true };
     } catch (err) {
       const reason = err instanceof UpstreamError ? describeFault(spec.name, err.fault) : "unexpected failure";
-      if (!isLazy(spec)) {
-        await this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err), at: Date.now() });
-        throw new LoadError(`Failed to load "${spec.name}": ${reason}`);
-      }
       const previous = this.#records.get(spec.name);
       const failures = (previous?.status === UpstreamStatus.lazy ? previous.failures : 0) + 1;
       if (failures >= MAX_LOAD_FAILURES) {
         await this.#setRecord(spec.name, { status: UpstreamStatus.evicted, reason });
         throw new LoadError(
           `Failed to load "${spec.name}" after ${failures} attempts; the server will no longer be offered. Underlying error: ${reason}`,
-          true,
+          { catalogChanged: true },
         );
       }
       await this.#setRecord(spec.name, { status: UpstreamStatus.lazy, failures, reason });
@@ -321,19 +339,20 @@ export class UpstreamRegistry {
 
   /** Connects and reads the catalog; on any failure the connection is torn down and the error rethrown. */
   async #attach(spec: UpstreamSpec, onRaw?: (raw: UpstreamCatalog) => Promise<void>): Promise<UpstreamCatalog> {
+    const client = await this.#client(spec).catch(async (err: unknown) => {
+      // A connection lost before any answer (a reused connection the upstream had already closed, say) is
+      // worth one more try: nothing was processed. Errors the upstream gave are not retried here.
+      if (!(err instanceof UpstreamError) || (err.fault.kind !== "unreachable" && err.fault.kind !== "closed")) throw err;
+      await sleep(backoffDelay(0) / 5);
+      return this.#client(spec);
+    });
     try {
-      const client = await this.#client(spec).catch(async (err: unknown) => {
-        // A connection lost before any answer (a reused connection the upstream had already closed, say) is
-        // worth one more try: nothing was processed. Errors the upstream gave are not retried here.
-        if (!(err instanceof UpstreamError) || (err.fault.kind !== "unreachable" && err.fault.kind !== "closed")) throw err;
-        await sleep(backoffDelay(0) / 5);
-        return this.#client(spec);
-      });
       const raw = await client.readCatalog();
       await onRaw?.(raw);
       return await this.#policy(spec, raw);
     } catch (err) {
-      await this.#drop(spec.name);
+      // This client only: another call may have replaced it with a healthy one meanwhile.
+      await this.#dropClient(spec.name, client);
       throw err;
     }
   }
@@ -351,7 +370,12 @@ export class UpstreamRegistry {
     let pending = this.#connecting.get(spec.name);
     if (!pending) {
       pending = this.#connect(spec).then(async (client) => {
-        await this.#prepare(spec.name, client);
+        try {
+          await this.#prepare(spec.name, client);
+        } catch (err) {
+          await client.close();
+          throw err;
+        }
         this.#clients.set(spec.name, client);
         return client;
       });
@@ -438,8 +462,9 @@ export class UpstreamRegistry {
    * - connect or initialize failed (nothing reached the upstream): one more try after a jittered backoff;
    * - the upstream forgot our session (404/400 to its id): a new session, and the request once more;
    * - 429 with a Retry-After that fits in the timeout: wait, then once more;
-   * - the connection broke mid-request: once more on a new connection if `safeToRepeat`, else an unknown outcome.
-   * Reconnects per upstream are capped per minute, so a flapping upstream is not stormed.
+   * - the connection broke mid-request: once more on a new connection if `safeToRepeat`, else an unknown outcome;
+   * - an answer that breaks the protocol: reported as it is, the connection not used again.
+   * Reconnects per upstream are budgeted (ReconnectBudget), so a flapping upstream is not stormed.
    */
   async withClient<T>(name: string, use: (client: UpstreamClient) => Promise<T>, options: WithClientOptions = {}): Promise<T> {
     const spec = this.#spec(name);
@@ -455,9 +480,14 @@ export class UpstreamRegistry {
           await this.#dropClient(name, client);
         } else if (fault.kind === "http" && fault.status === 429 && fault.retryAfterMs !== undefined && fault.retryAfterMs <= retryWindow(spec)) {
           await sleep(fault.retryAfterMs, options.signal);
-        } else if (fault.kind === "closed" || fault.kind === "unreachable" || fault.kind === "protocol") {
+        } else if (fault.kind === "protocol") {
+          // The upstream answered, but not in MCP: nothing was lost in transit, so nothing is repeated. The
+          // connection may be out of step, so it is not used again.
           await this.#dropClient(name, client);
-          if (!options.safeToRepeat) throw new UpstreamError(name, { kind: "unknown_outcome", detail: describeFault(name, fault) });
+          throw err;
+        } else if (fault.kind === "closed" || fault.kind === "unreachable") {
+          await this.#dropClient(name, client);
+          if (options.safeToRepeat === false) throw new UpstreamError(name, { kind: "unknown_outcome", detail: describeFault(name, fault) });
         } else {
           throw err;
         }
@@ -475,8 +505,7 @@ export class UpstreamRegistry {
     for (let attempt = 0; ; attempt++) {
       const budget = this.#budget(spec.name);
       if (!this.#connecting.has(spec.name) && !budget.take()) {
-        const wait = Math.max(1, Math.ceil(budget.waitMs() / 1000));
-        throw new UpstreamError(spec.name, { kind: "throttled", detail: `its ${RECONNECTS_PER_MINUTE} reconnects a minute are spent; the next in ${wait} s` });
+        throw this.#throttled(spec.name);
       }
       try {
         return await this.#client(spec);
@@ -486,6 +515,12 @@ export class UpstreamRegistry {
         await sleep(backoffDelay(attempt), signal);
       }
     }
+  }
+
+  /** The error for a spent reconnect budget, saying when the next reconnect is possible. */
+  #throttled(name: string): UpstreamError {
+    const wait = Math.max(1, Math.ceil(this.#budget(name).waitMs() / 1000));
+    return new UpstreamError(name, { kind: "throttled", detail: `its reconnect budget is spent; the next reconnect in ${wait} s` });
   }
 
   #budget(name: string): ReconnectBudget {
@@ -552,10 +587,17 @@ export class UpstreamRegistry {
     return spec;
   }
 
-  /** Closes an upstream's client and connects it again now, reading its catalog anew (admin "reconnect"). */
+  /**
+   * Closes an upstream's client and connects it again now, reading its catalog anew (admin "reconnect"); an eager
+   * upstream that is unavailable is tried again. A lazy one not loaded stays unloaded.
+   */
   async reconnect(name: string): Promise<boolean> {
     if (!this.#config.upstreams.some((u) => u.name === name)) return false;
     await this.#drop(name);
+    if (this.unavailable(name) !== undefined) {
+      await this.retryNow(name);
+      return true;
+    }
     if (this.#records.get(name)?.status !== UpstreamStatus.ready) return true;
     const change = await this.refresh(name).catch(() => undefined);
     if (change) this.onChange?.(change);

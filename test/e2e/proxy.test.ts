@@ -177,8 +177,20 @@ describe("the MCP Inspector CLI as the host", () => {
   });
 
   it("is refused without a valid token", async () => {
-    const denied = await inspector(mcpUrl("multi"), "dmt_0000000000000000_" + "A".repeat(43), ["--method", "tools/list"]);
-    expect(denied.status).not.toBe(0);
+    const forged = "dmt_0000000000000000_" + "A".repeat(43);
+    /** The inspector's error envelope, which it prints on stderr. */
+    const envelope = (raw: string) => (JSON.parse(raw.slice(raw.indexOf('{"error"'))) as { error: { code: string; message: string } }).error;
+    // 3 is the inspector's exit code for auth_required: what it makes of the proxy's 401.
+    const denied = await inspector(mcpUrl("multi"), forged, ["--method", "tools/list"]);
+    expect(denied.status, denied.raw).toBe(3);
+    expect(envelope(denied.raw).code).toBe("auth_required");
+    // Told not to start an interactive OAuth flow (as in CI), it shows the proxy's own 401 body.
+    const stored = await inspector(mcpUrl("multi"), forged, ["--method", "tools/list", "--stored-auth-only"]);
+    expect(stored.status, stored.raw).toBe(3);
+    expect(envelope(stored.raw)).toEqual({
+      code: "auth_required",
+      message: expect.stringContaining('{"error":"unauthorized","message":"A valid bearer token for this team is required."}'),
+    });
   });
 });
 

@@ -17,6 +17,9 @@ describe("backoff", () => {
     const waiting = sleep(10_000, controller.signal);
     controller.abort(new Error("stop"));
     await expect(waiting).rejects.toThrow("stop");
+    // A signal aborted before the wait starts ends it at once too, and no timer is left behind.
+    await expect(sleep(10_000, controller.signal)).rejects.toThrow("stop");
+    expect(vi.getTimerCount()).toBe(0);
     vi.useRealTimers();
   });
 });

@@ -120,6 +120,19 @@ describe("load_mcp", () => {
     await client.close();
   });
 
+  it("tries an eager server that is still down once more, within its reconnect budget, and says why it failed", async () => {
+    const token = await seedTeam("dyn-eager-down", { mcp: { down: { url: replayUrl("dyn-eager-down") }, lazy: lazyEntry("dyn-quiet") } });
+    const { client } = await connect("dyn-eager-down", token);
+    expect(await discoverDescription(client)).toContain("down: unavailable — HTTP 503");
+    const before = (await replayStats("dyn-eager-down")).methods.initialize ?? 0;
+    const r = await loadMcp(client, "down");
+    expect(r.isError).toBe(true);
+    expect(text(r)).toBe('Failed to load "down": HTTP 503');
+    expect((await replayStats("dyn-eager-down")).methods.initialize).toBeGreaterThan(before);
+    expect(await discoverDescription(client)).toContain("down: unavailable — HTTP 503");
+    await client.close();
+  });
+
   it("is atomic on failure: the upstream session is closed, no tool appears, the server stays loadable", async () => {
     const token = await seedTeam("dyn-atomic", { mcp: { broken: lazyEntry("dyn-atomic") } });
     const { client } = await connect("dyn-atomic", token);

@@ -14,15 +14,13 @@ import {
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { describe, expect, it } from "vitest";
 import { HostBridge } from "../../src/forward/bridge.ts";
-import { connect, discoverDescription, loadMcp, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
+import { connect, discoverDescription, loadMcp, replayStats, replayUrl, seedTeam, text, waitFor } from "./helpers.ts";
 
 const EVERYTHING_DESCRIPTION = "The MCP reference server: echo, sums, sample resources, templates and prompts.";
 
-/** Waits (bounded) until `check` holds, polling; the upstream sends some things on a timer. */
-async function eventually(check: () => boolean, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  expect(check()).toBe(true);
+/** Waits (bounded, about 8 s) until `check` holds, and fails the test if it never does; the upstream sends some things on a timer. */
+async function eventually(check: () => boolean): Promise<void> {
+  expect(await waitFor(check, { tries: 160, ms: 50 })).toBe(true);
 }
 
 describe("legacy HTTP+SSE upstreams", () => {
@@ -100,6 +98,18 @@ describe("resources", () => {
     await client.readResource({ uri: "memory://knowledge-graph" });
     expect((await replayStats("fwd-a")).methods["resources/read"]).toBeGreaterThanOrEqual(1);
     expect((await replayStats("fwd-b")).methods["resources/read"] ?? 0).toBe(before);
+    await client.close();
+  });
+
+  it("reads a resource once more on a new connection when the answer stream is cut: a read is safe to repeat", async () => {
+    const token = await seedTeam("fw-cut", { mcp: { graph: { url: replayUrl("fwd-cut-read") } } });
+    const { client } = await connect("fw-cut", token);
+    const initializes = (await replayStats("fwd-cut-read")).methods.initialize ?? 0;
+    const doc = await client.readResource({ uri: "memory://knowledge-graph" });
+    expect(doc.contents[0]?.uri).toBe("memory://knowledge-graph");
+    const stats = await replayStats("fwd-cut-read");
+    expect(stats.methods["resources/read"]).toBe(2);
+    expect(stats.methods.initialize).toBe(initializes + 1);
     await client.close();
   });
 
@@ -217,18 +227,22 @@ describe("progress and cancellation", () => {
   });
 
   it("aborts the upstream request when the host cancels its use_tool", async () => {
-    const token = await seedTeam("fw-cancel", { mcp: { hang: { url: replayUrl("hang") } } });
+    const token = await seedTeam("fw-cancel", { mcp: { hang: { url: replayUrl("fwd-hang") } } });
     const { client } = await connect("fw-cancel", token);
-    const before = (await replayStats("hang")).methods["notifications/cancelled"] ?? 0;
+    const counts = async () => {
+      const { methods } = await replayStats("fwd-hang");
+      return { calls: methods["tools/call"] ?? 0, cancels: methods["notifications/cancelled"] ?? 0 };
+    };
+    const before = await counts();
     const controller = new AbortController();
     const call = client.callTool({ name: "use_tool", arguments: { tool_name: "hang/read_graph" } }, undefined, { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 200));
+    // Abort only once the call has reached the upstream (which never answers it).
+    expect(await waitFor(async () => (await counts()).calls > before.calls)).toBe(true);
+    expect((await counts()).cancels).toBe(before.cancels);
     controller.abort("the user changed their mind");
     await expect(call).rejects.toThrow();
-    for (let i = 0; i < 100 && ((await replayStats("hang")).methods["notifications/cancelled"] ?? 0) === before; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect((await replayStats("hang")).methods["notifications/cancelled"]).toBe(before + 1);
+    expect(await waitFor(async () => (await counts()).cancels > before.cancels)).toBe(true);
+    expect(await counts()).toEqual({ calls: before.calls + 1, cancels: before.cancels + 1 });
     await client.close();
   });
 });

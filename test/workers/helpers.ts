@@ -21,6 +21,18 @@ export async function addToken(team: string): Promise<string> {
   return minted.token;
 }
 
+/**
+ * Polls `check` (at most `tries` times, `ms` apart) until it holds; says whether it did. Callers assert the
+ * answer, so a condition that never comes fails the test rather than letting it carry on.
+ */
+export async function waitFor(check: () => boolean | Promise<boolean>, { tries = 100, ms = 20 }: { tries?: number; ms?: number } = {}): Promise<boolean> {
+  for (let i = 0; i < tries; i++) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, ms));
+  }
+  return check();
+}
+
 export const replayUrl = (route: string) => `${env.REPLAY_BASE}/${route}/mcp`;
 
 export async function replayStats(route: string): Promise<{ requests: number; methods: Record<string, number>; lastHeaders: Record<string, string>; sessions: number; deletes: number; calls: Array<{ name: string; arguments: unknown }> }> {
@@ -67,6 +79,17 @@ export function post(team: string, body: unknown, headers: Record<string, string
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
+}
+
+/** The HTTP status a raw tools/list gets on an existing session id (404 once the session has ended). */
+export async function sessionStatus(team: string, token: string, sessionId: string): Promise<number> {
+  const res = await post(team, { jsonrpc: "2.0", id: 2, method: "tools/list" }, {
+    authorization: `Bearer ${token}`,
+    "mcp-session-id": sessionId,
+    "mcp-protocol-version": "2025-11-25",
+  });
+  await res.text();
+  return res.status;
 }
 
 export const initializeBody = {

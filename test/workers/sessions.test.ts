@@ -1,9 +1,27 @@
 // Authentication, session ownership and isolation, DELETE, and survival of eviction, through the real Worker entry.
 import { env } from "cloudflare:workers";
-import { evictDurableObject, listDurableObjectIds } from "cloudflare:test";
+import { evictDurableObject, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { configJsonSchema } from "../../src/config/json-schema.ts";
-import { BASE, addToken, releaseGate, connect, discoverDescription, initializeBody, post, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
+import { hashToken } from "../../src/auth/token.ts";
+import { kvKeys } from "../../src/config/keys.ts";
+import {
+  BASE,
+  addToken,
+  adminFetch,
+  connect,
+  discoverDescription,
+  initializeBody,
+  post,
+  releaseGate,
+  replayStats,
+  replayUrl,
+  seedTeam,
+  sessionStatus,
+  text,
+  waitFor,
+  workerFetch,
+} from "./helpers.ts";
 
 const memoryConfig = () => ({ mcp: { memory: { url: replayUrl("memory") } } });
 
@@ -39,9 +57,28 @@ describe("authentication", () => {
   });
 
   it("stores only a hash of each token", async () => {
-    const token = await seedTeam("hashed", memoryConfig());
-    const keys = await env.TEAMS.list({ prefix: "team/hashed/" });
-    for (const key of keys.keys) expect(await env.TEAMS.get(key.name)).not.toContain(token.split("_")[2]);
+    expect((await adminFetch("PUT", "/teams/hashed/config", memoryConfig())).status).toBe(200);
+    const minted = await adminFetch("POST", "/teams/hashed/tokens", {});
+    expect(minted.status).toBe(201);
+    const { id, token } = (await minted.json()) as { id: string; token: string };
+    // The secret is everything after the id; base64url, so it may itself contain "_".
+    const secret = /^dmt_[0-9a-f]{16}_([A-Za-z0-9_-]{43})$/.exec(token)?.[1];
+    expect(secret, token).toBeDefined();
+    // The minted token works, so what is stored is enough to check it.
+    const used = await post("hashed", initializeBody, { authorization: `Bearer ${token}` });
+    expect(used.status).toBe(200);
+    await used.text();
+    const tokenKeys = (await env.TEAMS.list({ prefix: kvKeys.tokenPrefix("hashed") })).keys;
+    expect(tokenKeys.map((k) => k.name)).toEqual([kvKeys.token("hashed", id)]);
+    const record = JSON.parse((await env.TEAMS.get(kvKeys.token("hashed", id)))!) as { hash?: unknown };
+    expect(record.hash).toBe(await hashToken(token));
+    const all = (await env.TEAMS.list({ prefix: "team/hashed/" })).keys;
+    expect(all.length).toBeGreaterThanOrEqual(2); // the config and the token
+    for (const key of all) {
+      expect(key.name).not.toContain(secret!);
+      expect(JSON.stringify(key.metadata ?? null)).not.toContain(secret!);
+      expect(await env.TEAMS.get(key.name), key.name).not.toContain(secret!);
+    }
   });
 });
 
@@ -69,7 +106,7 @@ describe("session routing", () => {
       "mcp-session-id": sessionId,
       "mcp-protocol-version": "2025-11-25",
     }).then((r) => r.text());
-    for (let i = 0; i < 100 && !(await replayStats("init-gate")).methods.initialize; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await waitFor(async () => ((await replayStats("init-gate")).methods.initialize ?? 0) > 0)).toBe(true);
     expect(await releaseGate("init-gate")).toBe(1);
     expect(await listing).toContain("held:\\n- add_observations:");
   });
@@ -95,22 +132,17 @@ describe("session routing", () => {
     await client.close();
   });
 
-  it("ends a session on DELETE: its id answers 404 afterwards and the upstream session is closed", async () => {
-    const token = await seedTeam("ender", memoryConfig());
+  it("ends a session on DELETE: its id answers 404 afterwards, the upstream session is closed, its storage is gone", async () => {
+    const token = await seedTeam("ender", { mcp: { memory: { url: replayUrl("sess-ender") } } });
     const { client, transport, sessionId } = await connect("ender", token);
     await client.listTools();
-    const deletesBefore = (await replayStats("memory")).deletes;
-    await transport.terminateSession();
-    const res = await post("ender", { jsonrpc: "2.0", id: 3, method: "tools/list" }, {
-      authorization: `Bearer ${token}`,
-      "mcp-session-id": sessionId,
-      "mcp-protocol-version": "2025-11-25",
-    });
-    expect(res.status).toBe(404);
-    expect((await replayStats("memory")).deletes).toBe(deletesBefore + 1);
     const stub = env.SESSIONS.getByName(`ender/${sessionId}`);
-    await res.text();
-    expect(await stub.fetch(new Request(`${BASE}/x`, { method: "POST" })).then((r: Response) => r.status)).toBe(404);
+    expect(await runInDurableObject(stub, async (_o, state) => (await state.storage.list()).size)).toBeGreaterThan(0);
+    const deletesBefore = (await replayStats("sess-ender")).deletes;
+    await transport.terminateSession();
+    expect(await sessionStatus("ender", token, sessionId)).toBe(404);
+    expect((await replayStats("sess-ender")).deletes).toBe(deletesBefore + 1);
+    expect(await runInDurableObject(stub, async (_o, state) => (await state.storage.list()).size)).toBe(0);
   });
 
   it("refuses GET and DELETE without a session id", async () => {
@@ -136,11 +168,11 @@ describe("public routes", () => {
 
 describe("durability", () => {
   it("keeps a session working after its object is evicted, reconnecting the upstream lazily", async () => {
-    const token = await seedTeam("durable", { mcp: { memory: { url: replayUrl("memory") }, everything: { url: env.EVERYTHING_URL } } });
+    const token = await seedTeam("durable", { mcp: { memory: { url: replayUrl("sess-durable") }, everything: { url: env.EVERYTHING_URL } } });
     const first = await connect("durable", token);
     const description = await discoverDescription(first.client);
     expect(description).toContain("memory:");
-    const sessionsBefore = (await replayStats("memory")).sessions;
+    const sessionsBefore = (await replayStats("sess-durable")).sessions;
 
     // The host goes away (its GET stream would keep the object up, as it should), then the object is evicted.
     await first.client.close();
@@ -150,13 +182,13 @@ describe("durability", () => {
     const again = await connect("durable", token, first.sessionId);
     expect(await discoverDescription(again.client)).toBe(description);
     // Listing after eviction came from storage: no new upstream session yet.
-    expect((await replayStats("memory")).sessions).toBe(sessionsBefore);
+    expect((await replayStats("sess-durable")).sessions).toBe(sessionsBefore);
     const found = await again.client.callTool({ name: "discover_tool", arguments: { tool_name: "memory/read_graph" } });
     expect(text(found)).toContain("Tool: memory/read_graph");
     const r = await again.client.callTool({ name: "use_tool", arguments: { tool_name: "memory/read_graph" } });
     expect(JSON.parse(text(r))).toEqual({ tool: "read_graph", arguments: {} });
     const sum = await again.client.callTool({ name: "use_tool", arguments: { tool_name: "everything/get-sum", tool_input: { a: 1, b: 2 } } });
     expect(text(sum)).toContain("3");
-    expect((await replayStats("memory")).sessions).toBe(sessionsBefore + 1);
+    expect((await replayStats("sess-durable")).sessions).toBe(sessionsBefore + 1);
   });
 });
