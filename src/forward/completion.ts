@@ -4,7 +4,7 @@ import { CompleteRequestSchema, CompleteResultSchema, ErrorCode } from "@modelco
 import { RpcError, forwardedError } from "../errors.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
-import { mergePrompts, templateOwner } from "./merge.ts";
+import { promptByExposedName, templateOwner } from "./merge.ts";
 
 export function registerCompletion(server: Server, registry: UpstreamRegistry, bridge: HostBridge): void {
   server.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
@@ -14,8 +14,7 @@ export function registerCompletion(server: Server, registry: UpstreamRegistry, b
     let owner: string | undefined;
     let params = request.params;
     if (ref.type === "ref/prompt") {
-      const found = mergePrompts(ready, registry.mode).find((p) => p.exposed.name === ref.name);
-      if (!found) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${ref.name}`);
+      const found = promptByExposedName(ready, registry.mode, ref.name);
       owner = found.owner;
       params = { ...params, ref: { ...ref, name: found.original } };
     } else {

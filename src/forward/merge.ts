@@ -1,6 +1,7 @@
 // Pure: the merged resource, template and prompt lists of all loaded upstreams, and who owns what.
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
-import type { Prompt, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type Prompt, type Resource, type ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import { RpcError } from "../errors.ts";
 import type { ConfigMode } from "../config/validate.ts";
 import type { ReadyUpstream } from "../upstream/registry.ts";
 
@@ -54,6 +55,13 @@ export function mergePrompts(ready: readonly ReadyUpstream[], mode: ConfigMode):
   return firstClaims(ready, (u) => u.catalog.prompts, (p, owner) => (mode === "single" ? p.name : `${owner}/${p.name}`)).map(
     ({ owner, item, key }) => ({ owner, exposed: { ...item, name: key }, original: item.name }),
   );
+}
+
+/** The prompt the host names, with its owner and its upstream name; an unknown name is the host's mistake (-32602). */
+export function promptByExposedName(ready: readonly ReadyUpstream[], mode: ConfigMode, name: string): { owner: string; original: string } {
+  const found = mergePrompts(ready, mode).find((p) => p.exposed.name === name);
+  if (!found) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+  return found;
 }
 
 /** The upstream that owns a template string exactly (completion references name the template). */

@@ -1,10 +1,10 @@
 // prompts/list and prompts/get across upstreams: `server/prompt` in config-file mode, bare in single-MCP mode.
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { ErrorCode, GetPromptRequestSchema, GetPromptResultSchema, ListPromptsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { RpcError, forwardedError } from "../errors.ts";
+import { GetPromptRequestSchema, GetPromptResultSchema, ListPromptsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { forwardedError } from "../errors.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
-import { mergePrompts } from "./merge.ts";
+import { mergePrompts, promptByExposedName } from "./merge.ts";
 import { paginate } from "./paging.ts";
 
 export function registerPrompts(server: Server, registry: UpstreamRegistry, bridge: HostBridge): void {
@@ -17,8 +17,7 @@ export function registerPrompts(server: Server, registry: UpstreamRegistry, brid
 
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     await registry.ensureEager();
-    const found = mergePrompts(registry.ready(), registry.mode).find((p) => p.exposed.name === request.params.name);
-    if (!found) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    const found = promptByExposedName(registry.ready(), registry.mode, request.params.name);
     try {
       return await bridge.during(found.owner, extra, () =>
         registry.withClient(found.owner, (client) =>

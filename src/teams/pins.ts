@@ -37,23 +37,26 @@ export async function checkPins(kv: KvLike, team: string, server: string, tools:
     pins.set(decodeURIComponent(entry.name.slice(prefix.length)), (entry.metadata ?? { hash: "" }) as PinRecord);
   }
   const outcome: PinOutcome = { allowed: [], withheld: [] };
-  for (const tool of tools) {
-    const hash = await toolHash(tool);
+  // Hashes and KV writes run side by side: a server seen for the first time pins all its tools on the connect path.
+  const hashes = await Promise.all(tools.map(toolHash));
+  const writes: Array<Promise<void>> = [];
+  const write = (name: string, record: PinRecord) => writes.push(kv.put(kvKeys.pin(team, server, name), JSON.stringify(record), record));
+  tools.forEach((tool, i) => {
+    const hash = hashes[i]!;
     const pin = pins.get(tool.name);
     if (!pin) {
-      const first: PinRecord = { hash };
-      await kv.put(kvKeys.pin(team, server, tool.name), JSON.stringify(first), first);
+      write(tool.name, { hash });
       outcome.allowed.push(tool);
     } else if (pin.hash === hash) {
       outcome.allowed.push(tool);
     } else {
       outcome.withheld.push(tool.name);
       if (pin.pending !== hash) {
-        const waiting: PinRecord = { hash: pin.hash, pending: hash, pendingSince: new Date().toISOString() };
-        await kv.put(kvKeys.pin(team, server, tool.name), JSON.stringify(waiting), waiting);
+        write(tool.name, { hash: pin.hash, pending: hash, pendingSince: new Date().toISOString() });
         log({ event: "pin_withheld", team, upstream: server, tool: tool.name });
       }
     }
-  }
+  });
+  await Promise.all(writes);
   return outcome;
 }

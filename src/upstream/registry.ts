@@ -183,8 +183,9 @@ export class UpstreamRegistry {
       async (catalog) => {
         const shown = this.#records.get(spec.name);
         await this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog });
-        if (shown?.status === UpstreamStatus.ready && JSON.stringify(shown.catalog) !== JSON.stringify(catalog)) {
-          this.onChange?.({ tools: true, resources: true, prompts: true });
+        if (shown?.status === UpstreamStatus.ready) {
+          const change = catalogChange(shown.catalog, catalog);
+          if (change.tools || change.resources || change.prompts) this.onChange?.(change);
         }
       },
       async (err: unknown) => {
@@ -545,12 +546,7 @@ export class UpstreamRegistry {
     if (before?.status !== UpstreamStatus.ready) return { tools: false, resources: false, prompts: false };
     const catalog = await this.#policy(this.#spec(name), await this.withClient(name, (client) => client.readCatalog(), { safeToRepeat: true }));
     await this.#setRecord(name, { status: UpstreamStatus.ready, catalog });
-    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-    return {
-      tools: !same(before.catalog.tools, catalog.tools),
-      resources: !same(before.catalog.resources, catalog.resources) || !same(before.catalog.resourceTemplates, catalog.resourceTemplates),
-      prompts: !same(before.catalog.prompts, catalog.prompts),
-    };
+    return catalogChange(before.catalog, catalog);
   }
 
   /** The host's log level, applied to every live upstream that logs and to every one connected later. */
@@ -612,6 +608,16 @@ export class UpstreamRegistry {
 }
 
 const isLazy = (spec: UpstreamSpec): boolean => spec.description !== undefined;
+
+/** Which parts of a catalog differ between two readings (each part is a list the host is told changed). */
+function catalogChange(before: UpstreamCatalog, after: UpstreamCatalog): CatalogChange {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  return {
+    tools: !same(before.tools, after.tools),
+    resources: !same(before.resources, after.resources) || !same(before.resourceTemplates, after.resourceTemplates),
+    prompts: !same(before.prompts, after.prompts),
+  };
+}
 
 function reasonOf(err: unknown): string {
   return err instanceof UpstreamError ? shortReason(err.fault) : "unexpected failure";
