@@ -10,7 +10,7 @@
 //
 // `--smoke`: two tiny levels, writes nothing. `--default-keep-alive`: the upstreams keep Node's 5 s idle keep-alive
 // (see bench/floor/node-server.ts). The last line printed is `FIGURES <json>`.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
@@ -18,13 +18,11 @@ import { startWranglerDev, type Running } from "../scripts/lib/processes.ts";
 import { provisionTeam } from "../test/e2e/helpers.ts";
 import { startUpstreams, type Upstreams } from "./floor/node-server.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
-import { isSmoke, ms, percentiles, writeResult, type Percentiles } from "./lib/results.ts";
-import { cmdline, descendants, readStat, rssKiB } from "./lib/proc.ts";
+import { finishRun, isSmoke, ms, percentiles, type Percentiles } from "./lib/results.ts";
+import { CLK_TCK, CORES, machineBusyTicks, readStat, rssKiB, wranglerProcesses } from "./lib/proc.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 process.chdir(ROOT);
-// The upstreams are on loopback over http: the team CLI (a child process, which inherits this) must allow that.
-process.env.ALLOW_PRIVATE_UPSTREAMS = "true";
 
 const smoke = isSmoke();
 const LEVELS = smoke ? [2, 4] : [25, 50, 100, 200, 400];
@@ -180,18 +178,14 @@ interface Proc {
   role: string;
 }
 
-const CLOCK_TICKS = 100; // USER_HZ on Linux
-
 /** The processes that do the work, named by what they do. */
 function processesOf(proxy: Running, upstreams: Upstreams): Proc[] {
   const procs: Proc[] = [{ pid: process.pid, role: "load driver (this process)" }];
-  for (const pid of [proxy.child.pid!, ...descendants(proxy.child.pid!)]) {
-    const args = cmdline(pid);
-    if (/workerd/.test(args)) {
-      // wrangler starts two runtimes: its own proxy worker on the public port, and the one that runs the Worker.
-      procs.push({ pid, role: args.includes(`entry=127.0.0.1:${proxy.port}`) ? "workerd: wrangler's proxy worker" : `${WORKER_RUNTIME} + session objects` });
-    } else if (/wrangler-dist\/cli\.js/.test(args)) procs.push({ pid, role: "wrangler (Node)" });
-  }
+  // wrangler starts two runtimes: its own proxy worker on the public port, and the one that runs the Worker.
+  const { wrangler, proxyWorkerd, worker } = wranglerProcesses(proxy.child.pid, proxy.port);
+  if (wrangler !== undefined) procs.push({ pid: wrangler, role: "wrangler (Node)" });
+  if (proxyWorkerd !== undefined) procs.push({ pid: proxyWorkerd, role: "workerd: wrangler's proxy worker" });
+  if (worker !== undefined) procs.push({ pid: worker, role: `${WORKER_RUNTIME} + session objects` });
   procs.push({ pid: upstreams.pid, role: "replay upstreams (Node)" });
   return procs;
 }
@@ -205,20 +199,12 @@ interface ProcFigures {
   peakRssMiB: number;
 }
 
-/** Busy ticks of the whole machine (every process, ours or not), from /proc/stat. */
-function machineTicks(): number {
-  const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/);
-  const n = fields.map(Number);
-  const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
-  return total - (n[3] ?? 0) - (n[4] ?? 0); // minus idle and iowait
-}
-
 const MACHINE = "whole machine (every process)";
 const WORKER_RUNTIME = "workerd: the proxy Worker";
 
 /** Samples CPU ticks and RSS of the given processes (and the machine's busy time) until stopped. */
 function sampler(procs: Proc[]) {
-  const machineStart = machineTicks();
+  const machineStart = machineBusyTicks();
   const startTicks = new Map(procs.map((p) => [p.pid, readStat(p.pid)?.ticks ?? 0]));
   const peak = new Map(procs.map((p) => [p.pid, rssKiB(p.pid)]));
   const began = performance.now();
@@ -232,9 +218,9 @@ function sampler(procs: Proc[]) {
       const figures = procs.map((p) => {
         peak.set(p.pid, Math.max(peak.get(p.pid) ?? 0, rssKiB(p.pid)));
         const ticks = (readStat(p.pid)?.ticks ?? 0) - (startTicks.get(p.pid) ?? 0);
-        return { role: p.role, cores: ticks / CLOCK_TICKS / seconds, cpuSeconds: ticks / CLOCK_TICKS, peakRssMiB: (peak.get(p.pid) ?? 0) / 1024 };
+        return { role: p.role, cores: ticks / CLK_TCK / seconds, cpuSeconds: ticks / CLK_TCK, peakRssMiB: (peak.get(p.pid) ?? 0) / 1024 };
       });
-      const machine = (machineTicks() - machineStart) / CLOCK_TICKS;
+      const machine = (machineBusyTicks() - machineStart) / CLK_TCK;
       figures.push({ role: MACHINE, cores: machine / seconds, cpuSeconds: machine, peakRssMiB: 0 });
       return figures;
     },
@@ -346,8 +332,7 @@ async function main(): Promise<void> {
       },
     });
     snapshot = snapshotProxy();
-    // Upstreams are on loopback, which the proxy's URL policy allows only when told to (local use).
-    proxy = await startWranglerDev({ persistTo: state, vars: { SESSION_KEY: "bench", ALLOW_PRIVATE_UPSTREAMS: "true" }, config: snapshot.config });
+    proxy = await startWranglerDev({ persistTo: state, vars: { SESSION_KEY: "bench" }, config: snapshot.config });
     const url = `${proxy.url}/t/load/mcp`;
     const procs = processesOf(proxy, upstreams);
     console.log(`load: proxy up in ${ms(performance.now() - started, 0)} ms; processes: ${procs.map((p) => `${p.role} (${p.pid})`).join(", ")}`);
@@ -390,19 +375,7 @@ async function main(): Promise<void> {
     const markdown = render(figures);
     console.log(`\n${markdown}\n`);
     console.log(`load: done in ${ms((performance.now() - started) / 1000, 1)} s`);
-    const reloaded = levels.some((l) => l.reloaded);
-    console.log(`FIGURES ${JSON.stringify({ ...figures, reloaded })}`);
-    if (reloaded) {
-      const out = proxy.output();
-      const at = out.indexOf("Reloading local server");
-      console.error(`load: wrangler reloaded the Worker during the run; results not written. wrangler said:\n${out.slice(Math.max(0, at - 1500), at + 300)}`);
-    }
-    if (errors > 0) console.error(`load: ${errors} errors; results not written`);
-    if (errors > 0 || (reloaded && !smoke)) {
-      process.exitCode = 1;
-      return;
-    }
-    writeResult("load", figures, markdown, smoke);
+    finishRun({ name: "load", figures, markdown, smoke, wranglerOutput: proxy.output(), errors });
   } finally {
     await Promise.all([proxy?.stop(), upstreams?.stop()]);
     snapshot?.remove();
@@ -426,11 +399,11 @@ function knee(levels: LevelFigures[]): Figures["knee"] {
       user >= 0.85
         ? `CPU-bound on the Worker's one isolate thread: locally workerd runs the Worker and every session object of ` +
           `it on one thread, which was ${ms(user * 100, 0)}% busy`
-        : machine >= 1.75
-          ? `CPU-bound on the machine: its 2 cores were ${ms((machine / 2) * 100, 0)}% busy (${ms(ours, 2)} cores this ` +
+        : machine >= 0.875 * CORES
+          ? `CPU-bound on the machine: its ${CORES} cores were ${ms((machine / CORES) * 100, 0)}% busy (${ms(ours, 2)} cores this ` +
             `run's processes, ${ms(others, 2)} other processes on the shared machine), so the Worker's workerd got only ` +
             `${ms(user, 2)} of a core`
-          : `not CPU-bound (the machine had idle CPU: ${ms(machine, 2)} of 2 cores busy); the limit is elsewhere (I/O waits ` +
+          : `not CPU-bound (the machine had idle CPU: ${ms(machine, 2)} of ${CORES} cores busy); the limit is elsewhere (I/O waits ` +
             `in the runtime, the driver's event loop: p99 delay ${ms(prev.driverLoopDelayP99, 0)} ms)`;
     const reason =
       `throughput stops growing at ${prev.concurrency} hosts: ${ms(prev.sessionsPerSecond, 1)} → ${ms(cur.sessionsPerSecond, 1)} ` +

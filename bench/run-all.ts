@@ -1,20 +1,12 @@
 // `npm run bench`: every benchmark that exists (tokens, latency, load, scale), one after the other so they do not
 // disturb each other's timings, then bench/report.ts stitches BENCHMARKS.md. Arguments (e.g. --smoke) are passed on.
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { runScript } from "../scripts/lib/processes.ts";
 
 const BENCHES = ["tokens", "latency", "load", "scale"];
 const args = process.argv.slice(2);
 const smoke = args.includes("--smoke");
-
-function run(script: string, argv: string[]): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, ...argv], { stdio: "inherit" });
-    child.once("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-    child.once("error", () => resolve(1));
-  });
-}
 
 const failed: string[] = [];
 for (const name of BENCHES) {
@@ -25,14 +17,14 @@ for (const name of BENCHES) {
   }
   process.stdout.write(`\n== bench:${name}\n`);
   const started = performance.now();
-  const code = await run(script, args);
+  const code = await runScript(script, args);
   process.stdout.write(`== bench:${name} ${code === 0 ? "done" : `FAILED (exit ${code})`} in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
   if (code !== 0) failed.push(name);
 }
 
 if (!smoke) {
   process.stdout.write("\n== report\n");
-  if ((await run(join(import.meta.dirname, "report.ts"), [])) !== 0) failed.push("report");
+  if ((await runScript(join(import.meta.dirname, "report.ts"))) !== 0) failed.push("report");
 }
 if (failed.length) {
   process.stderr.write(`failed: ${failed.join(", ")} (BENCHMARKS.md keeps the previous figures of those)\n`);

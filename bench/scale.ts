@@ -302,9 +302,6 @@ export async function throughProxy(sizes: number[], smoke: boolean): Promise<Pro
 
 async function main(): Promise<void> {
   const smoke = isSmoke();
-  // The upstreams are replay servers on loopback over http: the team CLI (a child process) may store such URLs
-  // only when this is set, and the proxy may reach them only with the matching var (see LOCAL_VARS).
-  process.env.ALLOW_PRIVATE_UPSTREAMS ??= "true";
   const sizes = smoke ? [10, 100] : [10, 100, 1000];
   const figures: Figures = { sizes: [], crossings: [], proxy: [], smoke };
   for (const n of sizes) {

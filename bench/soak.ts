@@ -22,23 +22,23 @@
 // (UPSTREAM_IDLE_SECONDS, default 15), `--smoke` (~20 s, 6 sessions, three phases, writes nothing). The last line
 // printed is `FIGURES <json>`. Exit code 1 when a transport failure, an error on the healthy upstream or a wrong
 // answer was seen, or when a session's storage outlived its time-to-live (the figures are still written: they are
-// the finding).
+// the finding); also when wrangler reloaded the Worker during a full run, which then writes nothing.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { Server } from "node:http";
-import { cpus, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { scrubbedEnv, startWranglerDev, type Running } from "../scripts/lib/processes.ts";
+import { runScript, scrubbedEnv, startWranglerDev, stopChild, type Running } from "../scripts/lib/processes.ts";
 import { provisionTeam } from "../test/e2e/helpers.ts";
 import { loadCorpus, startReplayServer, type Fault, type ReplayRoute, type RouteStats } from "../test/fixtures/replay-server.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
-import { isSmoke, ms, percentiles, writeResult, type Percentiles } from "./lib/results.ts";
-import { cmdline, descendants, readStat, rssKiB } from "./lib/proc.ts";
+import { finishRun, isSmoke, ms, percentiles, type Percentiles } from "./lib/results.ts";
+import { CLK_TCK, CORES, machineBusyTicks, readStat, rssKiB, wranglerProcesses } from "./lib/proc.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -189,11 +189,10 @@ const SMOKE_PHASES = ["down", "rpc-error", "forget"];
 
 function schedule(): PhaseSpec[] {
   const count = Math.max(1, Math.floor((RUN_MS - WARM_MS) / (CHAOS_MS + CALM_MS)));
-  const pool = smoke ? PHASES.filter((p) => SMOKE_PHASES.includes(p.name)).sort((a, b) => SMOKE_PHASES.indexOf(a.name) - SMOKE_PHASES.indexOf(b.name)) : [...PHASES];
+  const pool = smoke ? SMOKE_PHASES.map((n) => PHASES.find((p) => p.name === n)!) : PHASES;
   return Array.from({ length: count }, (_, i) => pool[i % pool.length]!);
 }
 
-const CORES = cpus().length;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const between = ([lo, hi]: readonly [number, number]) => lo + Math.random() * (hi - lo);
 
@@ -330,13 +329,7 @@ function startUpstreams(): Promise<Upstreams> {
       acks.set(message.seq, (answer) => (clearTimeout(t), done(answer)));
       child.send(message);
     });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once("exit", () => resolve());
-      child.kill("SIGTERM");
-      setTimeout(() => child.kill("SIGKILL"), 3_000).unref();
-    });
+  const stop = () => stopChild(child, 3_000);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void stop();
@@ -395,9 +388,8 @@ interface CallEvent {
   ok: boolean;
   /** The error class when not ok; "transport" when the SDK client threw. */
   kind?: string;
-  /** The session's round (0: the first calls after tools/list) and the session's age at the call, s. */
+  /** The session's round (0: the first calls after tools/list). */
   round: number;
-  sessionAge: number;
 }
 
 interface Totals {
@@ -420,8 +412,7 @@ interface Totals {
   sessionsHealthyMissing: number;
   open: number;
   peakOpen: number;
-  /** Errors the SDK client reported outside requests (e.g. its GET stream breaking), while the session was open. */
-  streamNotices: number;
+  /** The first errors the SDK client reported outside requests (e.g. its GET stream breaking), while the session was open. */
   streamSamples: string[];
 }
 
@@ -440,7 +431,6 @@ const totals: Totals = {
   sessionsHealthyMissing: 0,
   open: 0,
   peakOpen: 0,
-  streamNotices: 0,
   streamSamples: [],
 };
 
@@ -475,22 +465,15 @@ const textOf = (result: CallToolResult) => (result.content ?? []).map((c) => (c.
 let runStart = 0;
 const now = () => performance.now() - runStart;
 
-/** One use_tool call; the replay upstream echoes tool and arguments, which must be this call's own. */
-interface CallContext {
-  round: number;
-  /** ms since the run started when the session began. */
-  sessionStart: number;
-}
-
+/** One use_tool call in the session's `round`; the replay upstream echoes tool and arguments, which must be the call's own. */
 async function call(
   client: Client,
   upstream: Upstream,
   tool: string,
   input: Record<string, unknown>,
-  ctx: CallContext,
+  round: number,
 ): Promise<"ok" | "error" | "transport"> {
   const start = now();
-  const where = { round: ctx.round, sessionAge: (start - ctx.sessionStart) / 1000 };
   let result: CallToolResult;
   try {
     result = (await client.callTool({ name: "use_tool", arguments: { tool_name: `${upstream}/${tool}`, tool_input: input } }, undefined, {
@@ -498,7 +481,7 @@ async function call(
     })) as CallToolResult;
   } catch (err) {
     transportFailure(`use_tool on ${upstream}`, err);
-    totals.events.push({ upstream, tool, start, end: now(), ok: false, kind: "transport", ...where });
+    totals.events.push({ upstream, tool, start, end: now(), ok: false, kind: "transport", round });
     return "transport";
   }
   const end = now();
@@ -507,7 +490,7 @@ async function call(
     const kind = classify(text);
     if (kind === "other" && totals.otherSamples.length < 8) totals.otherSamples.push(`${upstream}/${tool}: ${text.slice(0, 300)}`);
     totals.kindSamples[kind] ??= text.slice(0, 400);
-    totals.events.push({ upstream, tool, start, end, ok: false, kind, ...where });
+    totals.events.push({ upstream, tool, start, end, ok: false, kind, round });
     return "error";
   }
   let echoed: { tool?: unknown; arguments?: unknown } = {};
@@ -518,10 +501,10 @@ async function call(
   }
   if (echoed.tool !== tool || JSON.stringify(echoed.arguments ?? {}) !== JSON.stringify(input)) {
     if (totals.otherSamples.length < 8) totals.otherSamples.push(`wrong answer from ${upstream}/${tool}: ${text.slice(0, 200)}`);
-    totals.events.push({ upstream, tool, start, end, ok: false, kind: "wrong answer", ...where });
+    totals.events.push({ upstream, tool, start, end, ok: false, kind: "wrong answer", round });
     return "error";
   }
-  totals.events.push({ upstream, tool, start, end, ok: true, ...where });
+  totals.events.push({ upstream, tool, start, end, ok: true, round });
   return "ok";
 }
 
@@ -534,7 +517,6 @@ async function session(url: string, token: string, number: number, runEnd: numbe
   let closing = false;
   client.onerror = (err) => {
     if (closing) return;
-    totals.streamNotices++;
     if (totals.streamSamples.length < 5) totals.streamSamples.push(short(err));
   };
   try {
@@ -545,7 +527,6 @@ async function session(url: string, token: string, number: number, runEnd: numbe
     await client.close().catch(() => {});
     return;
   }
-  const sessionStart = now();
   totals.sessionsStarted++;
   totals.open++;
   totals.peakOpen = Math.max(totals.peakOpen, totals.open);
@@ -566,15 +547,14 @@ async function session(url: string, token: string, number: number, runEnd: numbe
     let streak = 0;
     for (let round = 0; now() < ends && round < 10_000; round++) {
       const nonce = `s${number}-r${round}`;
-      const ctx = { round, sessionStart };
       const healthy =
         round % 2 === 0
-          ? call(client, "healthy", "echo", { message: nonce }, ctx)
-          : call(client, "healthy", "get-sum", { a: number, b: round }, ctx);
+          ? call(client, "healthy", "echo", { message: nonce }, round)
+          : call(client, "healthy", "get-sum", { a: number, b: round }, round);
       const outcomes = await Promise.all([
         healthy,
-        call(client, "chaos", "read_graph", {}, ctx),
-        call(client, "chaos", "create_entities", { entities: [{ name: nonce, entityType: "soak", observations: [] }] }, ctx),
+        call(client, "chaos", "read_graph", {}, round),
+        call(client, "chaos", "create_entities", { entities: [{ name: nonce, entityType: "soak", observations: [] }] }, round),
       ]);
       streak = outcomes.every((o) => o === "transport") ? streak + 1 : 0;
       if (streak >= MAX_TRANSPORT_STREAK) break;
@@ -620,28 +600,16 @@ async function host(index: number, url: string, token: string, runEnd: number, n
 // ---------------------------------------------------------------------------------------------------------------
 // The Worker's process and the persistence folder, from /proc and the file system
 
-/**
- * wrangler dev starts two workerd processes: its own proxy worker on the public port (`entry=127.0.0.1:<port>`)
- * and the one that runs the Worker and every session object. The latter is the one measured.
- */
-function workerPid(proxy: Running): number | undefined {
-  const root = proxy.child.pid;
-  if (root === undefined) return undefined;
-  const candidates = descendants(root).filter((pid) => {
-    const args = cmdline(pid);
-    return /workerd/.test(args) && / serve /.test(args) && !args.includes(`entry=127.0.0.1:${proxy.port}`);
-  });
-  return candidates.sort((a, b) => rssKiB(b) - rssKiB(a))[0];
-}
+/** The workerd that runs the Worker and every session object (not wrangler's proxy worker): the one measured. */
+const workerPid = (proxy: Running): number | undefined => wranglerProcesses(proxy.child.pid, proxy.port).worker;
 
 interface HeapReading {
   /** s since the run started. */
   t: number;
   usedMiB: number;
   totalMiB: number;
-  /** ArrayBuffer backing stores (outside the V8 heap) and the embedder's (workerd's) share, as V8 reports them. */
+  /** ArrayBuffer backing stores (outside the V8 heap), as V8 reports them. */
   backingMiB: number;
-  embedderMiB: number;
 }
 
 /**
@@ -672,7 +640,7 @@ async function workerHeap(proxy: Running): Promise<Omit<HeapReading, "t"> | unde
       socket.addEventListener("message", (event) => {
         const message = JSON.parse(String(event.data)) as {
           id?: number;
-          result?: { usedSize: number; totalSize: number; backingStorageSize?: number; embedderHeapUsedSize?: number };
+          result?: { usedSize: number; totalSize: number; backingStorageSize?: number };
         };
         if (message.id !== 1 || !message.result) return;
         clearTimeout(timer);
@@ -681,7 +649,6 @@ async function workerHeap(proxy: Running): Promise<Omit<HeapReading, "t"> | unde
           usedMiB: r.usedSize / 2 ** 20,
           totalMiB: r.totalSize / 2 ** 20,
           backingMiB: (r.backingStorageSize ?? 0) / 2 ** 20,
-          embedderMiB: (r.embedderHeapUsedSize ?? 0) / 2 ** 20,
         });
       });
     });
@@ -697,7 +664,6 @@ interface FloorFigures {
   errors: number;
   seconds: number;
   rssStartMiB: number;
-  rssPeakMiB: number;
   rssEndMiB: number;
   /** RSS growth per request, KiB. */
   kibPerRequest: number;
@@ -735,8 +701,6 @@ async function runFloor(dir: string, requests: number, concurrency: number): Pro
       return (pid === undefined ? 0 : rssKiB(pid)) / 1024;
     };
     const rssStartMiB = rss();
-    let peak = rssStartMiB;
-    const sampler = setInterval(() => (peak = Math.max(peak, rss())), SAMPLE_MS);
     const started = performance.now();
     let sent = 0;
     let errors = 0;
@@ -748,14 +712,12 @@ async function runFloor(dir: string, requests: number, concurrency: number): Pro
         }
       }),
     );
-    clearInterval(sampler);
     const rssEndMiB = rss();
     return {
       requests: sent,
       errors,
       seconds: (performance.now() - started) / 1000,
       rssStartMiB,
-      rssPeakMiB: Math.max(peak, rssEndMiB),
       rssEndMiB,
       kibPerRequest: ((rssEndMiB - rssStartMiB) * 1024) / Math.max(1, sent),
     };
@@ -773,8 +735,6 @@ interface FolderSize {
   bytes: number;
   /** The proxy's own state: Durable Objects (sessions, and any other class of the Worker) and KV. */
   proxyBytes: number;
-  /** Of which the session objects. */
-  sessionBytes: number;
   /** SQLite files of session objects (one per object that ever stored something). */
   objectFiles: number;
 }
@@ -785,7 +745,7 @@ interface FolderSize {
  * object, …) that have no counterpart in the proxy's deployed storage; they count in the total only.
  */
 function folderSize(dir: string): FolderSize {
-  const out: FolderSize = { bytes: 0, proxyBytes: 0, sessionBytes: 0, objectFiles: 0 };
+  const out: FolderSize = { bytes: 0, proxyBytes: 0, objectFiles: 0 };
   const walk = (path: string, rel: string, depth: number) => {
     if (depth > 12) return;
     let entries;
@@ -808,10 +768,7 @@ function folderSize(dir: string): FolderSize {
         out.bytes += size;
         const session = relative.startsWith("v3/do/") && relative.includes("-SessionObject/");
         if (relative.startsWith(`v3/do/${WORKER_NAME}-`) || relative.startsWith("v3/kv/")) out.proxyBytes += size;
-        if (session) {
-          out.sessionBytes += size;
-          if (entry.name.endsWith(".sqlite") && entry.name !== "metadata.sqlite") out.objectFiles++;
-        }
+        if (session && entry.name.endsWith(".sqlite") && entry.name !== "metadata.sqlite") out.objectFiles++;
       }
     }
   };
@@ -824,14 +781,14 @@ interface ObjectCensus {
   files: number;
   /** Objects that still hold rows (for sessions: one not ended yet, by DELETE or its time-to-live). */
   holdingData: number;
-  /** Objects whose storage was wiped: workerd keeps an empty file (the deployed runtime keeps nothing). */
-  empty: number;
   unreadable: number;
   /** Rows in all the class's objects, and the bytes of their keys and values: what the proxy keeps. */
   rows: number;
   dataBytes: number;
-  /** File bytes (WAL and shared-memory files included) of the objects holding data and of the wiped ones. */
-  bytesHoldingData: number;
+  /**
+   * File bytes (WAL and shared-memory files included) of the objects whose storage was wiped: workerd keeps an
+   * empty file (the deployed runtime keeps nothing).
+   */
   bytesEmpty: number;
   /** Rows of the fullest object. */
   maxRows: number;
@@ -885,7 +842,7 @@ function sqliteFileState(file: string): { bytes: number; mtimeMs: number } {
  * Per object file: its rows and data bytes when last read, so an unchanged file is not opened again. A file that
  * could not be read (being created, say) is not remembered: it is read again next time.
  */
-const objectCache = new Map<string, { mtimeMs: number; bytes: number; rows: number; dataBytes: number }>();
+const objectCache = new Map<string, { mtimeMs: number; rows: number; dataBytes: number }>();
 
 /**
  * Opens each object's SQLite file of one Durable Object class read-only (workerd keeps an object's rows in
@@ -894,7 +851,7 @@ const objectCache = new Map<string, { mtimeMs: number; bytes: number; rows: numb
  * anything, even after deleteAll().
  */
 async function censusOfObjects(state: string, className: string): Promise<ObjectCensus> {
-  const out: ObjectCensus = { files: 0, holdingData: 0, empty: 0, unreadable: 0, rows: 0, dataBytes: 0, bytesHoldingData: 0, bytesEmpty: 0, maxRows: 0 };
+  const out: ObjectCensus = { files: 0, holdingData: 0, unreadable: 0, rows: 0, dataBytes: 0, bytesEmpty: 0, maxRows: 0 };
   const dir = join(state, "v3", "do", `${WORKER_NAME}-${className}`);
   let names: string[];
   try {
@@ -916,7 +873,7 @@ async function censusOfObjects(state: string, className: string): Promise<Object
           const row = table
             ? (db.prepare("SELECT count(*) AS n, coalesce(sum(length(key) + length(value)), 0) AS b FROM _cf_KV").get() as { n: number; b: number })
             : { n: 0, b: 0 };
-          entry = { mtimeMs, bytes, rows: Number(row.n), dataBytes: Number(row.b) };
+          entry = { mtimeMs, rows: Number(row.n), dataBytes: Number(row.b) };
         } finally {
           db.close();
         }
@@ -932,10 +889,8 @@ async function censusOfObjects(state: string, className: string): Promise<Object
       out.holdingData++;
       out.rows += entry.rows;
       out.dataBytes += entry.dataBytes;
-      out.bytesHoldingData += bytes;
       out.maxRows = Math.max(out.maxRows, entry.rows);
     } else {
-      out.empty++;
       out.bytesEmpty += bytes;
     }
   }
@@ -997,22 +952,14 @@ function cpuTicks(pid: number | undefined): number {
   return pid === undefined ? 0 : (readStat(pid)?.ticks ?? 0);
 }
 
-/** Busy ticks of the whole machine (every process, ours or not), from /proc/stat. */
-function machineTicks(): number {
-  const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/);
-  const n = fields.map(Number);
-  return n.slice(0, 8).reduce((a, b) => a + b, 0) - (n[3] ?? 0) - (n[4] ?? 0);
-}
-
 interface Sample {
   /** s since the run started. */
   t: number;
   rssMiB: number;
   storageBytes: number;
   proxyBytes: number;
-  sessionBytes: number;
+  /** SQLite files of session objects under --persist-to. */
   objectFiles: number;
-  openSessions: number;
   /** Requests each upstream had received and not finished answering. */
   chaosInFlight: number;
   healthyInFlight: number;
@@ -1050,8 +997,6 @@ interface Trend {
   afterIdle: number | undefined;
   middleThirdSlopePerMin: number;
   lastThirdSlopePerMin: number;
-  middleThirdMean: number;
-  lastThirdMean: number;
   levelsOff: boolean;
 }
 
@@ -1060,7 +1005,6 @@ function trend<T extends { t: number }>(samples: T[], value: (s: T) => number, r
   const pts = (from: number, to: number) => samples.filter((s) => s.t >= from && s.t <= to).map((s) => ({ t: s.t, v: value(s) }));
   const middle = pts(runS / 3, (2 * runS) / 3);
   const last = pts((2 * runS) / 3, runS);
-  const mean = (p: Array<{ v: number }>) => (p.length ? p.reduce((a, x) => a + x.v, 0) / p.length : Number.NaN);
   const midSlope = slopePerMinute(middle);
   const lastSlope = slopePerMinute(last);
   // The readings taken just after the run (within a few seconds) still count as its end.
@@ -1072,8 +1016,6 @@ function trend<T extends { t: number }>(samples: T[], value: (s: T) => number, r
     afterIdle,
     middleThirdSlopePerMin: midSlope,
     lastThirdSlopePerMin: lastSlope,
-    middleThirdMean: mean(middle),
-    lastThirdMean: mean(last),
     levelsOff: lastSlope <= floor,
   };
 }
@@ -1110,12 +1052,10 @@ interface PhaseFigures {
   chaosInFlightBeforeNext: number | undefined;
 }
 
+/** Upstream sessions opened by the proxy (initialize) and closed (DELETE), as the upstream counted them. */
 interface UpstreamServerFigures {
-  requests: number;
-  /** Upstream sessions opened by the proxy (initialize) and closed (DELETE). */
   initializes: number;
   deletes: number;
-  toolCalls: number;
 }
 
 interface Figures {
@@ -1159,7 +1099,6 @@ interface Figures {
   slowHealthy: {
     count: number;
     firstRound: number;
-    samples: Array<{ t: number; ms: number; phase: string; round: number; sessionAge: number }>;
     /**
      * Slow healthy calls grouped by when they started (a new burst after 3 s without one): how many, the phase,
      * every call (either upstream) that started in the burst's first second with its median time, and what the
@@ -1180,12 +1119,11 @@ interface Figures {
   };
   phases: PhaseFigures[];
   sessions: { started: number; deleted: number; abandoned: number; chaosUnavailableAtStart: number; healthyMissingAtStart: number; peakOpen: number };
-  streamNotices: number;
   streamSamples: string[];
   upstreamServers: { healthy: UpstreamServerFigures; chaos: UpstreamServerFigures };
   memory: Trend & { unit: "MiB" };
   /** The proxy's own storage: its Durable Objects and KV. */
-  storage: Trend & { unit: "bytes"; objectFilesStart: number; objectFilesEnd: number; sessionBytesStart: number; sessionBytesEnd: number };
+  storage: Trend & { unit: "bytes"; objectFilesEnd: number };
   /** Everything under --persist-to, wrangler's local stores (traces, rate limiter) included. */
   storageTotal: Trend & { unit: "bytes" };
   samples: Sample[];
@@ -1242,10 +1180,8 @@ const pair = (events: CallEvent[]) => ({
 });
 
 function addStats(into: UpstreamServerFigures, s: RouteStats): void {
-  into.requests += s.requests;
   into.initializes += s.methods.initialize ?? 0;
   into.deletes += s.deletes;
-  into.toolCalls += s.methods["tools/call"] ?? 0;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1293,25 +1229,27 @@ async function main(): Promise<void> {
 
     // Sampling: the Worker's RSS and the persistence folder.
     const samples: Sample[] = [];
-    let pid = workerPid(running);
+    // wrangler's own Node process, the workerd running wrangler's proxy worker on the public port, and the Worker's.
+    const wranglers = wranglerProcesses(running.child.pid, running.port);
+    let pid = wranglers.worker;
     const ups0 = upstreams;
-    // wrangler's own Node process, and the workerd running wrangler's proxy worker on the public port.
-    const wranglerPid = running.child.pid;
-    const proxyWorkerdPid = descendants(wranglerPid ?? -1).find((p) => cmdline(p).includes(`entry=127.0.0.1:${running.port}`));
+    const wranglerPid = wranglers.wrangler;
+    const proxyWorkerdPid = wranglers.proxyWorkerd;
     let lastCpu = { t: 0, ticks: cpuTicks(pid), wrangler: cpuTicks(wranglerPid), proxy: cpuTicks(proxyWorkerdPid) };
-    const sample = async () => {
+    /** Takes a sample, keeps it in `samples` and returns it. */
+    const sample = async (): Promise<Sample> => {
       const t = now() / 1000;
       if (pid === undefined || rssKiB(pid) === 0) pid = workerPid(running);
       const cpu = { t, ticks: cpuTicks(pid), wrangler: cpuTicks(wranglerPid), proxy: cpuTicks(proxyWorkerdPid) };
       const span = t - lastCpu.t;
-      const cores = (now: number, before: number) => (span > 0.5 ? (now - before) / 100 / span : 0);
+      const cores = (now: number, before: number) => (span > 0.5 ? (now - before) / CLK_TCK / span : 0);
       const workerdCores = cores(cpu.ticks, lastCpu.ticks);
       const wranglerCores = cores(cpu.wrangler, lastCpu.wrangler);
       const proxyWorkerdCores = cores(cpu.proxy, lastCpu.proxy);
       lastCpu = cpu;
       const size = folderSize(state);
       const inflight = await ups0.inFlight().catch(() => ({ healthy: Number.NaN, chaos: Number.NaN }));
-      samples.push({
+      const taken: Sample = {
         t,
         workerdCores,
         wranglerCores,
@@ -1321,15 +1259,15 @@ async function main(): Promise<void> {
         rssMiB: (pid === undefined ? 0 : rssKiB(pid)) / 1024,
         storageBytes: size.bytes,
         proxyBytes: size.proxyBytes,
-        sessionBytes: size.sessionBytes,
         objectFiles: size.objectFiles,
-        openSessions: totals.open,
-      });
+      };
+      samples.push(taken);
+      return taken;
     };
     runStart = performance.now();
     const runStartEpoch = Date.now();
     const driverStalls = watchStalls();
-    const ticksAtStart = machineTicks();
+    const ticksAtStart = machineBusyTicks();
     const workerTicksAtStart = cpuTicks(pid);
     await sample();
     const sampler = setInterval(() => void sample(), SAMPLE_MS);
@@ -1358,7 +1296,7 @@ async function main(): Promise<void> {
     const censusTimer = setInterval(() => void census(), CENSUS_MS);
 
     // The chaos schedule.
-    const server = { healthy: { requests: 0, initializes: 0, deletes: 0, toolCalls: 0 }, chaos: { requests: 0, initializes: 0, deletes: 0, toolCalls: 0 } };
+    const server = { healthy: { initializes: 0, deletes: 0 }, chaos: { initializes: 0, deletes: 0 } };
     const ups = upstreams;
     const collectStats = async () => {
       addStats(server.healthy, await ups.stats(ups.healthyBase, "healthy"));
@@ -1404,24 +1342,25 @@ async function main(): Promise<void> {
     }, smoke ? 5_000 : 20_000);
     await Promise.all([chaos, heapReadings, ...Array.from({ length: SESSIONS }, (_, i) => host(i, url, token, runEnd, () => sessionNumber++))]);
     const runS = now() / 1000;
+    // CPU over the run, read as it ends (the readings below take time of their own).
+    const machineBusyCores = (machineBusyTicks() - ticksAtStart) / CLK_TCK / runS;
+    const workerdCores = (cpuTicks(pid) - workerTicksAtStart) / CLK_TCK / runS;
     clearInterval(progress);
     await collectStats();
     clearInterval(sampler);
     clearInterval(censusTimer);
-    await sample();
+    // The end of the run: taken a moment after runS, so it is what every figure "at the end of the run" reads.
+    const endSample = await sample();
     await readHeap();
     await counting;
     await census();
     const keptEndOfRun = kept.at(-1)!;
-    const machineBusyCores = (machineTicks() - ticksAtStart) / 100 / runS;
-    const workerdCores = (cpuTicks(pid) - workerTicksAtStart) / 100 / runS;
 
     let afterIdle: Sample | undefined;
     if (IDLE_MS > 0) {
       await sleep(IDLE_MS);
-      await sample();
+      afterIdle = await sample();
       await readHeap();
-      afterIdle = samples.at(-1)!;
     }
     await census();
     const keptAfterWait = kept.at(-1)!;
@@ -1459,8 +1398,7 @@ async function main(): Promise<void> {
     const ok = events.filter((e) => e.ok);
     const output = running.output();
     samples.sort((a, b) => a.t - b.t);
-    const inRunSamples = samples.filter((s) => s.t <= runS);
-    const storageEnd = inRunSamples.at(-1) ?? samples.at(-1)!;
+    const inRunSamples = samples.filter((s) => s.t <= endSample.t);
     const figures: Figures = {
       config: {
         runS: RUN_MS / 1000,
@@ -1537,10 +1475,6 @@ async function main(): Promise<void> {
           count: slow.length,
           firstRound: slow.filter((e) => e.round === 0).length,
           bursts,
-          samples: slow
-            .sort((a, b) => b.end - b.start - (a.end - a.start))
-            .slice(0, 20)
-            .map((e) => ({ t: e.start / 1000, ms: e.end - e.start, phase: phaseAt(e.start), round: e.round, sessionAge: e.sessionAge })),
         };
       })(),
       healthyCalmLatency: percentiles(events.filter((e) => e.ok && e.upstream === "healthy" && !inChaos(e)).map((e) => e.end - e.start)),
@@ -1553,17 +1487,13 @@ async function main(): Promise<void> {
         healthyMissingAtStart: totals.sessionsHealthyMissing,
         peakOpen: totals.peakOpen,
       },
-      streamNotices: totals.streamNotices,
       streamSamples: totals.streamSamples,
       upstreamServers: server,
       memory: { unit: "MiB", ...trend(samples, (s) => s.rssMiB, runS, MEMORY_FLOOR_MIB_PER_MIN, afterIdle?.rssMiB) },
       storage: {
         unit: "bytes",
         ...trend(samples, (s) => s.proxyBytes, runS, STORAGE_FLOOR_BYTES_PER_MIN, afterIdle?.proxyBytes),
-        objectFilesStart: samples[0]!.objectFiles,
-        objectFilesEnd: storageEnd.objectFiles,
-        sessionBytesStart: samples[0]!.sessionBytes,
-        sessionBytesEnd: storageEnd.sessionBytes,
+        objectFilesEnd: endSample.objectFiles,
       },
       storageTotal: { unit: "bytes", ...trend(samples, (s) => s.storageBytes, runS, STORAGE_FLOOR_BYTES_PER_MIN, afterIdle?.storageBytes) },
       samples,
@@ -1572,10 +1502,10 @@ async function main(): Promise<void> {
       heap,
       upstreamInFlight: {
         chaosPeak: Math.max(...inRunSamples.map((x) => x.chaosInFlight).filter(Number.isFinite)),
-        chaosEndOfRun: storageEnd.chaosInFlight,
+        chaosEndOfRun: endSample.chaosInFlight,
         chaosAfterIdle: afterIdle?.chaosInFlight,
         healthyPeak: Math.max(...inRunSamples.map((x) => x.healthyInFlight).filter(Number.isFinite)),
-        healthyEndOfRun: storageEnd.healthyInFlight,
+        healthyEndOfRun: endSample.healthyInFlight,
       },
       kept: {
         samples: kept,
@@ -1616,9 +1546,8 @@ async function main(): Promise<void> {
     console.log(`\n${markdown}\n`);
     printSummary(figures);
     console.log(`soak: done in ${ms((performance.now() - started) / 1000, 1)} s`);
-    console.log(`FIGURES ${JSON.stringify({ ...figures, samples: undefined })}`);
-    if (figures.proxyLog.reloads > 0) console.error("soak: wrangler reloaded the Worker during the run (it should serve a snapshot)");
-    writeResult("soak", figures, markdown, smoke);
+    // Failures are the finding: the figures are written all the same (finishRun refuses only a reloaded Worker).
+    finishRun({ name: "soak", figures, markdown, smoke, wranglerOutput: output, printed: { samples: undefined } });
     if (figures.transportFailures > 0 || figures.healthyErrors > 0 || figures.wrongAnswers > 0 || totals.sessionsHealthyMissing > 0 || !figures.kept.bounded) {
       process.exitCode = 1;
     }
@@ -1626,14 +1555,7 @@ async function main(): Promise<void> {
     clearTimeout(watchdog);
     await cleanup();
   }
-  if (!smoke) {
-    const code = await new Promise<number>((resolve) => {
-      const child = spawn(process.execPath, [join(ROOT, "bench", "report.ts")], { stdio: "inherit" });
-      child.once("exit", (c) => resolve(c ?? 1));
-      child.once("error", () => resolve(1));
-    });
-    if (code !== 0) process.exitCode = 1;
-  }
+  if (!smoke && (await runScript(join(ROOT, "bench", "report.ts"))) !== 0) process.exitCode = 1;
 }
 
 function printSummary(f: Figures): void {
@@ -1845,7 +1767,6 @@ function analysis(f: Figures): string[] {
   );
   out.push("");
   const m = f.memory;
-  const s = f.storage;
   const h = f.heapTrend;
   const proxyKiB = ((m.end - m.start) * 1024) / Math.max(1, f.proxyRequests);
   const fl = f.floor;
@@ -1899,7 +1820,7 @@ function analysis(f: Figures): string[] {
         ? "**The proxy's storage is bounded**: by the sessions alive and those abandoned within one time-to-live, each deleted when it ends or expires."
         : "**Something outlived its session** (see the counts above).") +
       ` On disk, workerd keeps a file for every object that ever stored anything, even after deleteAll(): ` +
-      `${s.objectFilesEnd} session-object files, ${mib(end.sessions.bytesEmpty)} MiB of them wiped ones; the deployed runtime keeps ` +
+      `${end.sessions.files} session-object files, ${mib(end.sessions.bytesEmpty)} MiB of them wiped ones; the deployed runtime keeps ` +
       `nothing for an object without data. All of \`--persist-to\` went ${mib(t.start)} → ${mib(t.end)} MiB, wrangler's local ` +
       "emulation (its observability trace store, the rate limiter's object) included. Levelling off means the last third of the run " +
       `grows at most ${MEMORY_FLOOR_MIB_PER_MIN} MiB/min (memory) or ${STORAGE_FLOOR_BYTES_PER_MIN / 1024} KiB/min (storage).`,

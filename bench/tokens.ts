@@ -359,8 +359,8 @@ const textOf = (result: unknown): string =>
   ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
 
 const CONFIG_GOAL = 0.06;
-/** wrangler dev's vars: the session-id key, and the SSRF guard's private-address rule lifted for loopback upstreams. */
-export const LOCAL_VARS = { SESSION_KEY: "bench", ALLOW_PRIVATE_UPSTREAMS: "true" };
+/** wrangler dev's vars: the session-id key (startWranglerDev lifts the private-address rule for loopback upstreams). */
+export const LOCAL_VARS = { SESSION_KEY: "bench" };
 const DYNAMIC_GOAL = 0.01;
 
 export interface Figures {
@@ -427,9 +427,6 @@ const printParts = (parts: Part[]) => {
 
 async function main(): Promise<void> {
   const smoke = isSmoke();
-  // The upstreams are replay servers on loopback over http: the team CLI (a child process) may store such URLs
-  // only when this is set, and the proxy may reach them only with the matching var (see LOCAL_VARS).
-  process.env.ALLOW_PRIVATE_UPSTREAMS ??= "true";
   checkCorpusServers();
   const servers = CORPUS_SERVERS.map((s) => ({ ...s, catalog: loadCorpus(s.file) as CorpusServer }));
 
@@ -736,7 +733,6 @@ export function markdown(f: Figures): string {
   const d = f.direct.tokens;
   const cf = f.configFile;
   const dyn = f.dynamic;
-  const largest = (parts: Part[]) => [...parts].sort((a, b) => b.tokens - a.tokens)[0]!;
   const part = (parts: Part[], needle: string) => parts.find((p) => p.part.includes(needle))?.tokens ?? 0;
   const catalog = part(cf.breakdown, "<tools>");
   const fixed = cf.tokens - catalog;

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { credentialWarnings } from "../src/config/redact.ts";
 import { TeamName } from "../src/config/schema.ts";
-import { parseConfigText } from "../src/config/validate.ts";
+import { parseConfig } from "../src/config/validate.ts";
 import { TeamStore, TeamStoreError } from "../src/teams/store.ts";
 import { KvError, wranglerKv, type KvTarget } from "./lib/kv.ts";
 
@@ -64,7 +64,8 @@ function secretsKey(): string | undefined {
   return /^SECRETS_KEY=(.*)$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1]?.trim();
 }
 
-function readConfig(path: string | undefined): { text: string; raw: unknown } {
+/** The config file, parsed once and validated: its JSON as written (what is stored). */
+function readConfig(path: string | undefined): unknown {
   if (!path) fail(USAGE);
   let text: string;
   try {
@@ -72,13 +73,20 @@ function readConfig(path: string | undefined): { text: string; raw: unknown } {
   } catch (err) {
     fail(`cannot read ${path}: ${(err as Error).message}`);
   }
-  const result = parseConfigText(text);
-  if (!result.ok) fail(`${path} is not a valid config:\n${result.errors.map((e) => `  - ${e}`).join("\n")}`);
-  for (const warning of credentialWarnings(JSON.parse(text))) process.stderr.write(`warning: ${warning}\n`);
+  const invalid = (errors: string[]) => `${path} is not a valid config:\n${errors.map((e) => `  - ${e}`).join("\n")}`;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    fail(invalid([`(root): not valid JSON: ${(err as Error).message}`]));
+  }
+  const result = parseConfig(raw);
+  if (!result.ok) fail(invalid(result.errors));
+  for (const warning of credentialWarnings(raw)) process.stderr.write(`warning: ${warning}\n`);
   const { mode, upstreams } = result.config;
   const lazy = upstreams.filter((u) => u.description !== undefined).length;
   out(`${path}: valid (${mode === "single" ? "single-MCP mode" : "config-file mode"}, ${upstreams.length} enabled upstream(s), ${lazy} lazy)`);
-  return { text, raw: JSON.parse(text) };
+  return raw;
 }
 
 /** The admin API of a deployment, for what only the Worker can do (secrets, under its key). */
@@ -114,8 +122,7 @@ async function main(): Promise<void> {
       return;
     case "put": {
       const name = team(rest[0]);
-      const { raw } = readConfig(rest[1]);
-      const result = await store.putConfig(name, raw);
+      const result = await store.putConfig(name, readConfig(rest[1]));
       if (!result.ok) fail(`not stored:\n${result.issues.map((i) => `  - ${i.path}: ${i.message}`).join("\n")}`);
       out(`stored the config of team ${name} (${opts.remote ? "remote" : "local"})`);
       return;

@@ -1,14 +1,20 @@
-// Shared by every benchmark: order statistics, the machine's description, and writing a result section.
+// Shared by every benchmark: order statistics, the machine's description, and finishing a run: its figures printed,
+// its result section written.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 
+const sortedCopy = (samples: readonly number[]): number[] => [...samples].sort((a, b) => a - b);
+
+/** Nearest rank of the q-quantile (0..1) in samples already sorted. */
+function nearestRank(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
 /** The q-quantile (0..1) of samples, nearest-rank on a sorted copy. */
 export function quantile(samples: readonly number[], q: number): number {
-  if (samples.length === 0) return Number.NaN;
-  const sorted = [...samples].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank]!;
+  return nearestRank(sortedCopy(samples), q);
 }
 
 export const median = (samples: readonly number[]): number => quantile(samples, 0.5);
@@ -21,7 +27,8 @@ export interface Percentiles {
 }
 
 export function percentiles(samples: readonly number[]): Percentiles {
-  return { p50: quantile(samples, 0.5), p95: quantile(samples, 0.95), p99: quantile(samples, 0.99), n: samples.length };
+  const sorted = sortedCopy(samples);
+  return { p50: nearestRank(sorted, 0.5), p95: nearestRank(sorted, 0.95), p99: nearestRank(sorted, 0.99), n: samples.length };
 }
 
 export const ms = (value: number, digits = 2): string => value.toFixed(digits);
@@ -48,3 +55,36 @@ export function writeResult(name: string, figures: unknown, markdown: string, sm
 
 /** `--smoke` runs a benchmark with tiny counts so `npm test` proves it still works, and writes nothing. */
 export const isSmoke = (): boolean => process.argv.includes("--smoke");
+
+/**
+ * The end of a run under `wrangler dev`: prints `FIGURES <json>` (the figures and `printed`, the smoke tests read
+ * it) and writes the result, unless the run saw errors or, outside a smoke run, wrangler reloaded the Worker (it
+ * rebuilds and restarts it when src changes: such a run measured two builds). Then it writes nothing and sets
+ * exit code 1.
+ */
+export function finishRun(run: {
+  name: string;
+  figures: object;
+  markdown: string;
+  smoke: boolean;
+  /** Everything the proxy's `wrangler dev` printed. */
+  wranglerOutput: string;
+  errors?: number;
+  /** More fields for the FIGURES line only. */
+  printed?: Record<string, unknown>;
+}): void {
+  const errors = run.errors ?? 0;
+  const at = run.wranglerOutput.indexOf("Reloading local server");
+  const reloaded = at >= 0;
+  console.log(`FIGURES ${JSON.stringify({ ...run.figures, ...run.printed, reloaded })}`);
+  if (reloaded) {
+    const said = run.wranglerOutput.slice(Math.max(0, at - 1500), at + 300);
+    console.error(`${run.name}: wrangler reloaded the Worker during the run; results not written. wrangler said:\n${said}`);
+  }
+  if (errors > 0) console.error(`${run.name}: ${errors} errors; results not written`);
+  if (errors > 0 || (reloaded && !run.smoke)) {
+    process.exitCode = 1;
+    return;
+  }
+  writeResult(run.name, run.figures, run.markdown, run.smoke);
+}

@@ -2,10 +2,10 @@
 // reads) or --remote.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { KvEntry, KvLike } from "../../src/teams/kv.ts";
+import { wranglerArgs } from "./processes.ts";
 
 export interface KvTarget {
   remote: boolean;
@@ -15,13 +15,10 @@ export interface KvTarget {
 
 export class KvError extends Error {}
 
-export const wranglerBin = (): string =>
-  join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
-
 function wrangler(target: KvTarget, args: string[]): Promise<string> {
   const where = target.remote ? ["--remote"] : ["--local", ...(target.persistTo ? ["--persist-to", target.persistTo] : [])];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [wranglerBin(), "kv", "key", ...args, "--binding", "TEAMS", ...where], {
+    const child = spawn(process.execPath, wranglerArgs(["kv", "key", ...args, "--binding", "TEAMS", ...where]), {
       env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
       stdio: ["ignore", "pipe", "pipe"],
     });

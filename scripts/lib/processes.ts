@@ -35,6 +35,25 @@ export function scrubbedEnv(extra: Record<string, string>): Record<string, strin
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...extra };
 }
 
+/** SIGTERM, then SIGKILL if it is still there after `graceMs`; resolves once the child has exited. */
+export function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+    setTimeout(() => child.kill("SIGKILL"), graceMs).unref();
+  });
+}
+
+/** Runs a script with this Node, its output on this process's own; resolves to its exit code (1 if it failed to run). */
+export function runScript(script: string, args: string[] = []): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: "inherit" });
+    child.once("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.once("error", () => resolve(1));
+  });
+}
+
 /** Starts a process and resolves once `ready` matches its output (or rejects on exit / time-out). */
 export function startProcess(opts: {
   command: string;
@@ -48,13 +67,7 @@ export function startProcess(opts: {
 }): Promise<Running> {
   const child = spawn(opts.command, opts.args, { env: opts.env, cwd: opts.cwd, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once("exit", () => resolve());
-      child.kill("SIGTERM");
-      setTimeout(() => child.kill("SIGKILL"), 3000).unref();
-    });
+  const stop = () => stopChild(child, 3000);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void stop();

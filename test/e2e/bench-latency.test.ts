@@ -2,15 +2,13 @@
 // cannot rot: it must start its upstreams, the proxy and the floor, measure every variant without an error, and
 // write nothing.
 import { expect, it } from "vitest";
-import { resultsUnchanged, runBench } from "./bench-run.ts";
+import { figures, resultsUnchanged, runBench } from "./bench-run.ts";
 
 it("bench/latency.ts --smoke measures the proxy, the direct calls and the floor, without errors", async () => {
   const unchanged = resultsUnchanged("latency");
   const run = await runBench("bench/latency.ts");
   expect(run.code, run.stderr + run.stdout.slice(-2000)).toBe(0);
-  const line = run.stdout.split("\n").find((l) => l.startsWith("FIGURES "));
-  expect(line, run.stdout.slice(-2000)).toBeDefined();
-  const f = JSON.parse(line!.slice("FIGURES ".length));
+  const f = figures(run);
 
   expect(f.errorCount).toBe(0);
   for (const key of ["directReplay", "proxiedReplay", "directEverything", "proxiedEverything"]) {
@@ -27,10 +25,9 @@ it("bench/latency.ts --smoke measures the proxy, the direct calls and the floor,
   expect(typeof f.goal.met).toBe("boolean");
   expect(f.sessionStart.proxied.p50).toBeGreaterThan(0);
   expect(f.sessionStart.direct.p50).toBeGreaterThan(0);
-  if (!("skipped" in f.loadMcp)) {
-    expect(f.loadMcp.proxied.p50).toBeGreaterThan(0);
-    expect(f.loadMcp.direct.p50).toBeGreaterThan(0);
-  }
+  expect(f.loadMcp).not.toHaveProperty("skipped");
+  expect(f.loadMcp.proxied.p50).toBeGreaterThan(0);
+  expect(f.loadMcp.direct.p50).toBeGreaterThan(0);
   expect(run.stdout).toContain("## Latency overhead");
   expect(unchanged()).toBe(true); // --smoke writes nothing
 }, 300_000);

@@ -2,15 +2,13 @@
 // through `wrangler dev` must all succeed, the figures must be there (throughput, p99, workerd's memory), and
 // nothing may be written.
 import { expect, it } from "vitest";
-import { resultsUnchanged, runBench } from "./bench-run.ts";
+import { figures, resultsUnchanged, runBench } from "./bench-run.ts";
 
 it("bench/load.ts --smoke runs concurrent sessions without errors and reports throughput, p99 and memory", async () => {
   const unchanged = resultsUnchanged("load");
   const run = await runBench("bench/load.ts");
   expect(run.code, run.stderr + run.stdout.slice(-2000)).toBe(0);
-  const line = run.stdout.split("\n").find((l) => l.startsWith("FIGURES "));
-  expect(line, run.stdout.slice(-2000)).toBeDefined();
-  const f = JSON.parse(line!.slice("FIGURES ".length));
+  const f = figures(run);
 
   expect(f.errors).toBe(0);
   expect(f.levels.length).toBeGreaterThanOrEqual(2);

@@ -3,27 +3,8 @@
 // the transport level, the healthy upstream must never fail, the chaos upstream must (the schedule ran), memory and
 // storage must have been read, every session's storage must be gone once its time-to-live has passed, and nothing
 // may be written.
-import { execFile } from "node:child_process";
-import { statSync } from "node:fs";
-import { join } from "node:path";
 import { expect, it } from "vitest";
-
-const RESULT = join("bench", "results", "soak.json");
-const mtime = (file: string) => {
-  try {
-    return statSync(file).mtimeMs;
-  } catch {
-    return undefined;
-  }
-};
-
-function smoke(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [script, "--smoke"], { encoding: "utf8", timeout: 240_000, maxBuffer: 32 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+import { figures, resultsUnchanged, runBench } from "./bench-run.ts";
 
 /** The number after `SOAK <label>:` in the printed summary. */
 function summary(stdout: string, label: string): number {
@@ -33,8 +14,8 @@ function summary(stdout: string, label: string): number {
 }
 
 it("bench/soak.ts --smoke: chaos fails, the healthy upstream never does, no transport failures, memory and storage read, storage bounded", async () => {
-  const before = mtime(RESULT);
-  const run = await smoke("bench/soak.ts");
+  const unchanged = resultsUnchanged("soak");
+  const run = await runBench("bench/soak.ts");
   const tail = run.stderr.slice(-2000) + run.stdout.slice(-4000);
   expect(run.code, tail).toBe(0);
 
@@ -43,9 +24,7 @@ it("bench/soak.ts --smoke: chaos fails, the healthy upstream never does, no tran
   expect(summary(run.stdout, "wrong answers"), tail).toBe(0);
   expect(summary(run.stdout, "calls"), tail).toBeGreaterThan(150);
 
-  const line = run.stdout.split("\n").find((l) => l.startsWith("FIGURES "));
-  expect(line, tail).toBeDefined();
-  const f = JSON.parse(line!.slice("FIGURES ".length));
+  const f = figures(run);
   expect(f.healthy.calls).toBeGreaterThan(50);
   expect(f.healthy.errors).toBe(0);
   // The schedule ran: the chaos upstream failed while it was down or erring, and came back.
@@ -75,5 +54,5 @@ it("bench/soak.ts --smoke: chaos fails, the healthy upstream never does, no tran
   expect(f.floor.errors).toBe(0);
   expect(f.floor.rssEndMiB).toBeGreaterThan(10);
   expect(run.stdout).toContain("## Soak");
-  expect(mtime(RESULT)).toBe(before); // --smoke writes nothing
+  expect(unchanged()).toBe(true); // --smoke writes nothing
 }, 300_000);

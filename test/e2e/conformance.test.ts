@@ -1,25 +1,12 @@
 // The official MCP conformance suite against the proxy (single-MCP mode), as `npm run conformance` runs it: the
 // script starts the fixture upstream, wrangler dev and the token forwarder itself; here it only has to end green
 // (every failure listed in conformance/expected-failures.yml, no stale entry) and say what passed.
-import { execFile } from "node:child_process";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readBaseline } from "../../scripts/conformance.ts";
+import { ROOT, execScript } from "./bench-run.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const SCRIPT = join(ROOT, "scripts", "conformance.ts");
 const BASELINE = join(ROOT, "conformance", "expected-failures.yml");
-
-/** Asynchronous on purpose (never spawnSync): the run takes a while and must not block the test process. */
-function runConformance(): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [SCRIPT], { cwd: ROOT, encoding: "utf8", timeout: 115_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-      resolve({ code, output: stdout + stderr });
-    });
-  });
-}
 
 /** The script's own summary block: `passed: n` then `  ✓ scenario…` lines, `expected failures: n` then `  ~ …`. */
 function section(output: string, title: string, mark: string): string[] {
@@ -35,7 +22,8 @@ function section(output: string, title: string, mark: string): string[] {
 
 describe("MCP conformance suite through the proxy (single-MCP mode)", () => {
   it("passes every scenario outside the expected-failures baseline, each listed failure with its reason", { timeout: 120_000 }, async () => {
-    const { code, output } = await runConformance();
+    // Asynchronous on purpose (never spawnSync): the run takes a while and must not block the test process.
+    const { code, output } = await execScript(join("scripts", "conformance.ts"), [], 115_000);
     expect(code, output.slice(-6000)).toBe(0);
     expect(output).toContain("Baseline check passed: all failures are expected.");
     expect(output).not.toContain("UNEXPECTED failures");
