@@ -9,7 +9,9 @@ export interface CatalogTool {
 /** One upstream as the catalog shows it: its tools, or why it has none. */
 export type CatalogGroup =
   | { server: string; state: "ready"; tools: readonly CatalogTool[] }
-  | { server: string; state: "unavailable"; reason: string };
+  | { server: string; state: "unavailable"; reason: string }
+  /** An eager upstream whose first connection is still under way when the list is served. */
+  | { server: string; state: "connecting" };
 
 /** A lazy upstream not loaded yet (dynamic-discovery mode). */
 export interface LazyServer {
@@ -66,6 +68,7 @@ export function oneLine(description: string | undefined): string {
 
 function renderGroup(group: CatalogGroup, mode: ConfigMode): string {
   if (group.state === "unavailable") return `${group.server}: unavailable — ${oneLine(group.reason)}`;
+  if (group.state === "connecting") return `${group.server}: connecting — its tools appear when it answers`;
   const lines = [...group.tools]
     .sort((a, b) => byCodePoint(a.name, b.name))
     .map((tool) => {

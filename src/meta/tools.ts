@@ -143,15 +143,19 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
 }
 
 /**
- * A tool by the name the host uses, once the eager upstreams are in. A tool of an eager upstream that is
+ * A tool by the name the host uses, once its upstream is in (an eager upstream still connecting is waited for,
+ * within its connect deadline). A tool of an eager upstream that is
  * unavailable in this session sends that upstream one more attempt now (within its reconnect budget) rather than
  * waiting for the background retry; if it still cannot be reached, the answer says so, and why.
  */
 async function findTool(registry: UpstreamRegistry, name: string): Promise<ExposedTool | CallToolResult> {
-  await registry.ensureEager();
+  // A call waits for its own upstream only: another one that is slow or hangs delays nothing here.
+  void registry.ensureEager();
+  const server = registry.serverOf(name);
+  if (server !== undefined && registry.connecting(server)) await registry.settled(server);
+  else if (server === undefined) await registry.ensureEager();
   const found = registry.tools().get(name);
   if (found) return found;
-  const server = registry.serverOf(name);
   if (server === undefined || registry.unavailable(server) === undefined) return unknownTool(registry, name, server);
   const { throttled } = await registry.retryNow(server);
   const again = registry.tools().get(name);

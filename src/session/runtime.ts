@@ -66,7 +66,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
     return { ...visible, tools: pins.allowed, notes: [...visible.notes, ...notes] };
   };
 
-  const connect = async (spec: UpstreamSpec) => {
+  const connect = async (spec: UpstreamSpec, signal?: AbortSignal) => {
     // Checked again before every connect: the policy of this deployment may be stricter than when it was written.
     const verdict = checkUpstreamUrl(spec.url, addresses);
     if (!verdict.ok) throw new UpstreamError(spec.name, { kind: "config", detail: verdict.reason });
@@ -76,7 +76,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
       clientInfo: { name: PRODUCT.name, version: PRODUCT.version },
       hooks: bridge,
       gate,
-    });
+    }, signal);
   };
 
   const registry = new UpstreamRegistry(record.config, store, connect, policy, kvCatalogCache(kv, record.team));

@@ -27,7 +27,8 @@ import type { z } from "zod";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
 import { tapResponse } from "../streams.ts";
-import { parseRetryAfter } from "./backoff.ts";
+import { parseRetryAfter, sleep } from "./backoff.ts";
+import { anySignal, classify, deadline, exchangeMs, ExchangeTimeout } from "./exchange.ts";
 import { ResponseTooLarge, type FetchGate } from "./fetch-gate.ts";
 
 /** What an upstream offers, as read right after connecting. Stored per session, so plain JSON. */
@@ -81,27 +82,11 @@ const RELAYED = [
 /** How long after an answer stream ends its answer may still be on its way through the SDK's parser. */
 const ANSWER_GRACE_MS = 100;
 
-/**
- * What an outgoing body is, read with one parse: the id of a request (to watch its answer and abort its fetch),
- * or the request id a `notifications/cancelled` names. Neither for other messages and non-JSON bodies.
- */
-function outgoing(init: RequestInit | undefined): { id?: string | number; cancels?: string | number } {
-  if (typeof init?.body !== "string") return {};
-  try {
-    const message = JSON.parse(init.body) as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
-    const isId = (v: unknown): v is string | number => typeof v === "string" || typeof v === "number";
-    if (typeof message.method !== "string") return {};
-    if (isId(message.id)) return { id: message.id };
-    const cancelled = message.params?.requestId;
-    return message.method === "notifications/cancelled" && isId(cancelled) ? { cancels: cancelled } : {};
-  } catch {
-    return {};
-  }
-}
-
 /** Lists are followed through their cursors, but never forever. */
 const MAX_PAGES = 100;
 const NO_TIMEOUT = 2_147_483_647;
+/** How long close() waits for the DELETE that ends the upstream session before it returns (the DELETE goes on). */
+export const CLOSE_GRACE_MS = 1_000;
 
 export class UpstreamClient {
   readonly spec: UpstreamSpec;
@@ -123,27 +108,39 @@ export class UpstreamClient {
     this.#secrets = secrets;
   }
 
-  /** Opens the connection and runs `initialize`. Headers come resolved (secret references filled in). */
-  static async connect(spec: UpstreamSpec, headers: Record<string, string>, deps: ClientDeps): Promise<UpstreamClient> {
+  /**
+   * Opens the connection and runs `initialize`. Headers come resolved (secret references filled in). When `signal`
+   * aborts before the connection is up, the client is closed (every exchange under way is aborted) and the
+   * attempt fails with the signal's reason.
+   */
+  static async connect(spec: UpstreamSpec, headers: Record<string, string>, deps: ClientDeps, signal?: AbortSignal): Promise<UpstreamClient> {
     let upstream: UpstreamClient | undefined;
-    const gated = deps.gate ? deps.gate.wrap(deps.fetch, (error) => upstream && upstream.#overflowed(error)) : deps.fetch;
-    // Each request's own fetch can be aborted: when the SDK gives up on a request (timeout, the host cancelled)
-    // it sends notifications/cancelled upstream but leaves the POST open; seeing that notification go out, the
-    // request's fetch is aborted too, so its connection slot is freed at once.
+    const gated = deps.gate ? deps.gate.wrap(deps.fetch, (error) => upstream && upstream.#overflowed(error), spec.name) : deps.fetch;
+    // Every exchange can be aborted and none waits forever (see exchange.ts). A request's fetch is aborted when the
+    // SDK gives up on it (timeout, the host cancelled): the SDK sends notifications/cancelled upstream but leaves
+    // the POST open; seeing that notification go out, the request's fetch is aborted, so its slot is freed at once.
     const inFlight = new Map<string | number, AbortController>();
+    const limitMs = exchangeMs(spec.timeout);
     const watched: FetchLike = async (input, init) => {
-      const { id, cancels } = outgoing(init);
-      if (cancels !== undefined) inFlight.get(cancels)?.abort(new Error("the request was cancelled"));
+      const exchange = classify(init);
+      if (exchange.kind === "cancel") inFlight.get(exchange.cancels)?.abort(new Error("the request was cancelled"));
+      const id = exchange.kind === "request" ? exchange.id : undefined;
       const own = id === undefined ? undefined : new AbortController();
       if (own && id !== undefined) inFlight.set(id, own);
-      const signal = own ? (init?.signal ? AbortSignal.any([init.signal, own.signal]) : own.signal) : init?.signal;
+      const limit = exchange.kind === "request" ? undefined : deadline(limitMs, exchange.kind === "end" ? "the DELETE ending the session" : exchange.kind === "stream" ? "a GET stream" : "a notification");
+      // The DELETE is not tied to the client's life: close() aborts everything else at once and lets it finish.
+      const signal = anySignal(exchange.kind === "end" ? undefined : (init?.signal ?? undefined), own?.signal, limit?.signal);
       let response: Response;
       try {
         response = await gated(input, { ...init, ...(signal ? { signal } : {}) });
       } catch (err) {
         if (id !== undefined) inFlight.delete(id);
-        throw err;
+        limit?.clear();
+        throw limit?.signal.aborted ? limit.signal.reason : err;
       }
+      // A stream's deadline is on its headers; any other exchange's on its whole body.
+      if (exchange.kind === "stream") limit?.clear();
+      else if (limit) response = tapResponse(response, { end: () => limit.clear() });
       if (id !== undefined) {
         response = tapResponse(response, { end: () => inFlight.get(id) === own && inFlight.delete(id) });
       }
@@ -181,11 +178,16 @@ export class UpstreamClient {
     client.onclose = () => {
       created.#closed = true;
     };
+    const abort = () => void client.close().catch(() => {});
+    signal?.addEventListener("abort", abort, { once: true });
     try {
+      if (signal?.aborted) throw signal.reason;
       await client.connect(transport, created.#options());
     } catch (err) {
       await client.close().catch(() => {});
-      throw created.#convert(err);
+      throw created.#convert(signal?.aborted ? signal.reason : err);
+    } finally {
+      signal?.removeEventListener("abort", abort);
     }
     // From now on, note which watched requests got their answer, so one whose stream ends without it is failed
     // at once.
@@ -281,7 +283,7 @@ export class UpstreamClient {
   }
 
   /** tools/list to the end (required), then resources, templates and prompts (best-effort). */
-  async readCatalog(): Promise<UpstreamCatalog> {
+  async readCatalog(signal?: AbortSignal): Promise<UpstreamCatalog> {
     const caps = this.#client.getServerCapabilities() ?? {};
     const catalog: UpstreamCatalog = {
       capabilities: caps,
@@ -299,7 +301,7 @@ export class UpstreamClient {
     if (instructions) catalog.instructions = instructions;
 
     try {
-      catalog.tools = await this.#pages((cursor) => this.#client.listTools({ cursor }, this.#options()), (r) => r.tools);
+      catalog.tools = await this.#pages((cursor) => this.#client.listTools({ cursor }, this.#options(signal)), (r) => r.tools);
     } catch (err) {
       throw this.#convert(err);
     }
@@ -318,16 +320,16 @@ export class UpstreamClient {
     };
     [catalog.resources, catalog.resourceTemplates, catalog.prompts] = await Promise.all([
       optional("resources/list", caps.resources, () =>
-        this.#pages((cursor) => this.#client.listResources({ cursor }, this.#options()), (r) => r.resources),
+        this.#pages((cursor) => this.#client.listResources({ cursor }, this.#options(signal)), (r) => r.resources),
       ),
       optional("resources/templates/list", caps.resources, () =>
         this.#pages(
-          (cursor) => this.#client.listResourceTemplates({ cursor }, this.#options()),
+          (cursor) => this.#client.listResourceTemplates({ cursor }, this.#options(signal)),
           (r) => r.resourceTemplates,
         ),
       ),
       optional("prompts/list", caps.prompts, () =>
-        this.#pages((cursor) => this.#client.listPrompts({ cursor }, this.#options()), (r) => r.prompts),
+        this.#pages((cursor) => this.#client.listPrompts({ cursor }, this.#options(signal)), (r) => r.prompts),
       ),
     ]);
     return catalog;
@@ -338,12 +340,17 @@ export class UpstreamClient {
     return this.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, options);
   }
 
-  /** Ends the upstream session (DELETE, best-effort) and closes the client. */
+  /**
+   * Closes the client: every exchange under way is aborted at once (its slot freed, its request failed), and the
+   * upstream session is ended with a DELETE (best-effort) that runs under its own deadline. Waits for that DELETE
+   * at most CLOSE_GRACE_MS: a healthy upstream has answered by then, a hanging one delays no caller.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#transport instanceof StreamableHTTPClientTransport) await this.#transport.terminateSession().catch(() => {});
+    const ending = this.#transport instanceof StreamableHTTPClientTransport ? this.#transport.terminateSession().catch(() => {}) : undefined;
     await this.#client.close().catch(() => {});
+    if (ending) await Promise.race([ending, sleep(CLOSE_GRACE_MS)]);
   }
 
   #options(signal?: AbortSignal) {
@@ -374,6 +381,7 @@ export class UpstreamClient {
   /** By type, never by message text; messages are scrubbed of the URL and header values before they travel. */
   #fault(err: unknown): UpstreamFault {
     if (err instanceof UpstreamError) return err.fault;
+    if (err instanceof ExchangeTimeout) return { kind: "timeout", ms: err.ms };
     if (this.#overflow) return { kind: "too_large", limit: this.#overflow.limit };
     if (err instanceof SseError) {
       const status = err.code ?? -1;
@@ -392,7 +400,7 @@ export class UpstreamClient {
       return fault;
     }
     if (err instanceof McpError) {
-      if (err.code === ErrorCode.RequestTimeout) return { kind: "timeout", ms: this.spec.timeout };
+      if (err.code === ErrorCode.RequestTimeout) return { kind: "timeout", ms: exchangeMs(this.spec.timeout) };
       if (err.code === ErrorCode.ConnectionClosed) return { kind: "closed" };
       return { kind: "rpc", code: err.code, detail: this.#scrub(err.message.replace(/^MCP error -?\d+: /, "")) };
     }

@@ -1,6 +1,7 @@
 // Every upstream request of a session goes through here: at most N connections at once (Workers allow 6
-// simultaneous outbound connections per request) and at most M bytes per response. workerd under `wrangler dev`
-// enforces neither, so the proxy counts for itself, and the counters are readable by tests.
+// simultaneous outbound connections per request), at most N-1 of them for one upstream, and at most M bytes per
+// response. workerd under `wrangler dev` enforces neither, so the proxy counts for itself, and the counters are
+// readable by tests.
 import { tapResponse } from "../streams.ts";
 import type { FetchLike } from "./client.ts";
 
@@ -24,7 +25,10 @@ export class ResponseTooLarge extends Error {
 export class FetchGate {
   readonly limits: GateLimits;
   #inFlight = 0;
-  readonly #waiting: Array<() => void> = [];
+  /** Slots held per upstream. */
+  readonly #held = new Map<string, number>();
+  /** Exchanges waiting for a slot, oldest first. */
+  readonly #waiting: Array<{ owner: string; grant: () => void }> = [];
   /** Counters for tests and logs. */
   readonly stats = { peakInFlight: 0, requests: 0, tooLarge: 0, bytes: 0 };
 
@@ -36,21 +40,27 @@ export class FetchGate {
     return this.#inFlight;
   }
 
+  /** Slots one upstream may hold: all but one, so an upstream that hangs can never starve the others. */
+  get perUpstream(): number {
+    return Math.max(1, this.limits.maxConnections - 1);
+  }
+
   /**
-   * Wraps a fetch: waits for a free slot, holds it until the response body is read to its end (or fails), and
-   * counts the body's bytes. Standalone GET streams (long-lived, open only while the host holds its own) take no
-   * slot, and their size limit applies to what arrives in one piece rather than over the stream's whole life.
+   * Wraps the fetch of one upstream (`owner`): waits for a free slot (giving up when the exchange's signal
+   * aborts), holds it until the response body is read to its end (or fails), and counts the body's bytes.
+   * Standalone GET streams (long-lived, open only while the host holds its own) take no slot, and their size
+   * limit applies to what arrives in one piece rather than over the stream's whole life.
    */
-  wrap(fetch: FetchLike, onTooLarge: (error: ResponseTooLarge) => void): FetchLike {
+  wrap(fetch: FetchLike, onTooLarge: (error: ResponseTooLarge) => void, owner = ""): FetchLike {
     return async (input, init) => {
       const stream = (init?.method ?? "GET").toUpperCase() === "GET";
-      if (!stream) await this.#acquire();
+      if (!stream) await this.#acquire(owner, init?.signal ?? undefined);
       this.stats.requests++;
       let released = stream;
       const release = () => {
         if (!released) {
           released = true;
-          this.#release();
+          this.#release(owner);
         }
       };
       let response: Response;
@@ -81,21 +91,48 @@ export class FetchGate {
     };
   }
 
-  #acquire(): Promise<void> {
-    if (this.#inFlight < this.limits.maxConnections) {
-      this.#take();
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#waiting.push(() => (this.#take(), resolve())));
+  #free(owner: string): boolean {
+    return this.#inFlight < this.limits.maxConnections && (this.#held.get(owner) ?? 0) < this.perUpstream;
   }
 
-  #take(): void {
+  #acquire(owner: string, signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#free(owner)) {
+      this.#take(owner);
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        owner,
+        grant: () => {
+          signal?.removeEventListener("abort", giveUp);
+          this.#take(owner);
+          resolve();
+        },
+      };
+      const giveUp = () => {
+        const at = this.#waiting.indexOf(waiter);
+        if (at >= 0) this.#waiting.splice(at, 1);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", giveUp, { once: true });
+      this.#waiting.push(waiter);
+    });
+  }
+
+  #take(owner: string): void {
     this.#inFlight++;
+    this.#held.set(owner, (this.#held.get(owner) ?? 0) + 1);
     this.stats.peakInFlight = Math.max(this.stats.peakInFlight, this.#inFlight);
   }
 
-  #release(): void {
+  #release(owner: string): void {
     this.#inFlight--;
-    this.#waiting.shift()?.();
+    const held = (this.#held.get(owner) ?? 1) - 1;
+    if (held > 0) this.#held.set(owner, held);
+    else this.#held.delete(owner);
+    // The oldest waiter that may take a slot now (one of an upstream at its share waits on).
+    const next = this.#waiting.findIndex((w) => this.#free(w.owner));
+    if (next >= 0) this.#waiting.splice(next, 1)[0]!.grant();
   }
 }

@@ -6,6 +6,7 @@ import type { CatalogGroup, CatalogView, LazyServer } from "../meta/render.ts";
 import { EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ReconnectBudget, backoffDelay, sleep } from "./backoff.ts";
 import type { RequestOptions, UpstreamCatalog, UpstreamClient } from "./client.ts";
+import { deadline, exchangeMs } from "./exchange.ts";
 
 /** Consecutive failed loads after which a lazy upstream is no longer offered. */
 export const MAX_LOAD_FAILURES = 3;
@@ -35,7 +36,8 @@ export interface RegistryStore {
   put(name: string, record: UpstreamRecord): Promise<void>;
 }
 
-export type Connector = (spec: UpstreamSpec) => Promise<UpstreamClient>;
+/** Opens a client; when `signal` aborts first, the attempt is abandoned (its exchanges aborted) and fails. */
+export type Connector = (spec: UpstreamSpec, signal?: AbortSignal) => Promise<UpstreamClient>;
 
 /** The team's last good catalog per upstream config (shared by all of the team's sessions). */
 export interface CatalogCache {
@@ -45,6 +47,12 @@ export interface CatalogCache {
 
 /** How long a new session waits for eager upstreams that have a cached catalog. */
 export const FAST_START_MS = 250;
+/**
+ * How long after the session started tools/list (and the other lists) wait for eager upstreams still connecting;
+ * one still connecting then is shown as such, and the host is told when it is in. A call to one of its tools
+ * waits for that upstream alone.
+ */
+export const EAGER_WAIT_MS = 5_000;
 /** How often a failed eager upstream is tried again while the session is in use. */
 export const RETRY_FAILED_MS = 15_000;
 
@@ -117,7 +125,11 @@ export class UpstreamRegistry {
   readonly #connecting = new Map<string, Promise<UpstreamClient>>();
   /** Loads under way: concurrent load_mcp calls for one server share one attempt. */
   readonly #loading = new Map<string, Promise<LoadOutcome>>();
+  /** Eager upstreams' first connections, by name, while they are under way. */
+  readonly #starting = new Map<string, Promise<void>>();
+  /** All of them settled, or the wait for them over (EAGER_WAIT_MS after they started). */
   #eager: Promise<void> | undefined;
+  #eagerWaitOver = false;
   #index: Map<string, ExposedTool> | undefined;
   /** Whether live clients keep their standalone GET stream open (while the host holds its own). */
   #streaming = false;
@@ -160,14 +172,36 @@ export class UpstreamRegistry {
   }
 
   /**
-   * Connects every eager upstream that has no record yet, in parallel; one failure does not
-   * stop the others. Started at initialize, awaited by the first tools/list.
+   * Connects every eager upstream that has no record yet, in parallel (once; started at initialize); one failure
+   * does not stop the others. Resolves when all of them are in, or EAGER_WAIT_MS after they started, whichever
+   * comes first: an upstream that is slow or hangs never holds up the lists for longer (it is shown as connecting).
    */
   ensureEager(): Promise<void> {
-    this.#eager ??= Promise.all(
-      this.#config.upstreams.filter((spec) => !isLazy(spec) && !this.#records.has(spec.name)).map((spec) => this.#startEager(spec)),
-    ).then(() => {});
+    if (this.#eager) return this.#eager;
+    const starts = this.#config.upstreams
+      .filter((spec) => !isLazy(spec) && !this.#records.has(spec.name))
+      .map((spec) => {
+        const start = this.#startEager(spec).finally(() => this.#starting.delete(spec.name));
+        this.#starting.set(spec.name, start);
+        return start;
+      });
+    const over = () => void (this.#eagerWaitOver = true);
+    this.#eager = Promise.race([Promise.all(starts), sleep(EAGER_WAIT_MS)]).then(over, over);
     return this.#eager;
+  }
+
+  /**
+   * Waits for one eager upstream's first connection, if it is under way (bounded by its connect deadline); the
+   * others are not waited for. Starts the eager connections if nobody has yet.
+   */
+  async settled(name: string): Promise<void> {
+    void this.ensureEager();
+    await this.#starting.get(name);
+  }
+
+  /** Whether an eager upstream's first connection is still under way. */
+  connecting(name: string): boolean {
+    return this.#starting.has(name);
   }
 
   /**
@@ -186,12 +220,15 @@ export class UpstreamRegistry {
         if (shown?.status === UpstreamStatus.ready) {
           const change = catalogChange(shown.catalog, catalog);
           if (change.tools || change.resources || change.prompts) this.onChange?.(change);
+        } else if (this.#eagerWaitOver) {
+          // The lists were already served with this upstream shown as connecting.
+          this.onChange?.({ tools: true, resources: true, prompts: true });
         }
       },
       async (err: unknown) => {
         const shown = this.#records.get(spec.name);
         await this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err), at: Date.now() });
-        if (shown) this.onChange?.({ tools: true, resources: true, prompts: true });
+        if (shown || this.#eagerWaitOver) this.onChange?.({ tools: true, resources: false, prompts: false });
       },
     );
     const cached = await this.#cache?.get(spec).catch(() => undefined);
@@ -292,7 +329,7 @@ export class UpstreamRegistry {
     }
     if (!isLazy(spec)) {
       // An eager server: ready, or brought back the way a call would (coalesced, within the reconnect budget).
-      await this.ensureEager();
+      await this.settled(name);
       const before = this.#records.get(name);
       if (before?.status === UpstreamStatus.ready) return { catalog: before.catalog, changed: false };
       const retry = await this.retryNow(name);
@@ -338,24 +375,30 @@ export class UpstreamRegistry {
     }
   }
 
-  /** Connects and reads the catalog; on any failure the connection is torn down and the error rethrown. */
-  async #attach(spec: UpstreamSpec, onRaw?: (raw: UpstreamCatalog) => Promise<void>): Promise<UpstreamCatalog> {
-    const client = await this.#client(spec).catch(async (err: unknown) => {
-      // A connection lost before any answer (a reused connection the upstream had already closed, say) is
-      // worth one more try: nothing was processed. Errors the upstream gave are not retried here.
-      if (!(err instanceof UpstreamError) || (err.fault.kind !== "unreachable" && err.fault.kind !== "closed")) throw err;
-      await sleep(backoffDelay(0) / 5);
-      return this.#client(spec);
+  /**
+   * Connects and reads the catalog, within the entry's connect deadline as a whole; on any failure the
+   * connection is torn down and the error rethrown.
+   */
+  #attach(spec: UpstreamSpec, onRaw?: (raw: UpstreamCatalog) => Promise<void>): Promise<UpstreamCatalog> {
+    return withDeadline(spec, async (signal) => {
+      const client = await this.#client(spec).catch(async (err: unknown) => {
+        // A connection lost before any answer (a reused connection the upstream had already closed, say) is
+        // worth one more try: nothing was processed. Errors the upstream gave are not retried here.
+        if (!(err instanceof UpstreamError) || (err.fault.kind !== "unreachable" && err.fault.kind !== "closed")) throw err;
+        await sleep(backoffDelay(0) / 5, signal);
+        return this.#client(spec);
+      });
+      try {
+        const raw = await client.readCatalog(signal);
+        await onRaw?.(raw);
+        return await this.#policy(spec, raw);
+      } catch (err) {
+        // This client only: another call may have replaced it with a healthy one meanwhile. Not waited for: its
+        // DELETE may hang on an upstream that does.
+        void this.#dropClient(spec.name, client);
+        throw err;
+      }
     });
-    try {
-      const raw = await client.readCatalog();
-      await onRaw?.(raw);
-      return await this.#policy(spec, raw);
-    } catch (err) {
-      // This client only: another call may have replaced it with a healthy one meanwhile.
-      await this.#dropClient(spec.name, client);
-      throw err;
-    }
   }
 
   async #setRecord(name: string, record: UpstreamRecord): Promise<void> {
@@ -364,17 +407,23 @@ export class UpstreamRegistry {
     await this.#store.put(name, record);
   }
 
-  /** The live client of an upstream, connecting (once, shared) when there is none. */
+  /**
+   * The live client of an upstream, connecting (once, shared) when there is none. The connection (initialize and
+   * bringing the client in line with the session) has the entry's connect deadline; an attempt that fails or
+   * outlives it is forgotten, so the next caller starts a new one.
+   */
   #client(spec: UpstreamSpec): Promise<UpstreamClient> {
     const live = this.#clients.get(spec.name);
     if (live && !live.closed) return Promise.resolve(live);
     let pending = this.#connecting.get(spec.name);
     if (!pending) {
-      pending = this.#connect(spec).then(async (client) => {
+      pending = withDeadline(spec, async (signal) => {
+        const client = await this.#connect(spec, signal);
         try {
           await this.#prepare(spec.name, client);
+          signal.throwIfAborted();
         } catch (err) {
-          await client.close();
+          void client.close();
           throw err;
         }
         this.#clients.set(spec.name, client);
@@ -394,7 +443,8 @@ export class UpstreamRegistry {
     if (this.#logLevel && client.capabilities.logging) {
       await client.request({ method: "logging/setLevel", params: { level: this.#logLevel } }, EmptyResultSchema).catch(() => {});
     }
-    if (this.#streaming) await client.openStream();
+    // Not waited for: the stream is for notifications nobody asked for, and a GET that hangs delays no call.
+    if (this.#streaming) void client.openStream();
     await this.onConnect?.(name, client);
   }
 
@@ -419,6 +469,8 @@ export class UpstreamRegistry {
         groups.push({ server: spec.name, state: "ready", tools: record.catalog.tools });
       } else if (record?.status === UpstreamStatus.failed) {
         groups.push({ server: spec.name, state: "unavailable", reason: record.reason });
+      } else if (!record && this.#starting.has(spec.name)) {
+        groups.push({ server: spec.name, state: "connecting" });
       }
     }
     for (const entry of this.#config.invalid ?? []) {
@@ -568,7 +620,7 @@ export class UpstreamRegistry {
     if (on === this.#streaming) return;
     this.#streaming = on;
     const live = [...this.#clients.entries()];
-    if (on) await Promise.all(live.map(([, client]) => client.openStream()));
+    if (on) for (const [, client] of live) void client.openStream();
     else await Promise.all(live.filter(([, client]) => client.streaming).map(([name]) => this.#drop(name)));
   }
 
@@ -608,6 +660,24 @@ export class UpstreamRegistry {
 }
 
 const isLazy = (spec: UpstreamSpec): boolean => spec.description !== undefined;
+
+/**
+ * Runs `work` under the entry's connect deadline (its timeout, or the default when it has none): past it the
+ * signal aborts (whatever `work` is waiting on is abandoned) and the result is a timeout, whether or not `work`
+ * has noticed yet.
+ */
+function withDeadline<T>(spec: UpstreamSpec, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ms = exchangeMs(spec.timeout);
+  const limit = deadline(ms, "connecting");
+  const expired = new Promise<never>((_, reject) =>
+    limit.signal.addEventListener("abort", () => reject(new UpstreamError(spec.name, { kind: "timeout", ms })), { once: true }),
+  );
+  const run = work(limit.signal);
+  // Whichever loses the race is settled all the same, unobserved.
+  run.catch(() => {});
+  expired.catch(() => {});
+  return Promise.race([run, expired]).finally(() => limit.clear());
+}
 
 /** Which parts of a catalog differ between two readings (each part is a list the host is told changed). */
 function catalogChange(before: UpstreamCatalog, after: UpstreamCatalog): CatalogChange {

@@ -6,6 +6,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { mintToken } from "../../src/auth/token.ts";
 import { kvKeys } from "../../src/config/keys.ts";
+import type { RouteStats } from "../fixtures/replay-types.ts";
 
 export const BASE = "http://proxy.test";
 
@@ -21,21 +22,11 @@ export async function addToken(team: string): Promise<string> {
   return minted.token;
 }
 
-/**
- * Polls `check` (at most `tries` times, `ms` apart) until it holds; says whether it did. Callers assert the
- * answer, so a condition that never comes fails the test rather than letting it carry on.
- */
-export async function waitFor(check: () => boolean | Promise<boolean>, { tries = 100, ms = 20 }: { tries?: number; ms?: number } = {}): Promise<boolean> {
-  for (let i = 0; i < tries; i++) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, ms));
-  }
-  return check();
-}
+export { waitFor } from "../shared/wait.ts";
 
 export const replayUrl = (route: string) => `${env.REPLAY_BASE}/${route}/mcp`;
 
-export async function replayStats(route: string): Promise<{ requests: number; methods: Record<string, number>; lastHeaders: Record<string, string>; sessions: number; deletes: number; calls: Array<{ name: string; arguments: unknown }> }> {
+export async function replayStats(route: string): Promise<RouteStats> {
   const res = await fetch(`${env.REPLAY_BASE}/__stats/${route}`);
   return res.json();
 }
@@ -127,6 +118,6 @@ export async function mutateTool(route: string): Promise<string> {
 }
 
 /** Replay-server controls: forget a route's sessions, take it down, bring it back. */
-export async function replayControl(action: "forget" | "down" | "up" | "hold", route: string): Promise<void> {
+export async function replayControl(action: "forget" | "down" | "up" | "hold" | "hang", route: string): Promise<void> {
   await fetch(`${env.REPLAY_BASE}/__${action}/${route}`, { method: "POST" });
 }
