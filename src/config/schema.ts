@@ -86,7 +86,9 @@ export const ServerEntry = z.strictObject({
     .min(0)
     .max(600_000)
     .default(30_000)
-    .describe("Upstream request timeout in milliseconds; 0 disables it."),
+    .describe(
+      "Upstream request timeout in milliseconds; 0 disables it for requests. Connecting, notifications and ending the upstream session are bounded by it too (by 30000 when it is 0).",
+    ),
 });
 export type ServerEntry = z.infer<typeof ServerEntry>;
 

@@ -1,7 +1,10 @@
-// Pure timing and paging logic, with fake clocks: backoff, the reconnect budget, Retry-After, the token cache.
+// Pure timing and paging logic, with fake clocks: backoff, the reconnect budget, Retry-After, the token cache,
+// upstream exchange deadlines and the request-slot gate.
 import { describe, expect, it, vi } from "vitest";
 import { ReconnectBudget, backoffDelay, parseRetryAfter, sleep } from "../../src/upstream/backoff.ts";
 import { TokenCache } from "../../src/http/token-cache.ts";
+import { ExchangeTimeout, classify, deadline, exchangeMs } from "../../src/upstream/exchange.ts";
+import { FetchGate } from "../../src/upstream/fetch-gate.ts";
 
 describe("backoff", () => {
   it("doubles from about half a second to about four, with ±25% jitter", () => {
@@ -91,5 +94,88 @@ describe("token cache", () => {
     expect(await cache.get("gone", load)).toBeNull();
     expect(await cache.get("gone", load)).toBeNull();
     expect(load).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("upstream exchanges", () => {
+  const post = (body: unknown) => ({ method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) });
+
+  it("tells requests, cancellations, other POSTs, the session's DELETE and GET streams apart", () => {
+    expect(classify(post({ jsonrpc: "2.0", id: 7, method: "tools/call" }))).toEqual({ kind: "request", id: 7 });
+    expect(classify(post({ jsonrpc: "2.0", id: "a", method: "initialize" }))).toEqual({ kind: "request", id: "a" });
+    expect(classify(post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } }))).toEqual({ kind: "cancel", cancels: 7 });
+    expect(classify(post({ jsonrpc: "2.0", method: "notifications/initialized" }))).toEqual({ kind: "notification" });
+    // A response to a server-to-client request, a body that is not JSON: POSTs with a deadline all the same.
+    expect(classify(post({ jsonrpc: "2.0", id: 3, result: {} }))).toEqual({ kind: "notification" });
+    expect(classify(post("{broken"))).toEqual({ kind: "notification" });
+    expect(classify({ method: "DELETE" })).toEqual({ kind: "end" });
+    expect(classify({ method: "GET" })).toEqual({ kind: "stream" });
+    expect(classify(undefined)).toEqual({ kind: "stream" });
+  });
+
+  it("a deadline aborts with ExchangeTimeout after its time, unless cleared first", () => {
+    vi.useFakeTimers();
+    const late = deadline(500, "a notification");
+    const cleared = deadline(500, "a GET stream");
+    cleared.clear();
+    vi.advanceTimersByTime(499);
+    expect(late.signal.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(late.signal.reason).toBeInstanceOf(ExchangeTimeout);
+    expect((late.signal.reason as ExchangeTimeout).ms).toBe(500);
+    expect(cleared.signal.aborted).toBe(false);
+    vi.useRealTimers();
+    // An entry without a timeout still bounds what is not a request.
+    expect(exchangeMs(0)).toBeGreaterThan(0);
+    expect(exchangeMs(2000)).toBe(2000);
+  });
+});
+
+describe("fetch gate", () => {
+  /** A fetch whose answers wait until released, one release per call, in order. */
+  function heldFetch() {
+    const releases: Array<() => void> = [];
+    const fetch = () => new Promise<Response>((resolve) => releases.push(() => resolve(new Response("ok"))));
+    return { fetch, releases };
+  }
+  const post = { method: "POST", body: "{}" };
+
+  it("lets one upstream hold all slots but one, so another upstream always gets through", async () => {
+    const gate = new FetchGate({ maxConnections: 3, maxResponseBytes: 1024 });
+    const held = heldFetch();
+    const hanging = gate.wrap(held.fetch, () => {}, "hanging");
+    const other = gate.wrap(async () => new Response("fine"), () => {}, "other");
+    const stuck = [hanging("u", post), hanging("u", post), hanging("u", post)];
+    await Promise.resolve();
+    expect(gate.inFlight).toBe(2);
+    // The third exchange of the hanging upstream waits; the other upstream's does not.
+    expect(await (await other("u", post)).text()).toBe("fine");
+    held.releases.shift()!();
+    await (await stuck[0]!).text();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(held.releases).toHaveLength(2);
+    for (const release of held.releases.splice(0)) release();
+    await Promise.all(stuck.slice(1).map(async (p) => (await p).text()));
+    expect(gate.inFlight).toBe(0);
+  });
+
+  it("an exchange waiting for a slot gives up when its signal aborts, and leaves the queue", async () => {
+    const gate = new FetchGate({ maxConnections: 2, maxResponseBytes: 1024 });
+    const held = heldFetch();
+    const wrapped = gate.wrap(held.fetch, () => {}, "one");
+    const first = wrapped("u", post);
+    const controller = new AbortController();
+    const waiting = wrapped("u", { ...post, signal: controller.signal });
+    controller.abort(new Error("deadline"));
+    await expect(waiting).rejects.toThrow("deadline");
+    held.releases.shift()!();
+    await (await first).text();
+    expect(gate.inFlight).toBe(0);
+    // Nothing was left queued behind the aborted one: the next exchange goes at once.
+    const next = wrapped("u", post);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(held.releases).toHaveLength(1);
+    held.releases.shift()!();
+    await (await next).text();
   });
 });
