@@ -27,6 +27,7 @@ const HANG_FAULTS: Record<string, Record<string, Fault> | undefined> = {
   "hang-init": { initialize: { kind: "hang" } },
   "hang-initialized": { "notifications/initialized": { kind: "hang" } },
   "hang-list": { "tools/list": { kind: "hang" } },
+  "hang-call": { "tools/call": { kind: "hang" } },
   "hang-cancel": { "tools/call": { kind: "hang" }, "notifications/cancelled": { kind: "hang" } },
   "hang-delete": { "tools/list": { kind: "rpc-error", code: -32603, message: "catalog exploded" }, DELETE: { kind: "hang" } },
   "hang-delete-end": { DELETE: { kind: "hang" } },
@@ -50,6 +51,7 @@ export const HANG_CASES: HangCase[] = [
   // Longer than the lists wait for eager upstreams: the catalog is served while this one is still connecting.
   { team: "h-connecting", route: "hang-all-c", timeout: 20_000 },
   ...ONE_METHOD.map(([route]) => ({ team: `h-${route}`, route, timeout: HANG_TIMEOUT })),
+  { team: "h-call", route: "hang-call", timeout: HANG_TIMEOUT },
   { team: "h-cancel", route: "hang-cancel", timeout: HANG_TIMEOUT },
   { team: "h-delete", route: "hang-delete", timeout: HANG_TIMEOUT },
   { team: "h-delete-end", route: "hang-delete-end", timeout: HANG_TIMEOUT },
@@ -186,6 +188,19 @@ export function hangScenarios(h: HangHarness): void {
         await s.client.close();
       });
     }
+
+    it("tools/call: the call times out within its timeout and frees its slot; the session goes on", async () => {
+      const s = await session("h-call");
+      await catalog(s.client);
+      const call = await timed(() => use(s.client, "flaky/read_graph"));
+      expect(text(call.value)).toContain(`did not answer within ${HANG_TIMEOUT} ms`);
+      expect(call.ms).toBeLessThan(HANG_TIMEOUT * 2);
+      await s.goodIsQuick();
+      await s.slotsFreed();
+      // The upstream is still connected and still hangs on calls only: its lists keep working.
+      expect(await catalog(s.client)).toContain("flaky:\n- add_observations:");
+      await s.client.close();
+    });
 
     it("tools/call and its notifications/cancelled: calls time out, the cancellations hold no slot past their deadline", async () => {
       const s = await session("h-cancel");
