@@ -2,13 +2,15 @@
 // Local state (what `wrangler dev` reads) by default, the deployed namespace with --remote.
 import { existsSync, readFileSync } from "node:fs";
 import { credentialWarnings } from "../src/config/redact.ts";
-import { TeamName } from "../src/config/schema.ts";
-import { parseConfig } from "../src/config/validate.ts";
+import { TeamName, secretNames } from "../src/config/schema.ts";
+import { parseConfig, type ResolvedConfig } from "../src/config/validate.ts";
+import { urlPolicy } from "../src/security/policy.ts";
+import { checkUpstreamUrl, type UrlPolicy } from "../src/security/url-guard.ts";
 import { TeamStore, TeamStoreError } from "../src/teams/store.ts";
 import { KvError, wranglerKv, type KvTarget } from "./lib/kv.ts";
 
 const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
-  check <config.json>                validate a config file's shape (no state is read)
+  check <config.json>                validate a config file: its shape and upstream URLs (no state is read)
   put <team> <config.json>           validate (shape, upstream URLs, secret references) and store the config
   get <team>                         print the config (literal header values masked)
   delete <team>                      delete the config
@@ -22,18 +24,20 @@ const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
   approve <team> <server> <tool>     approve a changed tool definition
 Environment: ALLOW_PRIVATE_UPSTREAMS=true allows http and private addresses (local use only); SECRETS_KEY
 (else .dev.vars) encrypts local secrets; with --remote, secrets go through the admin API at DYNMCP_URL with
-DYNMCP_ADMIN_TOKEN, since only the Worker holds the key.`;
+DYNMCP_ADMIN_TOKEN, since only the Worker holds the key. --help prints this.`;
 
 interface Options extends KvTarget {
   label?: string;
+  help: boolean;
   positional: string[];
 }
 
 function parseArgs(argv: string[]): Options {
-  const opts: Options = { remote: false, positional: [] };
+  const opts: Options = { remote: false, help: false, positional: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === "--remote") opts.remote = true;
+    if (arg === "--help" || arg === "-h") opts.help = true;
+    else if (arg === "--remote") opts.remote = true;
     else if (arg === "--local") opts.remote = false;
     else if (arg === "--persist-to") opts.persistTo = argv[++i];
     else if (arg === "--label") opts.label = argv[++i];
@@ -64,8 +68,8 @@ function secretsKey(): string | undefined {
   return /^SECRETS_KEY=(.*)$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1]?.trim();
 }
 
-/** The config file, parsed once and validated: its JSON as written (what is stored). */
-function readConfig(path: string | undefined): unknown {
+/** The config file, parsed once and its shape validated: its JSON as written (what is stored) and what it means. */
+function readConfig(path: string | undefined): { raw: unknown; config: ResolvedConfig } {
   if (!path) fail(USAGE);
   let text: string;
   try {
@@ -85,8 +89,46 @@ function readConfig(path: string | undefined): unknown {
   for (const warning of credentialWarnings(raw)) process.stderr.write(`warning: ${warning}\n`);
   const { mode, upstreams } = result.config;
   const lazy = upstreams.filter((u) => u.description !== undefined).length;
-  out(`${path}: valid (${mode === "single" ? "single-MCP mode" : "config-file mode"}, ${upstreams.length} enabled upstream(s), ${lazy} lazy)`);
-  return raw;
+  out(`${path}: valid shape (${mode === "single" ? "single-MCP mode" : "config-file mode"}, ${upstreams.length} enabled upstream(s), ${lazy} lazy)`);
+  return { raw, config: result.config };
+}
+
+/**
+ * The upstream URLs `put` would refuse under this policy (the same check, from src/security/url-guard.ts), each
+ * with its JSON path, its origin (never the whole URL: it may carry a key in its query) and why.
+ */
+function refusedUrls(config: ResolvedConfig, policy: UrlPolicy): string[] {
+  const refused: string[] = [];
+  for (const upstream of config.upstreams) {
+    const verdict = checkUpstreamUrl(upstream.url, policy);
+    if (verdict.ok) continue;
+    const path = config.mode === "single" ? "url" : `mcp.${upstream.name}.url`;
+    let origin = "";
+    try {
+      const parsed = new URL(upstream.url);
+      if (parsed.origin !== "null") origin = ` (${parsed.origin})`;
+    } catch {
+      // not a URL: the reason says so
+    }
+    refused.push(`${path}${origin}: ${verdict.reason}`);
+  }
+  return refused;
+}
+
+/** `check`: the shape, then the upstream URLs as `put` would judge them; secret references need the team's state. */
+function check(path: string | undefined, policy: UrlPolicy): void {
+  const { config } = readConfig(path);
+  const refused = refusedUrls(config, policy);
+  const lifted = policy.allowPrivate ? " (with ALLOW_PRIVATE_UPSTREAMS=true: http and private addresses allowed, local use only)" : "";
+  if (refused.length > 0) {
+    const hint = policy.allowPrivate
+      ? ""
+      : "\n(upstream URLs must be https and public; ALLOW_PRIVATE_UPSTREAMS=true lifts that for local use only)";
+    fail(`${path}: put would refuse ${refused.length} upstream URL(s)${lifted}:\n${refused.map((r) => `  - ${r}`).join("\n")}${hint}`);
+  }
+  out(`${path}: every upstream URL allowed${lifted}`);
+  const secrets = [...new Set(config.upstreams.flatMap((u) => Object.values(u.headers).flatMap((v) => secretNames(v))))];
+  if (secrets.length > 0) out(`${path}: put checks that the team has the secrets it references: ${secrets.join(", ")}`);
 }
 
 /** The admin API of a deployment, for what only the Worker can do (secrets, under its key). */
@@ -111,18 +153,21 @@ async function readStdin(): Promise<string> {
 
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
-  const store = new TeamStore(wranglerKv(opts), {
-    secretsKey: secretsKey(),
-    urlPolicy: { allowPrivate: process.env.ALLOW_PRIVATE_UPSTREAMS === "true" },
-  });
   const [command, ...rest] = opts.positional;
+  if (opts.help || command === "help") {
+    out(USAGE);
+    return;
+  }
+  // The policy the Worker applies (src/security/policy.ts), from this process's environment.
+  const policy = urlPolicy(process.env);
+  const store = new TeamStore(wranglerKv(opts), { secretsKey: secretsKey(), urlPolicy: policy });
   switch (command) {
     case "check":
-      readConfig(rest[0]);
+      check(rest[0], policy);
       return;
     case "put": {
       const name = team(rest[0]);
-      const result = await store.putConfig(name, readConfig(rest[1]));
+      const result = await store.putConfig(name, readConfig(rest[1]).raw);
       if (!result.ok) fail(`not stored:\n${result.issues.map((i) => `  - ${i.path}: ${i.message}`).join("\n")}`);
       out(`stored the config of team ${name} (${opts.remote ? "remote" : "local"})`);
       return;
