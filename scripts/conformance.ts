@@ -1,12 +1,17 @@
 // `npm run conformance`: the official MCP conformance suite (@modelcontextprotocol/conformance) against the proxy in
-// single-MCP mode. Starts our fixture upstream, provisions a team whose config is that one server, runs
-// `wrangler dev`, puts a forwarder that adds the team's bearer token in front of it (the suite cannot send
-// headers), runs the suite with conformance/expected-failures.yml, prints a summary and exits with the suite's code.
+// single-MCP mode, twice: in front of our fixture upstream (test/fixtures/conformance-upstream.ts, baseline
+// conformance/expected-failures.yml) and in front of a real @modelcontextprotocol/server-everything (baseline
+// conformance/expected-failures-everything.yml). Starts both upstreams on loopback and one `wrangler dev`, provisions
+// through its admin API one team per upstream whose config is that one server, puts a forwarder that adds the team's
+// bearer token in front of it (the suite cannot send headers), runs the suite once per upstream, prints a summary of
+// each and exits non-zero when any run of the suite did.
 //
-//   npm run conformance                          # every server scenario (--suite all: active and pending)
-//   npm run conformance -- --scenario ping       # anything after -- goes to the suite (then no --suite all)
-//   npm run conformance -- --no-parity           # skip the use_tool parity check that follows the suite
+//   npm run conformance                          # every server scenario (--suite all: active and pending), both upstreams
+//   npm run conformance -- --upstream everything # one upstream only: fixture or everything
+//   npm run conformance -- --scenario ping       # anything else goes to the suite (then no --suite all)
+//   npm run conformance -- --no-parity           # skip the use_tool parity check that follows the fixture's run
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -23,16 +28,47 @@ import {
   type LoggingMessageNotification,
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
-import { provisionTeam } from "../test/e2e/helpers.ts";
 import { startConformanceUpstream, type ConformanceUpstream } from "../test/fixtures/conformance-upstream.ts";
 import { startHeaderForwarder, type HeaderForwarder } from "../test/fixtures/header-forwarder.ts";
-import { packageFile, startWranglerDev, type Running } from "./lib/processes.ts";
+import { packageFile, startEverything, startWranglerDev, type Running } from "./lib/processes.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const BASELINE = join(ROOT, "conformance", "expected-failures.yml");
-const TEAM = "conformance";
-/** The suite runs 32 short scenarios in a few seconds; this only stops a hung run. */
-const SUITE_TIMEOUT_MS = 90_000;
+/** The suite runs 32 short scenarios in a few seconds; this only stops a hung run (two runs fit the e2e test's time). */
+const SUITE_TIMEOUT_MS = 45_000;
+
+/** An upstream the suite runs against, behind a single-MCP team of its own. */
+interface Target {
+  name: "fixture" | "everything";
+  team: string;
+  baseline: string;
+  /** How the summary names the upstream. */
+  title: string;
+  start: () => Promise<{ url: string; stop: () => Promise<void> }>;
+}
+
+export const TARGETS: readonly Target[] = [
+  {
+    name: "fixture",
+    team: "conformance",
+    baseline: join(ROOT, "conformance", "expected-failures.yml"),
+    title: "the fixture upstream",
+    start: async () => {
+      const up: ConformanceUpstream = await startConformanceUpstream();
+      return { url: up.url, stop: () => up.close() };
+    },
+  },
+  {
+    name: "everything",
+    team: "conformance-everything",
+    baseline: join(ROOT, "conformance", "expected-failures-everything.yml"),
+    title: "server-everything",
+    // A scrubbed environment (startEverything's): its get-env tool returns the process environment to any caller.
+    start: async () => {
+      const up: Running = await startEverything();
+      return { url: up.url, stop: () => up.stop() };
+    },
+  },
+];
 /** One parity call: a broken relay shows as a failed check, not as a run that waits for the upstream time-out. */
 const CHECK_TIMEOUT_MS = 10_000;
 
@@ -86,7 +122,7 @@ function readResults(dir: string): Map<string, Check[]> {
   return results;
 }
 
-function summarize(results: Map<string, Check[]>, baseline: Map<string, string>): string {
+function summarize(target: Target, results: Map<string, Check[]>, baseline: Map<string, string>): string {
   const passed: string[] = [];
   const expected: string[] = [];
   const unexpected: string[] = [];
@@ -99,7 +135,7 @@ function summarize(results: Map<string, Check[]>, baseline: Map<string, string>)
     else if (listed) expected.push(scenario);
     else unexpected.push(`${scenario}\n${bad.map((c) => `      ${c.status} ${c.name}: ${c.errorMessage ?? ""}`).join("\n")}`);
   }
-  const lines = ["", "=== dynmcp conformance summary (single-MCP mode, through the proxy) ==="];
+  const lines = ["", `=== dynmcp conformance summary (single-MCP mode, through the proxy, in front of ${target.title}) ===`];
   lines.push(`passed: ${passed.length}`, ...passed.map((s) => `  ✓ ${s}${PASSES_ON_UNKNOWN_TOOL[s] ? ` (vacuously: ${PASSES_ON_UNKNOWN_TOOL[s]})` : ""}`));
   lines.push(`expected failures: ${expected.length}`, ...expected.map((s) => `  ~ ${s}: ${baseline.get(s)}`));
   if (unexpected.length) lines.push(`UNEXPECTED failures: ${unexpected.length}`, ...unexpected.map((s) => `  ✗ ${s}`));
@@ -277,17 +313,53 @@ function runSuite(args: string[]): Promise<{ code: number; output: string }> {
   });
 }
 
+/** Stores a single-MCP team's config and mints a token through the admin API; returns the token. */
+async function provision(proxyUrl: string, adminToken: string, team: string, config: unknown): Promise<string> {
+  const headers = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" };
+  const put = await fetch(`${proxyUrl}/admin/teams/${team}/config`, { method: "PUT", headers, body: JSON.stringify(config) });
+  if (!put.ok) throw new Error(`storing the config of ${team}: HTTP ${put.status} ${await put.text()}`);
+  const minted = await fetch(`${proxyUrl}/admin/teams/${team}/tokens`, { method: "POST", headers, body: JSON.stringify({ label: "conformance" }) });
+  if (!minted.ok) throw new Error(`minting a token of ${team}: HTTP ${minted.status} ${await minted.text()}`);
+  return ((await minted.json()) as { token: string }).token;
+}
+
+/** The script's own flags, taken out of what goes to the suite. */
+function parseArgs(argv: string[]): { targets: Target[]; parity: boolean; suiteArgs: string[] } {
+  const suiteArgs: string[] = [];
+  const chosen = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--no-parity") continue;
+    if (arg === "--upstream" || arg.startsWith("--upstream=")) {
+      const value = arg === "--upstream" ? argv[++i] : arg.slice("--upstream=".length);
+      if (!TARGETS.some((t) => t.name === value)) throw new Error(`--upstream wants one of ${TARGETS.map((t) => t.name).join(", ")}; got ${value ?? "nothing"}`);
+      chosen.add(value!);
+      continue;
+    }
+    suiteArgs.push(arg);
+  }
+  const targets = chosen.size === 0 ? [...TARGETS] : TARGETS.filter((t) => chosen.has(t.name));
+  return { targets, parity: !argv.includes("--no-parity"), suiteArgs };
+}
+
 async function main(): Promise<number> {
   process.chdir(ROOT); // wrangler dev reads ./wrangler.toml
+  let args: ReturnType<typeof parseArgs>;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+    return 2;
+  }
   const dir = mkdtempSync(join(tmpdir(), "dynmcp-conformance-"));
-  let upstream: ConformanceUpstream | undefined;
+  const upstreams: Array<{ url: string; stop: () => Promise<void> }> = [];
+  const forwarders: HeaderForwarder[] = [];
   let proxy: Running | undefined;
-  let forwarder: HeaderForwarder | undefined;
   const stopAll = async () => {
     suiteChild?.kill("SIGKILL");
-    await forwarder?.close().catch(() => {});
+    await Promise.all(forwarders.map((f) => f.close().catch(() => {})));
     await proxy?.stop().catch(() => {});
-    await upstream?.close().catch(() => {});
+    await Promise.all(upstreams.map((u) => u.stop().catch(() => {})));
     rmSync(dir, { recursive: true, force: true });
   };
   let interrupted = false;
@@ -299,23 +371,36 @@ async function main(): Promise<number> {
   process.once("SIGTERM", onSignal);
 
   try {
-    upstream = await startConformanceUpstream();
-    const state = join(dir, "state");
-    const token = provisionTeam(dir, state, TEAM, { transport: "streamable-http", url: upstream.url });
-    proxy = await startWranglerDev({ persistTo: state, vars: { SESSION_KEY: "conformance" } });
-    forwarder = await startHeaderForwarder({ target: proxy.url, token });
-    const url = `${forwarder.url}/t/${TEAM}/mcp`;
-    console.log(`upstream ${upstream.url}\nproxy ${proxy.url}/t/${TEAM}/mcp (single-MCP mode)\nsuite → ${url} (forwarder adds the bearer token)\n`);
+    // The teams are provisioned through the admin API of this run's proxy (a token of its own): much faster than the
+    // team CLI, whose every KV write is a wrangler run.
+    const adminToken = randomBytes(24).toString("base64url");
+    const starting = startWranglerDev({ persistTo: join(dir, "state"), vars: { SESSION_KEY: "conformance", ADMIN_TOKEN: adminToken } }).then((p) => (proxy = p));
+    starting.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
+    // Settled, not all: an upstream that started is stopped at the end even when another failed.
+    const settled = await Promise.allSettled(args.targets.map((t) => t.start()));
+    for (const s of settled) if (s.status === "fulfilled") upstreams.push(s.value);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failed) throw failed.reason;
+    const running = await starting;
+    const tokens = await Promise.all(args.targets.map((t, i) => provision(running.url, adminToken, t.team, { transport: "streamable-http", url: upstreams[i]!.url })));
+    const scope = args.suiteArgs.some((a) => a === "--scenario" || a === "--suite" || a.startsWith("--scenario=") || a.startsWith("--suite=")) ? [] : ["--suite", "all"];
 
-    const extra = process.argv.slice(2).filter((a) => a !== "--no-parity");
-    const scope = extra.some((a) => a === "--scenario" || a === "--suite" || a.startsWith("--scenario=") || a.startsWith("--suite=")) ? [] : ["--suite", "all"];
-    const results = join(dir, "results");
-    const suite = await runSuite(["server", "--url", url, ...scope, "--expected-failures", BASELINE, "-o", results, ...extra]);
-    if (interrupted) return 130;
-    console.log(summarize(readResults(results), readBaseline(BASELINE)));
-    if (!process.argv.includes("--no-parity")) console.log(formatParity(await useToolParity(url)));
-    console.log(`\nconformance suite exit code: ${suite.code}`);
-    return suite.code;
+    let code = 0;
+    for (const [i, target] of args.targets.entries()) {
+      const forwarder = await startHeaderForwarder({ target: running.url, token: tokens[i]! });
+      forwarders.push(forwarder);
+      const url = `${forwarder.url}/t/${target.team}/mcp`;
+      console.log(`\n--- ${target.title}: upstream ${upstreams[i]!.url}\nproxy ${running.url}/t/${target.team}/mcp (single-MCP mode)\nsuite → ${url} (forwarder adds the bearer token)\n`);
+      const results = join(dir, `results-${target.name}`);
+      const suite = await runSuite(["server", "--url", url, ...scope, "--expected-failures", target.baseline, "-o", results, ...args.suiteArgs]);
+      if (interrupted) return 130;
+      console.log(summarize(target, readResults(results), readBaseline(target.baseline)));
+      // The parity block calls the fixture's own tools.
+      if (args.parity && target.name === "fixture") console.log(formatParity(await useToolParity(url)));
+      console.log(`\nconformance suite exit code (${target.title}): ${suite.code}`);
+      if (suite.code !== 0) code = suite.code;
+    }
+    return code;
   } catch (err) {
     console.error(err instanceof Error ? err.message : String(err));
     return 1;

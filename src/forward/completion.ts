@@ -1,12 +1,15 @@
 // completion/complete, routed by its reference (a prompt name or a resource template) to the upstream that owns it.
+// A resource reference goes where a resource with that URI would: the exact template first, then routeResource.
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CompleteRequestSchema, CompleteResultSchema, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { RpcError, forwardedError } from "../errors.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
 import { promptByExposedName, templateOwner } from "./merge.ts";
+import type { ResourceLinks } from "./resource-links.ts";
+import { routeResource } from "./resources.ts";
 
-export function registerCompletion(server: Server, registry: UpstreamRegistry, bridge: HostBridge): void {
+export function registerCompletion(server: Server, registry: UpstreamRegistry, bridge: HostBridge, links?: ResourceLinks): void {
   server.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
     await registry.ensureEager();
     const ready = registry.ready();
@@ -18,7 +21,7 @@ export function registerCompletion(server: Server, registry: UpstreamRegistry, b
       owner = found.owner;
       params = { ...params, ref: { ...ref, name: found.original } };
     } else {
-      owner = templateOwner(ready, ref.uri);
+      owner = templateOwner(ready, ref.uri) ?? (await routeResource(registry, links, ref.uri));
       if (!owner) throw new RpcError(ErrorCode.InvalidParams, `Unknown resource template: ${ref.uri}`);
     }
     const target = owner;

@@ -50,6 +50,24 @@ export function resourceOwner(ready: readonly ReadyUpstream[], uri: string): str
   return undefined;
 }
 
+/** Loaded upstreams that declare the resources capability, in config order. */
+export function resourceServers(ready: readonly ReadyUpstream[]): ReadyUpstream[] {
+  return ready.filter((u) => Boolean(u.catalog.capabilities.resources));
+}
+
+/**
+ * The upstream for a URI that no list or template claims (resourceOwner found none). Resources are often not
+ * listed: tools link to URIs that appear in no list. Only upstreams that declare resources are asked: in single-MCP
+ * mode the one upstream; in config-file mode the one whose tool result linked the URI (`linkedBy`), else the only
+ * loaded one. Undefined when that leaves no single choice (the URI is then not found).
+ */
+export function unclaimedResourceOwner(ready: readonly ReadyUpstream[], mode: ConfigMode, linkedBy: string | undefined): string | undefined {
+  const serving = resourceServers(ready);
+  if (mode === "single") return serving[0]?.name;
+  if (linkedBy !== undefined && serving.some((u) => u.name === linkedBy)) return linkedBy;
+  return serving.length === 1 ? serving[0]!.name : undefined;
+}
+
 /** Prompts as the host sees them: `server/prompt` in config-file mode, bare in single-MCP mode. */
 export function mergePrompts(ready: readonly ReadyUpstream[], mode: ConfigMode): Array<{ owner: string; exposed: Prompt; original: string }> {
   return firstClaims(ready, (u) => u.catalog.prompts, (p, owner) => (mode === "single" ? p.name : `${owner}/${p.name}`)).map(

@@ -12,13 +12,37 @@ import {
 import { RpcError, forwardedError } from "../errors.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
-import { mergeResources, mergeTemplates, resourceOwner } from "./merge.ts";
+import { mergeResources, mergeTemplates, resourceOwner, resourceServers, unclaimedResourceOwner } from "./merge.ts";
 import { paginate } from "./paging.ts";
+import type { ResourceLinks } from "./resource-links.ts";
 
 /** The code the MCP spec gives an unknown resource. */
 export const RESOURCE_NOT_FOUND = -32002;
 
-export function registerResources(server: Server, registry: UpstreamRegistry, bridge: HostBridge): void {
+/**
+ * The upstream a URI goes to, over the loaded upstreams as they are now (the caller has waited for the eager ones):
+ * the one that lists it, else the first whose template matches it, else, for a URI nobody claims, the one
+ * unclaimedResourceOwner picks (single-MCP mode: the upstream; config-file mode: the one whose tool result linked
+ * it, else the only one with resources). Undefined when none is left.
+ */
+export async function routeResource(registry: UpstreamRegistry, links: ResourceLinks | undefined, uri: string): Promise<string | undefined> {
+  const claimed = resourceOwner(registry.ready(), uri);
+  if (claimed) return claimed;
+  const linkedBy = registry.mode === "multi" ? await links?.linkedBy(uri) : undefined;
+  return unclaimedResourceOwner(registry.ready(), registry.mode, linkedBy);
+}
+
+/** Why a URI has no upstream, naming the loaded servers that offer resources (names only, never their URLs). */
+function notFound(registry: UpstreamRegistry, uri: string): RpcError {
+  const serving = resourceServers(registry.ready()).map((u) => `"${u.name}"`);
+  const why =
+    serving.length === 0
+      ? "no loaded server offers resources"
+      : `no loaded server lists it, has a template that matches it or linked it in a tool result, and more than one offers resources (${serving.join(", ")})`;
+  return new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri} (${why}).`);
+}
+
+export function registerResources(server: Server, registry: UpstreamRegistry, bridge: HostBridge, links?: ResourceLinks): void {
   server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
     await registry.ensureEager();
     const { page, nextCursor } = paginate(mergeResources(registry.ready()).map((r) => r.resource), request.params?.cursor);
@@ -34,8 +58,8 @@ export function registerResources(server: Server, registry: UpstreamRegistry, br
 
   const owner = async (uri: string): Promise<string> => {
     await registry.ensureEager();
-    const name = resourceOwner(registry.ready(), uri);
-    if (!name) throw new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri} (no loaded server lists it or has a template that matches it).`);
+    const name = await routeResource(registry, links, uri);
+    if (!name) throw notFound(registry, uri);
     return name;
   };
 
@@ -73,12 +97,12 @@ export function registerResources(server: Server, registry: UpstreamRegistry, br
   server.setRequestHandler(SubscribeRequestSchema, subscription("resources/subscribe"));
   server.setRequestHandler(UnsubscribeRequestSchema, subscription("resources/unsubscribe"));
 
-  // A reconnected upstream has forgotten the host's subscriptions: renew the ones it owns.
+  // A reconnected upstream has forgotten the host's subscriptions: renew the ones routed to it, by the same rule
+  // as the subscribe itself (not waiting for the eager upstreams: this runs while one of them connects).
   registry.onConnect = async (name, client) => {
     if (!client.capabilities.resources?.subscribe) return;
-    const ready = registry.ready();
-    for (const uri of bridge.subscriptions) {
-      if (resourceOwner(ready, uri) === name) {
+    for (const uri of [...bridge.subscriptions]) {
+      if ((await routeResource(registry, links, uri).catch(() => undefined)) === name) {
         await client.request({ method: "resources/subscribe", params: { uri } }, EmptyResultSchema).catch(() => {});
       }
     }

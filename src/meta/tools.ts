@@ -48,7 +48,12 @@ export interface SessionIdentity {
   session: string;
 }
 
-export function registerMetaTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity): void {
+/** Remembers which upstream's tool result linked which resources (ResourceLinks in src/forward/resource-links.ts). */
+export interface ToolResultLinks {
+  remember(upstream: string, result: CallToolResult): Promise<void>;
+}
+
+export function registerMetaTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity, links?: ToolResultLinks): void {
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     await registry.ensureEager();
     registry.retryFailed();
@@ -102,6 +107,8 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
             registry.call(target, args.tool_input, { signal: extra.signal, ...(onprogress ? { onprogress } : {}) }),
           );
           done(result.isError ? "tool_error" : "ok");
+          // A resource the result links to and no list claims is routed back to this upstream later.
+          await links?.remember(target.upstream, result);
           return result;
         } catch (err) {
           done("failed");

@@ -10,6 +10,7 @@ import { HostBridge } from "../forward/bridge.ts";
 import { registerCompletion } from "../forward/completion.ts";
 import { registerLogging } from "../forward/logging.ts";
 import { registerPrompts } from "../forward/prompts.ts";
+import { ResourceLinks } from "../forward/resource-links.ts";
 import { registerResources } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
 import { registerMetaTools } from "../meta/tools.ts";
@@ -86,10 +87,12 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const level = await store.logLevel();
   if (level) await registry.setLogLevel(level);
 
-  registerMetaTools(server, registry, bridge, { team: record.team, session: record.sessionId.slice(0, 8) });
-  registerResources(server, registry, bridge);
+  // Which upstream linked which resource in a tool result (config-file mode: single-MCP mode has one to ask).
+  const links = record.config.mode === "multi" ? new ResourceLinks(store) : undefined;
+  registerMetaTools(server, registry, bridge, { team: record.team, session: record.sessionId.slice(0, 8) }, links);
+  registerResources(server, registry, bridge, links);
   registerPrompts(server, registry, bridge);
-  registerCompletion(server, registry, bridge);
+  registerCompletion(server, registry, bridge, links);
   registerLogging(server, registry, (l) => store.putLogLevel(l));
   registerRoots(server, registry);
 

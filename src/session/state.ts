@@ -3,6 +3,7 @@ import type { ResolvedConfig } from "../config/validate.ts";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportState } from "agents/mcp";
 import type { RegistryStore, UpstreamRecord } from "../upstream/registry.ts";
+import type { LinkStore, StoredLink } from "../forward/resource-links.ts";
 
 /** Written once at initialize; the session keeps this config for its whole life. */
 export interface SessionRecord {
@@ -21,9 +22,14 @@ const KEY = {
   activity: "activity",
   reload: "reload",
   upstreamPrefix: "upstream:",
+  linkPrefix: "link:",
 } as const;
 
-export class SessionStore implements RegistryStore {
+/** The most keys one storage put or delete takes. */
+const BATCH = 128;
+const batches = <T>(items: T[]): T[][] => Array.from({ length: Math.ceil(items.length / BATCH) }, (_, i) => items.slice(i * BATCH, (i + 1) * BATCH));
+
+export class SessionStore implements RegistryStore, LinkStore {
   readonly #storage: DurableObjectStorage;
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -78,6 +84,15 @@ export class SessionStore implements RegistryStore {
   }
   async remove(name: string): Promise<void> {
     await this.#storage.delete(KEY.upstreamPrefix + name);
+  }
+
+  /** The resources tool results linked to, one key per link (`link:<seq>`), bounded by ResourceLinks. */
+  async links(): Promise<StoredLink[]> {
+    return [...(await this.#storage.list<StoredLink>({ prefix: KEY.linkPrefix })).values()];
+  }
+  async saveLinks(put: StoredLink[], remove: number[]): Promise<void> {
+    for (const batch of batches(put)) await this.#storage.put(Object.fromEntries(batch.map((link) => [KEY.linkPrefix + link.seq, link])));
+    for (const batch of batches(remove)) await this.#storage.delete(batch.map((seq) => KEY.linkPrefix + seq));
   }
 
   /** Forgets the session entirely (DELETE). */

@@ -12,9 +12,26 @@ import {
   type Notification,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { HostBridge } from "../../src/forward/bridge.ts";
-import { connect, discoverDescription, loadMcp, replayStats, replayUrl, seedTeam, text, waitFor } from "./helpers.ts";
+import {
+  BASE,
+  connect,
+  discoverDescription,
+  loadMcp,
+  replayControl,
+  replayStats,
+  replayUrl,
+  seedTeam,
+  text,
+  waitFor,
+  workerFetch,
+  type Connected,
+} from "./helpers.ts";
 
 const EVERYTHING_DESCRIPTION = "The MCP reference server: echo, sums, sample resources, templates and prompts.";
 
@@ -113,10 +130,15 @@ describe("resources", () => {
     await client.close();
   });
 
-  it("answers an unknown URI with -32002 naming it", async () => {
-    const token = await seedTeam("fw-nores", { mcp: { graph: { url: replayUrl("fwd-a") } } });
+  it("answers -32002 naming the URI when no list, template or link claims it and two upstreams offer resources", async () => {
+    const token = await seedTeam("fw-nores", { mcp: { graph: { url: replayUrl("fwd-a") }, second: { url: replayUrl("fwd-b") } } });
     const { client } = await connect("fw-nores", token);
-    await expect(client.readResource({ uri: "nowhere://x" })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining("nowhere://x") });
+    await expect(client.readResource({ uri: "nowhere://x" })).rejects.toMatchObject({
+      code: -32002,
+      message: expect.stringContaining(
+        'Resource not found: nowhere://x (no loaded server lists it, has a template that matches it or linked it in a tool result, and more than one offers resources ("graph", "second")).',
+      ),
+    });
     await client.close();
   });
 
@@ -147,6 +169,118 @@ describe("resources", () => {
     await eventually(() => updated.includes(uri));
     await client.unsubscribeResource({ uri });
     await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/toggle-subscriber-updates" } });
+    await client.close();
+  });
+});
+
+/**
+ * A host that holds no GET stream. The upstreams then keep none either, so a list change an upstream announces
+ * outside a request (server-everything's, when a tool registers a resource for its session) never reaches the
+ * proxy, and that resource stays out of the proxy's lists: a URI only a tool result points at.
+ */
+async function connectWithoutStream(team: string, token: string, sessionId?: string): Promise<Connected> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
+    fetch: (input, init) => (init?.method === "GET" ? Promise.resolve(new Response(null, { status: 405 })) : workerFetch(input, init)),
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    ...(sessionId ? { sessionId } : {}),
+  });
+  const client = new Client({ name: "test-host", version: "1.0.0" }, { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  await client.connect(transport);
+  return { client, transport, sessionId: transport.sessionId ?? sessionId ?? "" };
+}
+
+/** server-everything's tool that registers a session resource and answers with a resource_link to it. */
+const gzipInput = (name: string) => ({ name, data: "data:text/plain;base64,aGVsbG8=", outputType: "resourceLink" });
+const WATCHED = "test://watched-resource";
+
+describe("resources no list or template claims", () => {
+  it("single-MCP mode: goes to the upstream, which accepts the URI or refuses it with its own error", async () => {
+    const token = await seedTeam("fw-unl-single", { transport: "http", url: env.EVERYTHING_URL });
+    const { client } = await connectWithoutStream("fw-unl-single", token);
+    expect((await client.listResources()).resources.map((r) => r.uri)).not.toContain(WATCHED);
+    expect(await client.subscribeResource({ uri: WATCHED })).toEqual({});
+    expect(await client.unsubscribeResource({ uri: WATCHED })).toEqual({});
+
+    const uri = "demo://resource/session/single.txt.gz";
+    const linked = await client.callTool({ name: "use_tool", arguments: { tool_name: "gzip-file-as-resource", tool_input: gzipInput("single.txt.gz") } });
+    expect(linked.content).toContainEqual(expect.objectContaining({ type: "resource_link", uri }));
+    expect((await client.listResources()).resources.map((r) => r.uri)).not.toContain(uri);
+    expect((await client.readResource({ uri })).contents).toEqual([expect.objectContaining({ uri, mimeType: "application/gzip" })]);
+
+    // A URI the upstream does not know: its own JSON-RPC error, not the proxy's -32002.
+    await expect(client.readResource({ uri: WATCHED })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining(`Resource ${WATCHED} not found`) });
+    await expect(client.complete({ ref: { type: "ref/resource", uri: "nowhere://{x}" }, argument: { name: "x", value: "" } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("Resource template nowhere://{x} not found"),
+    });
+    await client.close();
+  });
+
+  it("config-file mode: a URI a tool result linked goes to that upstream, also after the session object's eviction", async () => {
+    const token = await seedTeam("fw-unl-linked", { mcp: { everything: { url: env.EVERYTHING_URL }, graph: { url: replayUrl("fwd-a") } } });
+    const first = await connectWithoutStream("fw-unl-linked", token);
+    const uri = "demo://resource/session/linked.txt.gz";
+    // Both upstreams offer resources and nothing linked it yet: the proxy cannot tell whose it is.
+    await expect(first.client.subscribeResource({ uri })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('("everything", "graph")') });
+
+    const linked = await first.client.callTool({ name: "use_tool", arguments: { tool_name: "everything/gzip-file-as-resource", tool_input: gzipInput("linked.txt.gz") } });
+    expect(linked.content).toContainEqual(expect.objectContaining({ type: "resource_link", uri }));
+    expect((await first.client.listResources()).resources.map((r) => r.uri)).not.toContain(uri);
+    expect((await first.client.readResource({ uri })).contents).toEqual([expect.objectContaining({ uri, mimeType: "application/gzip" })]);
+    const graphSubscribes = (await replayStats("fwd-a")).methods["resources/subscribe"] ?? 0;
+    expect(await first.client.subscribeResource({ uri })).toEqual({});
+    expect(await first.client.unsubscribeResource({ uri })).toEqual({});
+    expect((await replayStats("fwd-a")).methods["resources/subscribe"] ?? 0).toBe(graphSubscribes);
+    await first.client.close();
+
+    // The link is in the session object's storage: a fresh instance routes the URI the same way. The upstream's new
+    // session no longer has the resource, so the read is its own refusal; the subscribe it accepts.
+    await evictDurableObject(env.SESSIONS.getByName(`fw-unl-linked/${first.sessionId}`));
+    const again = await connectWithoutStream("fw-unl-linked", token, first.sessionId);
+    expect(await again.client.subscribeResource({ uri })).toEqual({});
+    await expect(again.client.readResource({ uri })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining(`Resource ${uri} not found`) });
+    expect((await replayStats("fwd-a")).methods["resources/subscribe"] ?? 0).toBe(graphSubscribes);
+    await again.client.close();
+  });
+
+  it("config-file mode: an unlinked URI goes to the only loaded upstream with resources; once a second loads, it is -32002", async () => {
+    const token = await seedTeam("fw-unl-sole", {
+      mcp: {
+        plain: { url: replayUrl("fwd-nores") },
+        everything: { url: env.EVERYTHING_URL },
+        later: { url: replayUrl("fwd-lazy-res"), description: "A second server with resources." },
+      },
+    });
+    const { client } = await connect("fw-unl-sole", token);
+    expect(await client.subscribeResource({ uri: WATCHED })).toEqual({});
+    expect(await client.unsubscribeResource({ uri: WATCHED })).toEqual({});
+    await expect(client.readResource({ uri: WATCHED })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining(`Resource ${WATCHED} not found`) });
+    await expect(client.complete({ ref: { type: "ref/resource", uri: "nowhere://{x}" }, argument: { name: "x", value: "" } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("Resource template nowhere://{x} not found"),
+    });
+    expect((await replayStats("fwd-nores")).methods["resources/subscribe"]).toBeUndefined();
+
+    expect((await loadMcp(client, "later")).isError).toBeFalsy();
+    await expect(client.subscribeResource({ uri: WATCHED })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('("everything", "later")') });
+    await expect(client.complete({ ref: { type: "ref/resource", uri: "nowhere://{x}" }, argument: { name: "x", value: "" } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("Unknown resource template: nowhere://{x}"),
+    });
+    expect((await replayStats("fwd-lazy-res")).methods["resources/subscribe"]).toBeUndefined();
+    await client.close();
+  });
+
+  it("renews a subscription to an unlisted URI on the upstream's new session, by the same routing", async () => {
+    const token = await seedTeam("fw-unl-resub", { transport: "http", url: replayUrl("fwd-unlisted") });
+    const { client } = await connect("fw-unl-resub", token);
+    expect(await client.subscribeResource({ uri: "memo://unlisted/1" })).toEqual({});
+    expect((await replayStats("fwd-unlisted")).methods["resources/subscribe"]).toBe(1);
+    await replayControl("forget", "fwd-unlisted");
+    await client.readResource({ uri: "memory://knowledge-graph" });
+    const stats = await replayStats("fwd-unlisted");
+    expect(stats.sessions).toBe(2);
+    expect(stats.methods["resources/subscribe"]).toBe(2);
     await client.close();
   });
 });
