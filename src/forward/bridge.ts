@@ -99,25 +99,44 @@ export class HostBridge implements UpstreamHooks {
   /** An upstream's list changed: read its catalog again and tell the host what changed in ours. */
   async #refresh(upstream: string): Promise<void> {
     const change = await this.#registry?.refresh(upstream).catch(() => undefined);
+    // The call to that upstream still in progress, if any, carries it (the one that was active may be over by now).
     if (change) await this.announce(change, this.#active.get(upstream)?.at(-1));
   }
 
-  /** Our own list_changed notifications for the parts of the catalog that changed. */
+  /**
+   * Our own list_changed notifications for the parts of the catalog that changed, each sent once: on the stream of
+   * the host request `extra` belongs to (load_mcp's, or a call during which an upstream said its list changed),
+   * otherwise on the host's GET stream.
+   */
   async announce(change: CatalogChange, extra?: HostExtra): Promise<void> {
     const methods = [
       change.tools && "notifications/tools/list_changed",
       change.resources && "notifications/resources/list_changed",
       change.prompts && "notifications/prompts/list_changed",
     ].filter((m): m is string => typeof m === "string");
-    for (const method of methods) {
-      const notification = { method } as ServerNotification;
-      if (extra) await extra.sendNotification(notification).catch(() => {});
-      await this.#server.notification(notification).catch(() => {});
-    }
+    for (const method of methods) await this.#deliver({ method } as ServerNotification, extra);
   }
 
   async #send(upstream: string, notification: ServerNotification): Promise<void> {
-    const extra = this.#active.get(upstream)?.at(-1);
-    await (extra ? extra.sendNotification(notification) : this.#server.notification(notification)).catch(() => {});
+    await this.#deliver(notification, this.#active.get(upstream)?.at(-1));
+  }
+
+  /**
+   * One notification, sent once. With a host request in progress it goes on that request's own response stream
+   * (the transport writes a notification with a related request id there and nowhere else, so the host never gets
+   * it twice, and a host without a GET stream still gets it). Without one, or when that request can no longer
+   * carry it (cancelled by the host, or answered meanwhile), it goes without a related request: on the host's GET
+   * stream, and nowhere if the host holds none.
+   */
+  async #deliver(notification: ServerNotification, extra?: HostExtra): Promise<void> {
+    if (extra && !extra.signal.aborted) {
+      try {
+        await extra.sendNotification(notification);
+        return;
+      } catch {
+        // The request's stream is gone: fall through to the GET stream.
+      }
+    }
+    await this.#server.notification(notification).catch(() => {});
   }
 }

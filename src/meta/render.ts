@@ -27,20 +27,15 @@ export interface CatalogView {
   dynamic: boolean;
 }
 
-export const DISCOVER_PREAMBLE =
-  "Use this tool to look up the full schema of a tool before calling it with use_tool.\n" +
-  "Call discover_tool with a tool name from the list below to get its complete description, input parameters, and output schema. Always discover a tool before using it.";
+/** The first instruction line, in every mode. */
+export const DISCOVER_PREAMBLE = "Returns the full description and input schema of a tool listed below; call it before use_tool.";
 
 /** Config-file mode lists bare names under their server: this line says how to call them. */
-export const NAMESPACE_HINT = "A tool's name is its server and its name joined by a slash: server/tool.";
+export const NAMESPACE_HINT = "Tool names are server/tool.";
 
+/** Dynamic mode: what <mcp_servers> is and how a server gets loaded (no separate "nothing loaded" line: this says it). */
 export const DYNAMIC_PREAMBLE =
-  "Some MCP servers below are not loaded yet and are listed under <mcp_servers> with a short description of what they do. " +
-  "To make a server's tools (and any resources or prompts it exposes) available, call load_mcp with its name. " +
-  "Once loaded, the server's tools will appear in the <tools> list and become callable via use_tool. " +
-  "Loading is permanent for the remainder of this session.";
-
-export const NOTHING_LOADED = "No tools are currently loaded. Call load_mcp to make a server's tools available.";
+  "Servers under <mcp_servers> are not loaded yet: load_mcp with a server's name adds its tools to <tools> for the rest of the session.";
 
 const ONE_LINE_MAX = 100;
 /** Control, zero-width and bidirectional characters never reach the catalog text. */
@@ -80,17 +75,18 @@ function renderGroup(group: CatalogGroup, mode: ConfigMode): string {
 
 /** discover_tool's description: instructions, then `<mcp_servers>` (dynamic mode), then `<tools>`. */
 export function renderDiscoverDescription(view: CatalogView): string {
-  // The namespace hint only where there are grouped tools to call.
-  const hint = view.mode === "multi" && view.groups.some((g) => g.state === "ready");
+  // The namespace hint wherever there are grouped tools to call, or servers whose tools load_mcp would add.
+  const hint = view.mode === "multi" && (view.lazy.length > 0 || view.groups.some((g) => g.state === "ready"));
   const parts = [DISCOVER_PREAMBLE + (hint ? `\n${NAMESPACE_HINT}` : "")];
   if (view.lazy.length > 0) {
     parts.push(DYNAMIC_PREAMBLE);
-    parts.push(["<mcp_servers>", ...view.lazy.map((s) => `- ${s.name}: ${s.description}`), "</mcp_servers>"].join("\n"));
+    // One `name: description` line each (no bullet: nothing nests here), the description folded onto its line.
+    const lines = view.lazy.map((s) => `${s.name}: ${s.description.replace(/\s+/g, " ").replace(INVISIBLE, "").trim()}`);
+    parts.push(["<mcp_servers>", ...lines, "</mcp_servers>"].join("\n"));
   }
   const groups = [...view.groups].sort((a, b) => byCodePoint(a.server, b.server));
-  if (groups.length === 0 && view.lazy.length > 0) {
-    parts.push(NOTHING_LOADED);
-  } else {
+  // With nothing loaded yet there is no <tools> block: the dynamic paragraph already says how tools get there.
+  if (groups.length > 0 || view.lazy.length === 0) {
     const body = groups.map((g) => renderGroup(g, view.mode)).filter((s) => s !== "");
     parts.push(["<tools>", ...body, "</tools>"].join("\n"));
   }

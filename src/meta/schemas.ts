@@ -1,17 +1,19 @@
 // The meta-tools' inputs: one zod schema each; the JSON Schema hosts see is generated from it.
 import { z } from "zod";
 
+// Names carry no description: the tools' own descriptions say what they name (server/tool, <mcp_servers>), and
+// every session pays for each word here in context (BENCHMARKS.md, "Context tokens").
 export const DiscoverToolInput = z.object({
-  tool_name: z.string().describe("A tool name from the list, e.g. server/tool"),
+  tool_name: z.string(),
 });
 
 export const UseToolInput = z.object({
-  tool_name: z.string().describe("The tool to call, as discover_tool names it"),
-  tool_input: z.record(z.string(), z.unknown()).default({}).describe("The tool's arguments, matching its input schema"),
+  tool_name: z.string(),
+  tool_input: z.record(z.string(), z.unknown()).default({}).describe("The tool's arguments"),
 });
 
 export const LoadMcpInput = z.object({
-  mcp_name: z.string().describe("A server name from <mcp_servers>"),
+  mcp_name: z.string(),
 });
 
 type JsonObjectSchema = { type: "object"; [key: string]: unknown };

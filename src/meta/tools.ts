@@ -18,11 +18,9 @@ import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJso
 export const DISCOVER_TOOL = "discover_tool";
 export const USE_TOOL = "use_tool";
 export const LOAD_MCP = "load_mcp";
-export const USE_TOOL_DESCRIPTION = "Use a tool that was previously discovered with the discover_tool tool.";
-export const LOAD_MCP_DESCRIPTION =
-  "Load a previously-deferred MCP server so that its tools, resources, and prompts become available. " +
-  "Pass the server name as shown in the <mcp_servers> block of the discover_tool description. " +
-  "Loading is permanent for the remainder of this session.";
+// Every session pays for these texts in context (BENCHMARKS.md, "Context tokens"): each word has to earn its place.
+export const USE_TOOL_DESCRIPTION = "Calls a tool listed by discover_tool.";
+export const LOAD_MCP_DESCRIPTION = "Loads a server listed under <mcp_servers>; its tools then join discover_tool's list.";
 
 const discoverSchema = inputJsonSchema(DiscoverToolInput);
 const useSchema = inputJsonSchema(UseToolInput);

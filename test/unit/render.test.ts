@@ -37,9 +37,8 @@ describe("renderDiscoverDescription", () => {
       }),
     );
     expect(text).toMatchInlineSnapshot(`
-      "Use this tool to look up the full schema of a tool before calling it with use_tool.
-      Call discover_tool with a tool name from the list below to get its complete description, input parameters, and output schema. Always discover a tool before using it.
-      A tool's name is its server and its name joined by a slash: server/tool.
+      "Returns the full description and input schema of a tool listed below; call it before use_tool.
+      Tool names are server/tool.
 
       <tools>
       Beta:
@@ -69,6 +68,34 @@ describe("renderDiscoverDescription", () => {
 
   it("shows an empty tools block when nothing is configured", () => {
     expect(renderDiscoverDescription(view({})).endsWith("<tools>\n</tools>")).toBe(true);
+  });
+
+  it("in dynamic mode with nothing loaded: how to call and load, then one line per lazy server in config order, no <tools>", () => {
+    const text = renderDiscoverDescription(
+      view({ dynamic: true, lazy: [{ name: "zeta", description: "Zeta does z.\n  Load it for\tz." }, { name: "alpha", description: "Alpha does a." }] }),
+    );
+    expect(text).toMatchInlineSnapshot(`
+      "Returns the full description and input schema of a tool listed below; call it before use_tool.
+      Tool names are server/tool.
+
+      Servers under <mcp_servers> are not loaded yet: load_mcp with a server's name adds its tools to <tools> for the rest of the session.
+
+      <mcp_servers>
+      zeta: Zeta does z. Load it for z.
+      alpha: Alpha does a.
+      </mcp_servers>"
+    `);
+  });
+
+  it("in dynamic mode lists loaded servers under <tools> after the servers still lazy", () => {
+    const text = renderDiscoverDescription(
+      view({ dynamic: true, lazy: [{ name: "later", description: "Later." }], groups: [{ server: "now", state: "ready", tools: [{ name: "t", description: "Tee." }] }] }),
+    );
+    expect(text.endsWith("\n\n<mcp_servers>\nlater: Later.\n</mcp_servers>\n\n<tools>\nnow:\n- t: Tee\n</tools>")).toBe(true);
+    // Everything lazy loaded: no <mcp_servers> block and no paragraph about it.
+    const done = renderDiscoverDescription(view({ dynamic: true, groups: [{ server: "now", state: "ready", tools: [{ name: "t" }] }] }));
+    expect(done).not.toContain("mcp_servers");
+    expect(done).toContain("Tool names are server/tool.\n\n<tools>\nnow:\n- t\n</tools>");
   });
 });
 

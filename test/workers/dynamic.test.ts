@@ -1,32 +1,101 @@
 // Dynamic discovery: lazy upstreams and load_mcp, each semantic with its own test, against counting upstreams.
 import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { connect, discoverDescription, loadMcp, releaseGate, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
+import { BASE, connect, discoverDescription, loadMcp, releaseGate, replayStats, replayUrl, seedTeam, text, waitFor, workerFetch } from "./helpers.ts";
 
 const GRAPH = "Knowledge graph memory: store entities, relations and observations; load it to remember facts across the conversation.";
 
 const lazyEntry = (route: string, description = GRAPH) => ({ url: replayUrl(route), description });
 
+/** A notification the host received, and the stream that carried it: its GET stream or one of its POSTs' answers. */
+interface Heard {
+  stream: "get" | "post";
+  method: string;
+}
+
+/**
+ * An SDK client whose HTTP traffic is watched: every notification it receives is recorded with the stream that
+ * carried it. With `get` the client opens its GET stream by itself after initialize, and this waits until the
+ * session holds it; without, the GET is refused with 405, which the SDK takes as "no stream".
+ */
+async function listeningClient(team: string, token: string, get: boolean): Promise<{ client: Client; heard: Heard[] }> {
+  const heard: Heard[] = [];
+  let held = false;
+  const watch = (response: Response, stream: Heard["stream"]): Response => {
+    if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
+    const decoder = new TextDecoder();
+    let pending = "";
+    const reader = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        pending += decoder.decode(chunk, { stream: true });
+        for (let end = pending.indexOf("\n\n"); end >= 0; end = pending.indexOf("\n\n")) {
+          const event = pending.slice(0, end);
+          pending = pending.slice(end + 2);
+          const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("");
+          const message = (data ? JSON.parse(data) : {}) as { id?: unknown; method?: string };
+          if (message.method !== undefined && message.id === undefined) heard.push({ stream, method: message.method });
+        }
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(response.body.pipeThrough(reader), { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+  const fetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+    const method = init?.method ?? "GET";
+    if (method === "GET" && !get) return new Response(null, { status: 405 });
+    const response = await workerFetch(url, init);
+    if (method === "GET" && response.ok) held = true;
+    return watch(response, method === "GET" ? "get" : "post");
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
+    fetch,
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: "listening-host", version: "1.0.0" });
+  await client.connect(transport);
+  if (get) expect(await waitFor(() => held)).toBe(true);
+  return { client, heard };
+}
+
+const LIST_CHANGED = /^notifications\/(tools|resources|prompts)\/list_changed$/;
+
+/**
+ * The list_changed notifications heard since the last call, as `stream method`, once `expected` of them have arrived
+ * and a duplicate (which would follow at once, on the other stream) has had a bounded chance to arrive too.
+ */
+async function listChanges(heard: Heard[], expected: number): Promise<string[]> {
+  const changes = () => heard.filter((h) => LIST_CHANGED.test(h.method));
+  expect(await waitFor(() => changes().length >= expected)).toBe(true);
+  await waitFor(() => changes().length > expected, { tries: 15, ms: 20 });
+  const out = changes().map((h) => `${h.stream} ${h.method}`);
+  heard.length = 0;
+  return out;
+}
+
 describe("the catalog in dynamic mode", () => {
-  it("lists lazy servers under <mcp_servers> in config order, says nothing is loaded, and offers load_mcp", async () => {
+  it("lists lazy servers under <mcp_servers> in config order, says how to load them, and offers load_mcp", async () => {
     const token = await seedTeam("dyn-cat", {
       mcp: { zeta: lazyEntry("dyn-quiet", "Zeta does z."), alpha: lazyEntry("dyn-quiet", "Alpha does a.") },
     });
     const { client } = await connect("dyn-cat", token);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
-    expect(tools[2]!.description).toBe(
-      "Load a previously-deferred MCP server so that its tools, resources, and prompts become available. Pass the server name as shown in the <mcp_servers> block of the discover_tool description. Loading is permanent for the remainder of this session.",
+    expect(tools[2]).toEqual({
+      name: "load_mcp",
+      description: "Loads a server listed under <mcp_servers>; its tools then join discover_tool's list.",
+      inputSchema: { type: "object", properties: { mcp_name: { type: "string" } }, required: ["mcp_name"] },
+    });
+    // How tools are named and called, what discover_tool returns, what <mcp_servers> is and how load_mcp loads one;
+    // with nothing loaded the description ends with the lazy servers (no empty <tools> block).
+    expect(tools[0]!.description).toBe(
+      "Returns the full description and input schema of a tool listed below; call it before use_tool.\nTool names are server/tool.\n\n" +
+        "Servers under <mcp_servers> are not loaded yet: load_mcp with a server's name adds its tools to <tools> for the rest of the session.\n\n" +
+        "<mcp_servers>\nzeta: Zeta does z.\nalpha: Alpha does a.\n</mcp_servers>",
     );
-    expect(tools[2]!.inputSchema.required).toEqual(["mcp_name"]);
-    const description = tools[0]!.description!;
-    expect(description).toContain(
-      "\n\nSome MCP servers below are not loaded yet and are listed under <mcp_servers> with a short description of what they do. To make a server's tools (and any resources or prompts it exposes) available, call load_mcp with its name. Once loaded, the server's tools will appear in the <tools> list and become callable via use_tool. Loading is permanent for the remainder of this session.\n\n<mcp_servers>\n- zeta: Zeta does z.\n- alpha: Alpha does a.\n</mcp_servers>\n\nNo tools are currently loaded. Call load_mcp to make a server's tools available.",
-    );
-    expect(description.endsWith("Call load_mcp to make a server's tools available.")).toBe(true);
-    expect(description).not.toContain("<tools>\n");
     await client.close();
   });
 
@@ -61,7 +130,7 @@ describe("load_mcp", () => {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       changed++;
     });
-    expect(await discoverDescription(client)).toContain("- graph: Knowledge graph memory");
+    expect(await discoverDescription(client)).toContain("\ngraph: Knowledge graph memory");
 
     const loaded = await loadMcp(client, "graph");
     expect(loaded.isError).toBeFalsy();
@@ -81,8 +150,8 @@ describe("load_mcp", () => {
 
     const description = await discoverDescription(client);
     expect(description).toContain("\ngraph:\n- add_observations:");
-    expect(description).toContain("<mcp_servers>\n- everything: The MCP reference server");
-    expect(description).not.toContain("- graph: Knowledge graph memory");
+    expect(description).toContain("<mcp_servers>\neverything: The MCP reference server");
+    expect(description).not.toContain("graph: Knowledge graph memory");
 
     // A server with resources, templates and prompts: URIs verbatim, everything listed.
     const every = (await loadMcp(client, "everything")).structuredContent as typeof listing;
@@ -142,7 +211,7 @@ describe("load_mcp", () => {
     const stats = await replayStats("dyn-atomic");
     expect(stats.methods.initialize).toBe(1);
     expect(stats.deletes).toBe(1);
-    expect(await discoverDescription(client)).toContain("<mcp_servers>\n- broken:");
+    expect(await discoverDescription(client)).toContain("<mcp_servers>\nbroken:");
     const use = await client.callTool({ name: "use_tool", arguments: { tool_name: "broken/read_graph" } });
     expect(text(use)).toContain('The server "broken" is not loaded yet: call load_mcp');
     await client.close();
@@ -202,19 +271,16 @@ describe("load_mcp", () => {
 
   it("evicts a server after three consecutive failures; later calls call it unknown", async () => {
     const token = await seedTeam("dyn-budget", { mcp: { down: lazyEntry("dyn-budget"), other: lazyEntry("dyn-quiet", "Other.") } });
-    const { client } = await connect("dyn-budget", token);
-    let changed = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      changed++;
-    });
+    const { client, heard } = await listeningClient("dyn-budget", token, true);
     expect(text(await loadMcp(client, "down"))).toContain("attempt 1 of 3");
     expect(text(await loadMcp(client, "down"))).toContain("attempt 2 of 3");
     const third = await loadMcp(client, "down");
     expect(text(third)).toMatch(/^Failed to load "down" after 3 attempts; the server will no longer be offered\. Underlying error: "down" returned an error: database is down/);
-    expect(changed).toBeGreaterThanOrEqual(1);
+    // Only the eviction changed the catalog: one tools/list_changed, on that load_mcp's own stream, although the host holds a GET stream.
+    expect(await listChanges(heard, 1)).toEqual(["post notifications/tools/list_changed"]);
     const fourth = await loadMcp(client, "down");
     expect(text(fourth)).toBe('Unknown MCP server: "down". Available servers to load: other.');
-    expect(await discoverDescription(client)).not.toContain("- down:");
+    expect(await discoverDescription(client)).not.toContain("\ndown: ");
     expect((await replayStats("dyn-budget")).methods.initialize).toBe(3);
     await client.close();
   });
@@ -238,6 +304,44 @@ describe("load_mcp", () => {
     const bad = await client.callTool({ name: "load_mcp", arguments: {} });
     expect(bad.isError).toBe(true);
     expect(text(bad)).toContain("mcp_name");
+    await client.close();
+  });
+});
+
+describe("list_changed: each notification once per host", () => {
+  const EVERYTHING = { url: env.EVERYTHING_URL, description: "The MCP reference server: echo, sums, resources and prompts." };
+
+  for (const get of [true, false]) {
+    it(`sends each list_changed of a load once, on the load_mcp answer's stream (${get ? "with" : "without"} a GET stream)`, async () => {
+      const team = get ? "dyn-once-get" : "dyn-once-post";
+      const token = await seedTeam(team, { mcp: { graph: lazyEntry("memory"), everything: EVERYTHING } });
+      const { client, heard } = await listeningClient(team, token, get);
+      // The memory catalog brings tools and one resource.
+      expect((await loadMcp(client, "graph")).isError).toBeFalsy();
+      expect(await listChanges(heard, 2)).toEqual(["post notifications/tools/list_changed", "post notifications/resources/list_changed"]);
+      // server-everything brings tools, resources (and templates) and prompts.
+      expect((await loadMcp(client, "everything")).isError).toBeFalsy();
+      expect(await listChanges(heard, 3)).toEqual([
+        "post notifications/tools/list_changed",
+        "post notifications/resources/list_changed",
+        "post notifications/prompts/list_changed",
+      ]);
+      // A load that changes nothing says nothing.
+      expect((await loadMcp(client, "graph")).isError).toBeFalsy();
+      expect(await listChanges(heard, 0)).toEqual([]);
+      await client.close();
+    });
+  }
+
+  it("tells the host once when an upstream's tools change during a call, with the GET stream open", async () => {
+    const token = await seedTeam("dyn-once-grow", { mcp: { grow: { url: replayUrl("fwd-grow") } } });
+    const { client, heard } = await listeningClient("dyn-once-grow", token, true);
+    await client.listTools();
+    expect((await client.callTool({ name: "use_tool", arguments: { tool_name: "grow/read_graph" } })).isError).toBeFalsy();
+    // On the call's stream if it is still open when the catalog has been read again, else on the GET stream: once.
+    const changes = await listChanges(heard, 1);
+    expect(changes).toHaveLength(1);
+    expect(changes[0]).toMatch(/^(get|post) notifications\/tools\/list_changed$/);
     await client.close();
   });
 });
@@ -268,7 +372,7 @@ describe("durability", () => {
 
     const third = await connect("dyn-keep", token, first.sessionId);
     expect(text(await loadMcp(third.client, "failing"))).toContain('Unknown MCP server: "failing"');
-    expect(await discoverDescription(third.client)).toContain("<mcp_servers>\n- spare: Spare.\n</mcp_servers>");
+    expect(await discoverDescription(third.client)).toContain("<mcp_servers>\nspare: Spare.\n</mcp_servers>");
     await third.client.close();
   });
 

@@ -10,9 +10,20 @@ describe("config-file mode", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
     const description = tools[0]!.description!;
-    expect(description).toMatch(/^Use this tool to look up the full schema of a tool before calling it with use_tool\.\n/);
+    expect(description).toMatch(/^Returns the full description and input schema of a tool listed below; call it before use_tool\.\nTool names are server\/tool\.\n\n<tools>\n/);
     expect(description).toContain("<tools>\neverything:\n- echo: Echoes back the input string\n");
     expect(description).toContain("- get-sum: Returns the sum of two numbers\n");
+    // The meta-tools' own text, as lean as every session needs it.
+    expect(tools[0]!.inputSchema).toEqual({ type: "object", properties: { tool_name: { type: "string" } }, required: ["tool_name"] });
+    expect(tools[1]).toEqual({
+      name: "use_tool",
+      description: "Calls a tool listed by discover_tool.",
+      inputSchema: {
+        type: "object",
+        properties: { tool_name: { type: "string" }, tool_input: { type: "object", description: "The tool's arguments" } },
+        required: ["tool_name"],
+      },
+    });
     await client.close();
   });
 
