@@ -10,7 +10,7 @@ import type { z } from "zod";
 import { UpstreamError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge } from "../forward/bridge.ts";
-import { LoadError, type ExposedTool, type UpstreamRegistry } from "../upstream/registry.ts";
+import { LoadError, arrival, type ExposedTool, type UpstreamRegistry } from "../upstream/registry.ts";
 import { buildListing, defined } from "./listing.ts";
 import { oneLine, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "./render.ts";
 import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
@@ -124,8 +124,7 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
           if (outcome.changed) {
             log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome: "ok" });
             // On this request's own stream (hosts without a GET stream still hear it), and on the GET stream.
-            const { resources, resourceTemplates, prompts } = outcome.catalog;
-            await bridge.announce({ tools: true, resources: resources.length + resourceTemplates.length > 0, prompts: prompts.length > 0 }, extra);
+            await bridge.announce(arrival(outcome.catalog), extra);
           }
           const listing = buildListing(args.mcp_name, outcome.catalog);
           return { content: [{ type: "text", text: JSON.stringify(listing) }], structuredContent: { ...listing } };

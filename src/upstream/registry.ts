@@ -222,7 +222,7 @@ export class UpstreamRegistry {
           if (change.tools || change.resources || change.prompts) this.onChange?.(change);
         } else if (this.#eagerWaitOver) {
           // The lists were already served with this upstream shown as connecting.
-          this.onChange?.({ tools: true, resources: true, prompts: true });
+          this.onChange?.(arrival(catalog));
         }
       },
       async (err: unknown) => {
@@ -279,24 +279,26 @@ export class UpstreamRegistry {
    * way) instead of leaving the agent to wait for the next background retry. Within the reconnect budget; the
    * attempt is bounded by the entry's timeout. Afterwards the tool is in the catalog if the upstream answered.
    */
-  async retryNow(name: string): Promise<{ throttled?: UpstreamError }> {
+  async retryNow(name: string, announce = true): Promise<{ throttled?: UpstreamError; joined?: boolean }> {
     const spec = this.#config.upstreams.find((u) => u.name === name);
     if (!spec || isLazy(spec) || this.unavailable(name) === undefined) return {};
-    if (!this.#retrying.has(name) && !this.#retry(spec)) return { throttled: this.#throttled(name) };
+    const joined = this.#retrying.has(name);
+    if (!joined && !this.#retry(spec, announce)) return { throttled: this.#throttled(name) };
     await this.#retrying.get(name);
-    return {};
+    return joined ? { joined } : {};
   }
 
   /**
    * One attempt to bring a failed eager upstream back, if its reconnect budget allows (false when not); the
-   * outcome is recorded and the host told when the tools come back.
+   * outcome is recorded and, unless the caller announces it itself (load_mcp, on its own stream), the host told
+   * when the tools come back.
    */
-  #retry(spec: UpstreamSpec): boolean {
+  #retry(spec: UpstreamSpec, announce = true): boolean {
     if (!this.#budget(spec.name).take()) return false;
     const attempt = this.#attach(spec).then(
       async (catalog) => {
         await this.#setRecord(spec.name, { status: UpstreamStatus.ready, catalog });
-        this.onChange?.({ tools: true, resources: true, prompts: true });
+        if (announce) this.onChange?.(arrival(catalog));
       },
       (err: unknown) => this.#setRecord(spec.name, { status: UpstreamStatus.failed, reason: reasonOf(err), at: Date.now() }),
     );
@@ -332,9 +334,10 @@ export class UpstreamRegistry {
       await this.settled(name);
       const before = this.#records.get(name);
       if (before?.status === UpstreamStatus.ready) return { catalog: before.catalog, changed: false };
-      const retry = await this.retryNow(name);
+      // The load announces the change on its own stream; an attempt it only joined has announced it already.
+      const retry = await this.retryNow(name, false);
       const after = this.#records.get(name);
-      if (after?.status === UpstreamStatus.ready) return { catalog: after.catalog, changed: true };
+      if (after?.status === UpstreamStatus.ready) return { catalog: after.catalog, changed: !retry.joined };
       throw new LoadError(`Failed to load "${name}": ${retry.throttled?.message ?? this.unavailable(name) ?? "unavailable"}`);
     }
     const current = this.#records.get(name);
@@ -677,6 +680,15 @@ function withDeadline<T>(spec: UpstreamSpec, work: (signal: AbortSignal) => Prom
   run.catch(() => {});
   expired.catch(() => {});
   return Promise.race([run, expired]).finally(() => limit.clear());
+}
+
+/** The parts of the host's lists an upstream's arrival changes: its tools, and its resources and prompts if it has any. */
+export function arrival(catalog: UpstreamCatalog): CatalogChange {
+  return {
+    tools: true,
+    resources: catalog.resources.length + catalog.resourceTemplates.length > 0,
+    prompts: catalog.prompts.length > 0,
+  };
 }
 
 /** Which parts of a catalog differ between two readings (each part is a list the host is told changed). */

@@ -333,6 +333,17 @@ describe("list_changed: each notification once per host", () => {
     });
   }
 
+  it("sends a load_mcp of an eager server that failed at start once too, with the GET stream open", async () => {
+    const token = await seedTeam("dyn-once-eager", { mcp: { flaky: { url: replayUrl("dyn-once-eager") }, lazy: lazyEntry("dyn-quiet") } });
+    const { client, heard } = await listeningClient("dyn-once-eager", token, true);
+    expect(await discoverDescription(client)).toContain("flaky: unavailable — HTTP 503");
+    heard.length = 0;
+    // The retry behind the load must not announce on the GET stream what the load announces on its own.
+    expect((await loadMcp(client, "flaky")).isError).toBeFalsy();
+    expect(await listChanges(heard, 2)).toEqual(["post notifications/tools/list_changed", "post notifications/resources/list_changed"]);
+    await client.close();
+  });
+
   it("tells the host once when an upstream's tools change during a call, with the GET stream open", async () => {
     const token = await seedTeam("dyn-once-grow", { mcp: { grow: { url: replayUrl("fwd-grow") } } });
     const { client, heard } = await listeningClient("dyn-once-grow", token, true);
