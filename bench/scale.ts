@@ -9,15 +9,12 @@ import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TopLevelSpec } from "vega-lite";
 import { startWranglerDev, type Running } from "../scripts/lib/processes.ts";
-import {
-  renderDiscoverDescription,
-  renderToolDetails,
-  renderUnknownTool,
-  type CatalogGroup,
-  type CatalogView,
-} from "../src/meta/render.ts";
+import type { CatalogGroup, CatalogView } from "../src/catalog/catalog.ts";
+import { exposedName } from "../src/catalog/names.ts";
+import { renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "../src/catalog/render.ts";
 import { connectClient, provisionTeam } from "../test/e2e/helpers.ts";
 import { loadCorpus, startReplayServer, type CorpusServer } from "../test/fixtures/replay-server.ts";
+import { table } from "./lib/markdown.ts";
 import { isSmoke, median, percentiles, writeResult, type Percentiles } from "./lib/results.ts";
 import { random } from "./lib/random.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
@@ -77,8 +74,8 @@ function buildIndex(team: Upstream[]): Map<string, Exposed> {
   const index = new Map<string, Exposed>();
   for (const u of team) {
     for (const tool of u.tools) {
-      const exposedName = `${u.name}/${tool.name}`;
-      index.set(exposedName, { exposedName, upstream: u.name, tool });
+      const name = exposedName("multi", u.name, tool.name);
+      index.set(name, { exposedName: name, upstream: u.name, tool });
     }
   }
   return index;
@@ -249,7 +246,7 @@ export async function throughProxy(sizes: number[], smoke: boolean): Promise<Pro
     const open = await Promise.all(sizes.map((n) => connectClient(url(n), tokens[n]!)));
     try {
       await Promise.all(open.map((o) => o.client.listTools()));
-      const names = sizes.map((n) => syntheticTeam(n).flatMap((u) => u.tools.map((x) => `${u.name}/${x.name}`)));
+      const names = sizes.map((n) => syntheticTeam(n).flatMap((u) => u.tools.map((x) => exposedName("multi", u.name, x.name))));
       const rnd = random(sizes.length);
       for (let k = 0; k < calls; k++) {
         for (let i = 0; i < sizes.length; i++) {
@@ -395,10 +392,6 @@ export async function writeCharts(f: Figures, smoke: boolean): Promise<void> {
   await writeChart("scale-time", times, smoke);
 }
 
-function table(head: string[], rows: Array<Array<string | number>>, align: string[]): string {
-  return [head, align, ...rows].map((r) => `| ${r.join(" | ")} |`).join("\n");
-}
-
 const k = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : String(n));
 const x = (a: number, b: number) => `×${(a / b).toFixed(a / b >= 10 ? 0 : 1)}`;
 
@@ -410,7 +403,7 @@ export function markdown(f: Figures): string {
     "",
     "Synthetic teams in config-file mode: upstream *i* serves corpus catalog *i* mod 20 (servers in alphabetical order) " +
       "under the name `<server>-<copy>`, so 10 upstreams are the first 10 catalogs, 100 and 1,000 are 5 and 50 copies of all 20. " +
-      "In-process figures call `renderDiscoverDescription`, `renderToolDetails` and `renderUnknownTool` from `src/meta/render.ts` " +
+      "In-process figures call `renderDiscoverDescription`, `renderToolDetails` and `renderUnknownTool` from `src/catalog/render.ts` " +
       "and build the name index the way `UpstreamRegistry.tools()` does; times are medians over repeated runs " +
       `(${f.sizes.map((s) => `${s.reps} at ${s.upstreams}`).join(", ")}) after a warm-up. "Dynamic mode" is the same team with every ` +
       "upstream lazy: its description lists one line per server instead of one per tool.",

@@ -10,7 +10,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { getEncoding } from "js-tiktoken";
 import type { TopLevelSpec } from "vega-lite";
 import { startWranglerDev, type Running } from "../scripts/lib/processes.ts";
-import { NAMESPACE_HINT, oneLine } from "../src/meta/render.ts";
+import { NAMESPACE_HINT, oneLine } from "../src/catalog/render.ts";
 import { connectClient, provisionTeam } from "../test/e2e/helpers.ts";
 import { CORPUS_DIR, corpusFiles, loadCorpus, startReplayServer, type CorpusServer } from "../test/fixtures/replay-server.ts";
 import { isSmoke, median, writeResult } from "./lib/results.ts";
@@ -324,7 +324,7 @@ const DYNAMIC_EDITS: Edit[] = [
 
 /**
  * The catalog as it reads when the upstream descriptions' line breaks are folded into spaces before the
- * first-sentence cut (src/meta/render.ts oneLine, given the description with its line breaks made spaces).
+ * first-sentence cut (src/catalog/render.ts oneLine, given the description with its line breaks made spaces).
  */
 function foldedLines(servers: ReadonlyArray<{ name: string; catalog: CorpusServer }>): Edit {
   const fixed = new Map<string, string>();

@@ -1,14 +1,31 @@
-// The Worker's bindings, and what the router hands the session object with each request.
-import type { SessionObject } from "./session/object.ts";
-import type { TeamIndex } from "./session/team-index.ts";
+// The Worker's bindings (the Durable Object ones typed by what is called on them), and what the router hands the
+// session object: the headers of each request, and the name it reaches the object by.
+
+/**
+ * What the router and the admin API call on a session object besides `fetch` (which every stub has).
+ * `SessionObject` implements it, so the two cannot drift apart.
+ */
+export interface SessionRpc extends Rpc.DurableObjectBranded {
+  /** Take the team's current config at the start of the next request; false when the session has ended. */
+  reload(): Promise<boolean>;
+  /** Close one upstream's connection and connect it again now; false when there is no such session or upstream. */
+  reconnect(name: string): Promise<boolean>;
+}
+
+/** What sessions and the admin API call on a team's session index (`TeamIndex` implements it). */
+export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
+  add(sessionId: string): Promise<void>;
+  remove(sessionId: string): Promise<void>;
+  list(): Promise<string[]>;
+}
 
 export interface Env {
   /** Team configs and token hashes (layout in docs/storage.md). */
   TEAMS: KVNamespace;
   /** One session object per MCP session. */
-  SESSIONS: DurableObjectNamespace<SessionObject>;
+  SESSIONS: DurableObjectNamespace<SessionRpc>;
   /** One index per team: its live sessions (for admin reloads and reconnects). */
-  TEAM_INDEX: DurableObjectNamespace<TeamIndex>;
+  TEAM_INDEX: DurableObjectNamespace<TeamIndexRpc>;
   /** Seconds before idle upstream clients are closed (default 120). */
   UPSTREAM_IDLE_SECONDS?: string;
   /** Seconds before an unused session's storage is deleted (default 86400). */
@@ -42,6 +59,9 @@ export const ROUTE_HEADERS = {
   session: "x-dynmcp-session",
   initialize: "x-dynmcp-initialize",
 } as const;
+
+/** The name of a session's object in SESSIONS: a session id is only unique within its team. */
+export const sessionObjectName = (team: string, sessionId: string): string => `${team}/${sessionId}`;
 
 /**
  * A numeric setting: its value when it is a finite number of at least `min`, else `fallback` (unset, empty,

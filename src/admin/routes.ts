@@ -2,12 +2,11 @@
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { formatIssues } from "../config/validate.ts";
-import type { Env } from "../env.ts";
-import type { SessionObject } from "../session/object.ts";
+import { sessionObjectName, type Env, type SessionRpc } from "../env.ts";
 import { constantTimeEqual } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
-import { REALM } from "../http/responses.ts";
 import { log } from "../log.ts";
+import { REALM } from "../responses.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
 import { TeamStore, TeamStoreError } from "../teams/store.ts";
 import { urlPolicy } from "../security/policy.ts";
@@ -162,9 +161,9 @@ admin.post("/teams/:team/pins/:server/:tool/approve", async (c) => {
  * Runs `act` in every live session of a team, found through the team's index (Durable Objects cannot be
  * listed); how many took it. A session that fails or has ended does not count.
  */
-async function inLiveSessions(c: AdminContext, team: string, act: (session: DurableObjectStub<SessionObject>) => Promise<boolean>): Promise<number> {
+async function inLiveSessions(c: AdminContext, team: string, act: (session: DurableObjectStub<SessionRpc>) => Promise<boolean>): Promise<number> {
   const ids = await c.env.TEAM_INDEX.getByName(team).list();
-  const results = await Promise.all(ids.map((id) => act(c.env.SESSIONS.getByName(`${team}/${id}`)).catch(() => false)));
+  const results = await Promise.all(ids.map((id) => act(c.env.SESSIONS.getByName(sessionObjectName(team, id))).catch(() => false)));
   return results.filter(Boolean).length;
 }
 

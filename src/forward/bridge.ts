@@ -14,9 +14,10 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { CatalogChange } from "../catalog/catalog.ts";
 import type { ConfigMode } from "../config/validate.ts";
 import type { UpstreamHooks } from "../upstream/client.ts";
-import type { CatalogChange, UpstreamRegistry } from "../upstream/registry.ts";
+import type { UpstreamRegistry } from "../upstream/registry.ts";
 
 export type HostExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 

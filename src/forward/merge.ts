@@ -2,6 +2,7 @@
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import { ErrorCode, type Prompt, type Resource, type ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
 import { RpcError } from "../errors.ts";
+import { exposedName } from "../catalog/names.ts";
 import type { ConfigMode } from "../config/validate.ts";
 import type { ReadyUpstream } from "../upstream/registry.ts";
 
@@ -70,7 +71,7 @@ export function unclaimedResourceOwner(ready: readonly ReadyUpstream[], mode: Co
 
 /** Prompts as the host sees them: `server/prompt` in config-file mode, bare in single-MCP mode. */
 export function mergePrompts(ready: readonly ReadyUpstream[], mode: ConfigMode): Array<{ owner: string; exposed: Prompt; original: string }> {
-  return firstClaims(ready, (u) => u.catalog.prompts, (p, owner) => (mode === "single" ? p.name : `${owner}/${p.name}`)).map(
+  return firstClaims(ready, (u) => u.catalog.prompts, (p, owner) => exposedName(mode, owner, p.name)).map(
     ({ owner, item, key }) => ({ owner, exposed: { ...item, name: key }, original: item.name }),
   );
 }

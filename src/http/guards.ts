@@ -1,6 +1,6 @@
 // Pure checks of the MCP endpoint's requests (MCP 2025-11-25 transport rules), each with the answer it gives.
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
-import { jsonRpcError } from "./responses.ts";
+import { jsonRpcError } from "../responses.ts";
 
 /** Versions whose transport still allowed JSON-RPC batches (removed in 2025-06-18). */
 const BATCH_ERA = new Set(["2025-03-26", "2024-11-05", "2024-10-07"]);

@@ -1,12 +1,12 @@
 // The MCP endpoint /t/<team>/mcp: authenticate, tie the request to its session, forward it to the session object.
 import type { Context } from "hono";
 import { TeamName } from "../config/schema.ts";
-import { ROUTE_HEADERS, numberSetting, type Env } from "../env.ts";
+import { ROUTE_HEADERS, numberSetting, sessionObjectName, type Env } from "../env.ts";
 import { log } from "../log.ts";
+import { jsonRpcError, unauthorized } from "../responses.ts";
 import { authenticate, type Principal } from "./auth.ts";
 import { DEFAULT_BODY_LIMIT, readBody } from "./body.ts";
 import { allowedOrigins, checkBatch, checkMediaTypes, checkOrigin, checkProtocolVersion, checkShape, corsHeaders, preflight } from "./guards.ts";
-import { jsonRpcError, unauthorized } from "./responses.ts";
 import { mintSessionId, sessionIdBelongsTo } from "./session-id.ts";
 
 const SESSION_HEADER = "mcp-session-id";
@@ -107,7 +107,7 @@ async function forward(
   headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
   headers.set(ROUTE_HEADERS.session, sessionId);
   if (initialize) headers.set(ROUTE_HEADERS.initialize, "1");
-  const stub = env.SESSIONS.getByName(`${who.team}/${sessionId}`);
+  const stub = env.SESSIONS.getByName(sessionObjectName(who.team, sessionId));
   const response = await stub.fetch(new Request(request.url, { method: request.method, headers, body, signal: request.signal }));
   // CORS is the router's decision, not the transport's (it would answer any origin).
   const out = new Headers(response.headers);

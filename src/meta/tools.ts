@@ -10,9 +10,10 @@ import type { z } from "zod";
 import { UpstreamError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge } from "../forward/bridge.ts";
-import { LoadError, arrival, type ExposedTool, type UpstreamRegistry } from "../upstream/registry.ts";
-import { buildListing, defined } from "./listing.ts";
-import { oneLine, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "./render.ts";
+import { arrival } from "../catalog/catalog.ts";
+import { buildListing, defined } from "../catalog/listing.ts";
+import { oneLine, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "../catalog/render.ts";
+import { LoadError, type ExposedTool, type UpstreamRegistry } from "../upstream/registry.ts";
 import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
 
 export const DISCOVER_TOOL = "discover_tool";
@@ -126,7 +127,7 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
             // On this request's own stream (hosts without a GET stream still hear it), and on the GET stream.
             await bridge.announce(arrival(outcome.catalog), extra);
           }
-          const listing = buildListing(args.mcp_name, outcome.catalog);
+          const listing = buildListing(registry.mode, args.mcp_name, outcome.catalog);
           return { content: [{ type: "text", text: JSON.stringify(listing) }], structuredContent: { ...listing } };
         } catch (err) {
           if (!(err instanceof LoadError)) throw err;

@@ -2,8 +2,8 @@
 // alarm, deletes itself when abandoned, and takes an admin's reload or reconnect between requests.
 import { DurableObject } from "cloudflare:workers";
 import { loadTeamConfig } from "../config/load.ts";
-import { ROUTE_HEADERS, numberSetting, type Env } from "../env.ts";
-import { jsonRpcError } from "../http/responses.ts";
+import { ROUTE_HEADERS, numberSetting, type Env, type SessionRpc } from "../env.ts";
+import { jsonRpcError } from "../responses.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { watchStream } from "./host-stream.ts";
 import { createRuntime, type Runtime } from "./runtime.ts";
@@ -16,7 +16,7 @@ const DEFAULT_TTL_SECONDS = 24 * 3600;
 /** Activity is written to storage at most this often, and at least four times per idle period (the alarm reads it). */
 const ACTIVITY_WRITE_MS = 60_000;
 
-export class SessionObject extends DurableObject<Env> {
+export class SessionObject extends DurableObject<Env> implements SessionRpc {
   readonly #store = new SessionStore(this.ctx.storage);
   #runtime: Promise<Runtime> | undefined;
   /** Host GET streams open right now: while there is one, upstreams keep their streams open too. */

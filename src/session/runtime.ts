@@ -3,6 +3,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { WorkerTransport } from "agents/mcp";
+import type { UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { PRODUCT, numberSetting, type Env } from "../env.ts";
 import { UpstreamError } from "../errors.ts";
@@ -20,7 +21,7 @@ import { bindingKv } from "../teams/binding-kv.ts";
 import { kvCatalogCache } from "../teams/catalog-cache.ts";
 import { checkPins } from "../teams/pins.ts";
 import { readSecret } from "../teams/store.ts";
-import { UpstreamClient, type UpstreamCatalog } from "../upstream/client.ts";
+import { UpstreamClient } from "../upstream/client.ts";
 import { DEFAULT_GATE_LIMITS, FetchGate } from "../upstream/fetch-gate.ts";
 import { resolveHeaders } from "../upstream/headers.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";

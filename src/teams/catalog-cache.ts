@@ -4,7 +4,7 @@
 import { sha256Hex } from "../bytes.ts";
 import { kvKeys } from "../config/keys.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
-import type { UpstreamCatalog } from "../upstream/client.ts";
+import type { UpstreamCatalog } from "../catalog/catalog.ts";
 import type { CatalogCache } from "../upstream/registry.ts";
 import type { KvLike } from "./kv.ts";
 import { canonicalJson } from "./pins.ts";

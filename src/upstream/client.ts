@@ -15,37 +15,18 @@ import {
   type ClientCapabilities,
   type Implementation,
   type Notification,
-  type Prompt,
   type Request as McpRequest,
-  type Resource,
-  type ResourceTemplate,
   type Result,
   type ServerCapabilities,
-  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import type { UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
 import { tapResponse } from "../streams.ts";
 import { parseRetryAfter, sleep } from "./backoff.ts";
-import { anySignal, classify, deadline, exchangeMs, ExchangeTimeout } from "./exchange.ts";
+import { anySignal, classify, deadline, exchangeMs, ExchangeTimeout, type FetchLike } from "./exchange.ts";
 import { ResponseTooLarge, type FetchGate } from "./fetch-gate.ts";
-
-/** What an upstream offers, as read right after connecting. Stored per session, so plain JSON. */
-export interface UpstreamCatalog {
-  serverInfo?: Implementation;
-  protocolVersion?: string;
-  capabilities: ServerCapabilities;
-  instructions?: string;
-  tools: Tool[];
-  resources: Resource[];
-  resourceTemplates: ResourceTemplate[];
-  prompts: Prompt[];
-  /** Best-effort lists that failed, with why (the tools were served all the same). */
-  notes: string[];
-}
-
-export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** How an upstream reaches the host through the session: capabilities, server-to-client requests, notifications. */
 export interface UpstreamHooks {

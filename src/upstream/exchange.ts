@@ -3,6 +3,9 @@
 // aborts the fetch); everything else (notifications, the DELETE that ends a session, a GET stream's response
 // headers) gets a deadline of its own here.
 
+/** The fetch an upstream client makes its exchanges with (the platform's, or one a test records or a gate wraps). */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
 /** The kinds of exchange a streamable-HTTP (or HTTP+SSE) client makes. */
 export type Exchange =
   /** A JSON-RPC request: its answer is bounded by the SDK's timeout, which cancels it (and so aborts its fetch). */

@@ -3,7 +3,7 @@
 // response. workerd under `wrangler dev` enforces neither, so the proxy counts for itself, and the counters are
 // readable by tests.
 import { tapResponse } from "../streams.ts";
-import type { FetchLike } from "./client.ts";
+import type { FetchLike } from "./exchange.ts";
 
 export interface GateLimits {
   maxConnections: number;

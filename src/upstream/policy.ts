@@ -1,7 +1,7 @@
 // Pure: what of an upstream's catalog the team may see: text made safe, malformed names skipped, allow/deny filters.
 import picomatch from "picomatch";
 import type { UpstreamSpec } from "../config/validate.ts";
-import type { UpstreamCatalog } from "./client.ts";
+import type { UpstreamCatalog } from "../catalog/catalog.ts";
 
 /** MCP tool names (2025-11-25): 1–128 of letters, digits, `_`, `-`, `.` and `/`. */
 export const TOOL_NAME = /^[A-Za-z0-9_./-]{1,128}$/;

@@ -2,10 +2,11 @@
 import type { CallToolResult, LoggingLevel, Notification, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, describeFault, shortReason } from "../errors.ts";
-import type { CatalogGroup, CatalogView, LazyServer } from "../meta/render.ts";
+import { arrival, catalogChange, type CatalogChange, type CatalogGroup, type CatalogView, type LazyServer, type UpstreamCatalog } from "../catalog/catalog.ts";
+import { exposedName, serverPart } from "../catalog/names.ts";
 import { EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ReconnectBudget, backoffDelay, sleep } from "./backoff.ts";
-import type { RequestOptions, UpstreamCatalog, UpstreamClient } from "./client.ts";
+import type { RequestOptions, UpstreamClient } from "./client.ts";
 import { deadline, exchangeMs } from "./exchange.ts";
 
 /** Consecutive failed loads after which a lazy upstream is no longer offered. */
@@ -84,13 +85,6 @@ export class LoadError extends Error {
 export interface ReadyUpstream {
   name: string;
   catalog: UpstreamCatalog;
-}
-
-/** Which parts of the catalog a refresh changed. */
-export interface CatalogChange {
-  tools: boolean;
-  resources: boolean;
-  prompts: boolean;
 }
 
 export interface WithClientOptions {
@@ -261,10 +255,9 @@ export class UpstreamRegistry {
    * The configured upstream a tool name belongs to, by the host's naming: `server/tool` in config-file mode, the
    * one upstream in single-MCP mode; undefined when the name names no configured upstream.
    */
-  serverOf(exposedName: string): string | undefined {
+  serverOf(name: string): string | undefined {
     if (this.#config.mode === "single") return this.#config.upstreams[0]?.name;
-    const slash = exposedName.indexOf("/");
-    const server = slash > 0 ? exposedName.slice(0, slash) : undefined;
+    const server = serverPart(name);
     return this.#config.upstreams.some((u) => u.name === server) ? server : undefined;
   }
 
@@ -491,8 +484,8 @@ export class UpstreamRegistry {
       const record = this.#records.get(spec.name);
       if (record?.status !== UpstreamStatus.ready) continue;
       for (const tool of record.catalog.tools) {
-        const exposedName = this.#config.mode === "single" ? tool.name : `${spec.name}/${tool.name}`;
-        index.set(exposedName, { exposedName, upstream: spec.name, tool });
+        const name = exposedName(this.#config.mode, spec.name, tool.name);
+        index.set(name, { exposedName: name, upstream: spec.name, tool });
       }
     }
     this.#index = index;
@@ -680,25 +673,6 @@ function withDeadline<T>(spec: UpstreamSpec, work: (signal: AbortSignal) => Prom
   run.catch(() => {});
   expired.catch(() => {});
   return Promise.race([run, expired]).finally(() => limit.clear());
-}
-
-/** The parts of the host's lists an upstream's arrival changes: its tools, and its resources and prompts if it has any. */
-export function arrival(catalog: UpstreamCatalog): CatalogChange {
-  return {
-    tools: true,
-    resources: catalog.resources.length + catalog.resourceTemplates.length > 0,
-    prompts: catalog.prompts.length > 0,
-  };
-}
-
-/** Which parts of a catalog differ between two readings (each part is a list the host is told changed). */
-function catalogChange(before: UpstreamCatalog, after: UpstreamCatalog): CatalogChange {
-  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  return {
-    tools: !same(before.tools, after.tools),
-    resources: !same(before.resources, after.resources) || !same(before.resourceTemplates, after.resourceTemplates),
-    prompts: !same(before.prompts, after.prompts),
-  };
 }
 
 function reasonOf(err: unknown): string {

@@ -1,10 +1,10 @@
 // Pure forwarding logic: opaque paging, merged lists, ownership and the collision rule; the memory of resource links.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import type { UpstreamCatalog } from "../../src/catalog/catalog.ts";
 import { mergePrompts, mergeResources, resourceOwner, templateOwner, unclaimedResourceOwner } from "../../src/forward/merge.ts";
 import { paginate } from "../../src/forward/paging.ts";
 import { MAX_LINKS, MAX_LINK_URI, ResourceLinks, linkedUris, type LinkStore, type StoredLink } from "../../src/forward/resource-links.ts";
-import type { UpstreamCatalog } from "../../src/upstream/client.ts";
 import type { ReadyUpstream } from "../../src/upstream/registry.ts";
 
 const catalog = (over: Partial<UpstreamCatalog>): UpstreamCatalog => ({

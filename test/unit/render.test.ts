@@ -1,6 +1,7 @@
 // The catalog text: one-line descriptions, layout in both modes, determinism, and unknown-name answers.
 import { describe, expect, it } from "vitest";
-import { closestNames, editDistance, oneLine, rankByCloseness, renderDiscoverDescription, renderToolDetails, renderUnknownTool, type CatalogView } from "../../src/meta/render.ts";
+import { closestNames, editDistance, oneLine, rankByCloseness, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "../../src/catalog/render.ts";
+import type { CatalogView } from "../../src/catalog/catalog.ts";
 
 describe("oneLine", () => {
   it("keeps the first sentence only", () => {

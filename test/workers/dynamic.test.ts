@@ -345,7 +345,7 @@ describe("list_changed: each notification once per host", () => {
   });
 
   it("tells the host once when an upstream's tools change during a call, with the GET stream open", async () => {
-    const token = await seedTeam("dyn-once-grow", { mcp: { grow: { url: replayUrl("fwd-grow") } } });
+    const token = await seedTeam("dyn-once-grow", { mcp: { grow: { url: replayUrl("dyn-grow") } } });
     const { client, heard } = await listeningClient("dyn-once-grow", token, true);
     await client.listTools();
     expect((await client.callTool({ name: "use_tool", arguments: { tool_name: "grow/read_graph" } })).isError).toBeFalsy();

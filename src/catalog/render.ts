@@ -1,31 +1,7 @@
 // Pure: the text of discover_tool's description and answers, rendered byte-for-byte the same for the same state.
 import type { ConfigMode } from "../config/validate.ts";
-
-export interface CatalogTool {
-  name: string;
-  description?: string | undefined;
-}
-
-/** One upstream as the catalog shows it: its tools, or why it has none. */
-export type CatalogGroup =
-  | { server: string; state: "ready"; tools: readonly CatalogTool[] }
-  | { server: string; state: "unavailable"; reason: string }
-  /** An eager upstream whose first connection is still under way when the list is served. */
-  | { server: string; state: "connecting" };
-
-/** A lazy upstream not loaded yet (dynamic-discovery mode). */
-export interface LazyServer {
-  name: string;
-  description: string;
-}
-
-export interface CatalogView {
-  mode: ConfigMode;
-  groups: readonly CatalogGroup[];
-  lazy: readonly LazyServer[];
-  /** True when any entry of the config is lazy: the session then has load_mcp. */
-  dynamic: boolean;
-}
+import type { CatalogGroup, CatalogView } from "./catalog.ts";
+import { bareName } from "./names.ts";
 
 /** The first instruction line, in every mode. */
 export const DISCOVER_PREAMBLE = "Returns the full description and input schema of a tool listed below; call it before use_tool.";
@@ -143,7 +119,7 @@ export function closestNames(query: string, names: readonly string[], k: number)
   for (const name of names) {
     const limit = top.length < k ? Number.POSITIVE_INFINITY : top[k - 1]!.s;
     const n = name.toLowerCase();
-    const bare = n.slice(n.indexOf("/") + 1);
+    const bare = bareName(n);
     let s: number;
     if (n === q || bare === q) s = 0;
     else if (n.includes(q) || (q.length > 2 && q.includes(bare))) s = 1;

@@ -1,5 +1,7 @@
-// Pure: what load_mcp answers: a server's tools (namespaced, no schemas), resources, templates and prompts.
-import type { UpstreamCatalog } from "../upstream/client.ts";
+// Pure: what load_mcp answers: a server's tools (by their exposed names, no schemas), resources, templates and prompts.
+import type { ConfigMode } from "../config/validate.ts";
+import type { UpstreamCatalog } from "./catalog.ts";
+import { exposedName } from "./names.ts";
 import { oneLine } from "./render.ts";
 
 export interface McpListing {
@@ -17,10 +19,10 @@ export function defined<T extends Record<string, unknown>>(obj: T): T {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
 }
 
-export function buildListing(name: string, catalog: UpstreamCatalog): McpListing {
+export function buildListing(mode: ConfigMode, name: string, catalog: UpstreamCatalog): McpListing {
   const listing: McpListing = {
     mcp_name: name,
-    tools: catalog.tools.map((t) => ({ name: `${name}/${t.name}`, description: oneLine(t.description) })),
+    tools: catalog.tools.map((t) => ({ name: exposedName(mode, name, t.name), description: oneLine(t.description) })),
     resources: catalog.resources.map((r) =>
       defined({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType }),
     ),

@@ -1,0 +1,193 @@
+// `node scripts/check-layers.ts` (part of `npm test`): every import inside src/ goes down the layer order or
+// stays in its layer, and no imports form a cycle. The order and its reasons are in docs/architecture.md.
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, posix, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+
+/** One layer: its name, and its members (a folder ends with `/`, anything else is a file), relative to src/. */
+export interface Layer {
+  name: string;
+  members: readonly string[];
+}
+
+/** src/'s layers, bottom first: a file may import from its own layer and the ones below, never from above. */
+export const LAYERS: readonly Layer[] = [
+  { name: "base", members: ["bytes.ts", "errors.ts", "log.ts", "streams.ts", "responses.ts", "env.ts"] },
+  { name: "rules", members: ["config/", "auth/", "security/"] },
+  { name: "catalog", members: ["catalog/"] },
+  { name: "upstream", members: ["upstream/"] },
+  { name: "teams", members: ["teams/"] },
+  { name: "session parts", members: ["meta/", "forward/"] },
+  { name: "session", members: ["session/"] },
+  { name: "routes", members: ["http/", "admin/"] },
+  { name: "router", members: ["http/app.ts"] },
+  { name: "entry", members: ["index.ts"] },
+];
+
+/** The import graph: file (relative to src/, `/`-separated) → the src/ files it imports. */
+export type Graph = ReadonlyMap<string, readonly string[]>;
+
+export interface Edge {
+  from: string;
+  to: string;
+}
+
+export interface LayerReport {
+  /** Each import cycle once, as a path that ends where it starts. */
+  cycles: string[][];
+  /** Imports from a lower layer into a higher one. */
+  upward: Array<Edge & { fromLayer: string; toLayer: string }>;
+  /** Files that belong to no layer. */
+  unplaced: string[];
+}
+
+/** The index of a file's layer in `layers` (the most specific member wins), or undefined. */
+export function layerOf(file: string, layers: readonly Layer[]): number | undefined {
+  let best: { index: number; length: number } | undefined;
+  layers.forEach((layer, index) => {
+    for (const member of layer.members) {
+      const hit = member.endsWith("/") ? file.startsWith(member) : file === member;
+      if (hit && (!best || member.length > best.length)) best = { index, length: member.length };
+    }
+  });
+  return best?.index;
+}
+
+/** Pure: the cycles, upward imports and unplaced files of a graph under a layer order. */
+export function checkLayers(graph: Graph, layers: readonly Layer[]): LayerReport {
+  const files = [...graph.keys()].sort();
+  const unplaced = files.filter((file) => layerOf(file, layers) === undefined);
+  const upward: LayerReport["upward"] = [];
+  for (const from of files) {
+    const fromLayer = layerOf(from, layers);
+    for (const to of graph.get(from) ?? []) {
+      const toLayer = layerOf(to, layers);
+      if (fromLayer !== undefined && toLayer !== undefined && toLayer > fromLayer) {
+        upward.push({ from, to, fromLayer: layers[fromLayer]!.name, toLayer: layers[toLayer]!.name });
+      }
+    }
+  }
+  return { cycles: stronglyConnected(graph).map((group) => cycleIn(graph, group)), upward, unplaced };
+}
+
+/** Tarjan's algorithm: the groups of files that reach each other (a self-import counts), each sorted. */
+function stronglyConnected(graph: Graph): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const groups: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== node);
+    if (group.length > 1 || (graph.get(node) ?? []).includes(node)) groups.push(group.sort());
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
+  return groups.sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+}
+
+/** A shortest cycle through the group's first file, staying inside the group. */
+function cycleIn(graph: Graph, group: readonly string[]): string[] {
+  const start = group[0]!;
+  const members = new Set(group);
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  for (let at = 0; at < queue.length; at++) {
+    const node = queue[at]!;
+    for (const next of graph.get(node) ?? []) {
+      if (!members.has(next)) continue;
+      if (next === start) {
+        const path = [node];
+        while (path[0] !== start) path.unshift(cameFrom.get(path[0]!)!);
+        return [...path, start];
+      }
+      if (!cameFrom.has(next)) {
+        cameFrom.set(next, node);
+        queue.push(next);
+      }
+    }
+  }
+  return [...group, start];
+}
+
+/** The module specifiers of a file's static imports and re-exports (`import type` included). */
+export function importsOf(source: string, fileName = "file.ts"): string[] {
+  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const out: string[] = [];
+  for (const statement of file.statements) {
+    const specifier = ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement) ? statement.moduleSpecifier : undefined;
+    if (specifier && ts.isStringLiteral(specifier)) out.push(specifier.text);
+  }
+  return out;
+}
+
+/** Every .ts file under `dir`, relative to it, `/`-separated, sorted. */
+function tsFiles(dir: string): string[] {
+  const entries = readdirSync(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith(".ts"))
+    .map((e) => relative(dir, join(e.parentPath, e.name)).split(sep).join("/"))
+    .sort();
+}
+
+/** The file a relative specifier names, the way the bundler resolves it (`x.ts`, `x.js` for `x.ts`, `x`, `x/index.ts`). */
+function resolveIn(known: ReadonlySet<string>, path: string): string | undefined {
+  const candidates = [path, path.replace(/\.js$/, ".ts"), `${path}.ts`, `${path}/index.ts`];
+  return candidates.find((candidate) => known.has(candidate));
+}
+
+/** The import graph of the .ts files under `srcDir` (only imports of other files there count). */
+export function readGraph(srcDir: string): Map<string, string[]> {
+  const files = tsFiles(srcDir);
+  const known = new Set(files);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = importsOf(readFileSync(join(srcDir, file), "utf8"), file)
+      .filter((s) => s.startsWith("./") || s.startsWith("../"))
+      .map((s) => resolveIn(known, posix.normalize(posix.join(posix.dirname(file), s))))
+      .filter((target) => target !== undefined);
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** The report as lines to print; empty when all is well. */
+export function describeReport(report: LayerReport): string[] {
+  return [
+    ...report.unplaced.map((file) => `no layer: src/${file} (add it to LAYERS in scripts/check-layers.ts)`),
+    ...report.upward.map((e) => `upward import: src/${e.from} (${e.fromLayer}) → src/${e.to} (${e.toLayer})`),
+    ...report.cycles.map((cycle) => `import cycle: ${cycle.map((f) => `src/${f}`).join(" → ")}`),
+  ];
+}
+
+export const SRC_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "src");
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const graph = readGraph(SRC_DIR);
+  const problems = describeReport(checkLayers(graph, LAYERS));
+  if (problems.length > 0) {
+    for (const line of problems) console.error(line);
+    process.exit(1);
+  }
+  const edges = [...graph.values()].reduce((n, targets) => n + targets.length, 0);
+  console.log(`layers: ${graph.size} files, ${edges} imports, no cycle, none upward (${LAYERS.map((l) => l.name).join(" < ")})`);
+}

@@ -1,0 +1,75 @@
+// The layering check (scripts/check-layers.ts): cycles and upward imports found on made-up graphs, none in src/.
+import { describe, expect, it } from "vitest";
+import { LAYERS, SRC_DIR, checkLayers, describeReport, importsOf, layerOf, readGraph, type Layer } from "../../scripts/check-layers.ts";
+
+const layers: Layer[] = [
+  { name: "low", members: ["a.ts", "lib/"] },
+  { name: "mid", members: ["mid/"] },
+  { name: "high", members: ["top.ts", "mid/top.ts"] },
+];
+const graph = (edges: Record<string, string[]>) => new Map(Object.entries(edges));
+
+describe("checkLayers", () => {
+  it("passes a graph whose imports go down or stay in their layer", () => {
+    const report = checkLayers(graph({ "top.ts": ["mid/x.ts", "a.ts"], "mid/x.ts": ["mid/y.ts", "lib/z.ts"], "mid/y.ts": ["a.ts"], "a.ts": [], "lib/z.ts": ["a.ts"] }), layers);
+    expect(report).toEqual({ cycles: [], upward: [], unplaced: [] });
+    expect(describeReport(report)).toEqual([]);
+  });
+
+  it("finds a cycle inside one layer, as a path back to its start", () => {
+    const report = checkLayers(graph({ "mid/x.ts": ["mid/y.ts"], "mid/y.ts": ["mid/z.ts"], "mid/z.ts": ["mid/x.ts", "a.ts"], "a.ts": [] }), layers);
+    expect(report.cycles).toEqual([["mid/x.ts", "mid/y.ts", "mid/z.ts", "mid/x.ts"]]);
+    expect(report.upward).toEqual([]);
+    expect(describeReport(report)).toEqual(["import cycle: src/mid/x.ts → src/mid/y.ts → src/mid/z.ts → src/mid/x.ts"]);
+  });
+
+  it("finds a file that imports itself, and each of two separate cycles once", () => {
+    const report = checkLayers(graph({ "a.ts": ["a.ts"], "lib/p.ts": ["lib/q.ts"], "lib/q.ts": ["lib/p.ts"], "mid/x.ts": ["lib/p.ts"] }), layers);
+    expect(report.cycles).toEqual([["a.ts", "a.ts"], ["lib/p.ts", "lib/q.ts", "lib/p.ts"]]);
+  });
+
+  it("finds an import from a lower layer into a higher one, and the cycle it closes", () => {
+    const report = checkLayers(graph({ "a.ts": ["mid/x.ts"], "mid/x.ts": ["a.ts"], "lib/z.ts": ["top.ts"], "top.ts": [] }), layers);
+    expect(report.upward).toEqual([
+      { from: "a.ts", to: "mid/x.ts", fromLayer: "low", toLayer: "mid" },
+      { from: "lib/z.ts", to: "top.ts", fromLayer: "low", toLayer: "high" },
+    ]);
+    expect(report.cycles).toEqual([["a.ts", "mid/x.ts", "a.ts"]]);
+    expect(describeReport(report)).toContain("upward import: src/lib/z.ts (low) → src/top.ts (high)");
+  });
+
+  it("places a file by its most specific member, and names files that have no layer", () => {
+    expect(layerOf("mid/top.ts", layers)).toBe(2);
+    expect(layerOf("mid/other.ts", layers)).toBe(1);
+    const report = checkLayers(graph({ "mid/x.ts": ["mid/top.ts"], "mid/top.ts": [], "stray.ts": [] }), layers);
+    expect(report.upward).toEqual([{ from: "mid/x.ts", to: "mid/top.ts", fromLayer: "mid", toLayer: "high" }]);
+    expect(report.unplaced).toEqual(["stray.ts"]);
+  });
+});
+
+describe("importsOf", () => {
+  it("reads static imports and re-exports, type-only ones included, over several lines", () => {
+    const source = [
+      'import { a,',
+      '  b } from "./a.ts";',
+      'import type { T } from "../t.ts";',
+      'import "./side.ts";',
+      'export { c } from "./c.ts";',
+      'export type { U } from "./u.ts";',
+      'export * from "./all.ts";',
+      'const s = "import x from \'./not.ts\'";',
+      'const d = () => import("./dynamic.ts");',
+      '// import { e } from "./comment.ts";',
+    ].join("\n");
+    expect(importsOf(source)).toEqual(["./a.ts", "../t.ts", "./side.ts", "./c.ts", "./u.ts", "./all.ts"]);
+  });
+});
+
+describe("src/", () => {
+  it("has every file in a layer, no import cycle and no upward import", () => {
+    const real = readGraph(SRC_DIR);
+    expect(real.size).toBeGreaterThan(40);
+    expect(real.get("index.ts")).toContain("http/app.ts");
+    expect(describeReport(checkLayers(real, LAYERS))).toEqual([]);
+  });
+});
