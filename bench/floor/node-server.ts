@@ -4,29 +4,13 @@
 //   - the replay upstream (test/fixtures/replay-server.ts) with one route per corpus server, named by its file
 //     (e.g. `modelcontextprotocol__server-everything`), plus any `--route name=corpus-file` given.
 // Prints one line `SERVING {"node":<url>,"replay":<base url>}` once both listen; ends on SIGTERM or when its parent is gone.
-import { createServer, Server } from "node:http";
+import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { scrubbedEnv, startProcess } from "../../scripts/lib/processes.ts";
+import { longKeepAlive } from "../lib/keep-alive.ts";
 import { corpusFiles, loadCorpus, startReplayServer, type ReplayRoute } from "../../test/fixtures/replay-server.ts";
 
 const OK = '{"ok":true}';
-
-/**
- * Node closes idle keep-alive connections after 5 s by default. Under load a client (here workerd) may reuse such a
- * connection just as Node closes it, and the request fails ("Network connection lost"). Hosted MCP servers sit
- * behind load balancers that keep connections for a minute or more, so the bench's servers do the same. The replay
- * fixture does not take the option, so every server this process starts gets it when it starts listening.
- */
-const KEEP_ALIVE_MS = 65_000;
-
-function longKeepAlive(): void {
-  const listen = Server.prototype.listen;
-  Server.prototype.listen = function (this: Server, ...args: unknown[]) {
-    this.keepAliveTimeout = KEEP_ALIVE_MS;
-    this.headersTimeout = KEEP_ALIVE_MS + 1000;
-    return (listen as (...a: unknown[]) => Server).apply(this, args);
-  } as typeof Server.prototype.listen;
-}
 
 export async function main(argv: string[]): Promise<void> {
   if (!argv.includes("--default-keep-alive")) longKeepAlive();
