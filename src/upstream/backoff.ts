@@ -70,3 +70,12 @@ export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     }, ms);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
+
+/** Waits for `work` to settle (however it settles), but at most `ms`; no timer is left behind either way. */
+export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
+  const done = new AbortController();
+  await Promise.race([work.then(noop, noop), sleep(ms, done.signal).catch(noop)]);
+  done.abort();
+}
+
+const noop = (): void => {};

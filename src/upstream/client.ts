@@ -24,7 +24,7 @@ import type { UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
 import { tapResponse } from "../streams.ts";
-import { parseRetryAfter, sleep } from "./backoff.ts";
+import { parseRetryAfter, waitAtMost } from "./backoff.ts";
 import { anySignal, classify, deadline, exchangeMs, ExchangeTimeout, type FetchLike } from "./exchange.ts";
 import { ResponseTooLarge, type FetchGate } from "./fetch-gate.ts";
 
@@ -331,7 +331,7 @@ export class UpstreamClient {
     this.#closed = true;
     const ending = this.#transport instanceof StreamableHTTPClientTransport ? this.#transport.terminateSession().catch(() => {}) : undefined;
     await this.#client.close().catch(() => {});
-    if (ending) await Promise.race([ending, sleep(CLOSE_GRACE_MS)]);
+    if (ending) await waitAtMost(ending, CLOSE_GRACE_MS);
   }
 
   #options(signal?: AbortSignal) {

@@ -5,7 +5,7 @@ import { UpstreamError, describeFault, shortReason } from "../errors.ts";
 import { arrival, catalogChange, type CatalogChange, type CatalogGroup, type CatalogView, type LazyServer, type UpstreamCatalog } from "../catalog/catalog.ts";
 import { exposedName, serverPart } from "../catalog/names.ts";
 import { EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { ReconnectBudget, backoffDelay, sleep } from "./backoff.ts";
+import { ReconnectBudget, backoffDelay, sleep, waitAtMost } from "./backoff.ts";
 import type { RequestOptions, UpstreamClient } from "./client.ts";
 import { deadline, exchangeMs } from "./exchange.ts";
 
@@ -179,8 +179,7 @@ export class UpstreamRegistry {
         this.#starting.set(spec.name, start);
         return start;
       });
-    const over = () => void (this.#eagerWaitOver = true);
-    this.#eager = Promise.race([Promise.all(starts), sleep(EAGER_WAIT_MS)]).then(over, over);
+    this.#eager = waitAtMost(Promise.all(starts), EAGER_WAIT_MS).then(() => void (this.#eagerWaitOver = true));
     return this.#eager;
   }
 

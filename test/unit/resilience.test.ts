@@ -1,7 +1,7 @@
 // Pure timing and paging logic, with fake clocks: backoff, the reconnect budget, Retry-After, the token cache,
 // upstream exchange deadlines and the request-slot gate.
 import { describe, expect, it, vi } from "vitest";
-import { ReconnectBudget, backoffDelay, parseRetryAfter, sleep } from "../../src/upstream/backoff.ts";
+import { ReconnectBudget, backoffDelay, parseRetryAfter, sleep, waitAtMost } from "../../src/upstream/backoff.ts";
 import { TokenCache } from "../../src/http/token-cache.ts";
 import { ExchangeTimeout, classify, deadline, exchangeMs } from "../../src/upstream/exchange.ts";
 import { FetchGate } from "../../src/upstream/fetch-gate.ts";
@@ -23,6 +23,26 @@ describe("backoff", () => {
     // A signal aborted before the wait starts ends it at once too, and no timer is left behind.
     await expect(sleep(10_000, controller.signal)).rejects.toThrow("stop");
     expect(vi.getTimerCount()).toBe(0);
+    vi.useRealTimers();
+  });
+});
+
+describe("waitAtMost", () => {
+  it("returns when the work settles, or at the limit when it does not, and leaves no timer", async () => {
+    vi.useFakeTimers();
+    let settled = false;
+    const early = waitAtMost(Promise.reject(new Error("failed fast")), 1000).then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(settled).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+    let gaveUp = false;
+    const never = waitAtMost(new Promise(() => {}), 1000).then(() => (gaveUp = true));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(gaveUp).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(gaveUp).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+    await Promise.all([early, never]);
     vi.useRealTimers();
   });
 });
