@@ -2,7 +2,7 @@
 // disturb each other's timings, then bench/report.ts stitches BENCHMARKS.md. Arguments (e.g. --smoke) are passed on.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { runScript } from "../scripts/lib/processes.ts";
+import { runScript } from "../harness/processes.ts";
 
 const BENCHES = ["tokens", "latency", "load", "scale"];
 const args = process.argv.slice(2);

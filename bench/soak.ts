@@ -1,7 +1,7 @@
 // Soak (issue 7): many MCP sessions calling tools through the proxy for minutes while one upstream misbehaves on a
 // schedule. Loopback only, bounded in sessions and time, stops by itself.
 //
-//   - Upstreams: two replay servers (test/fixtures/replay-server.ts) in a Node process of their own, started from
+//   - Upstreams: two replay servers (harness/replay-server.ts) in a Node process of their own, started from
 //     this file with `--upstreams`: "healthy" (server-everything's catalog) and "chaos" (server-memory's). This
 //     process drives the chaos route's schedule: faults are swapped over IPC, down/up/forget go through the
 //     replay server's control endpoints.
@@ -40,7 +40,7 @@
 //   summary.ts          the `SOAK …` lines; markdown.ts the section of BENCHMARKS.md; format.ts their number formats
 //   clock.ts, stalls.ts the run's clock and waits; event-loop stalls
 import { join } from "node:path";
-import { runScript } from "../scripts/lib/processes.ts";
+import { runScript } from "../harness/processes.ts";
 import { soakOptions } from "./soak/options.ts";
 import { runSoak } from "./soak/run.ts";
 import { serveUpstreams } from "./soak/upstream-server.ts";

@@ -9,10 +9,10 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { getEncoding } from "js-tiktoken";
 import type { TopLevelSpec } from "vega-lite";
-import { startWranglerDev, type Running } from "../scripts/lib/processes.ts";
+import { startWranglerDev, type Running } from "../harness/processes.ts";
 import { NAMESPACE_HINT, oneLine } from "../src/catalog/render.ts";
-import { connectClient, provisionTeam } from "../test/e2e/helpers.ts";
-import { CORPUS_DIR, corpusFiles, loadCorpus, startReplayServer, type CorpusServer } from "../test/fixtures/replay-server.ts";
+import { connectClient, provisionTeam } from "../harness/clients.ts";
+import { CORPUS_DIR, corpusFiles, loadCorpus, startReplayServer, type CorpusServer } from "../harness/replay-server.ts";
 import { isSmoke, median, writeResult } from "./lib/results.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
 import { isMain, writeChart } from "./report.ts";
@@ -755,7 +755,7 @@ export function markdown(f: Figures): string {
     "What a host puts in its model's context when a session starts: the proxy's whole `tools/list` result, counted as " +
       "`shared/corpus/README.md` counts host tokens (o200k_base on the compact JSON of `{name, description, input_schema}` per " +
       "tool), against exposing every tool of the same 20 recorded servers directly. The proxy runs under `wrangler dev`, each " +
-      "corpus server is a replay upstream on loopback (`test/fixtures/replay-server.ts`), the host is the SDK `Client`.",
+      "corpus server is a replay upstream on loopback (`harness/replay-server.ts`), the host is the SDK `Client`.",
     "",
     table(
       ["what the host holds at session start", "tokens", "of direct", "goal", "verdict"],

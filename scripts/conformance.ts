@@ -1,5 +1,5 @@
 // `npm run conformance`: the official MCP conformance suite (@modelcontextprotocol/conformance) against the proxy in
-// single-MCP mode, twice: in front of our fixture upstream (test/fixtures/conformance-upstream.ts, baseline
+// single-MCP mode, twice: in front of our fixture upstream (harness/conformance-upstream.ts, baseline
 // conformance/expected-failures.yml) and in front of a real @modelcontextprotocol/server-everything (baseline
 // conformance/expected-failures-everything.yml). Starts both upstreams on loopback and one `wrangler dev`, provisions
 // through its admin API one team per upstream whose config is that one server, puts a forwarder that adds the team's
@@ -28,9 +28,10 @@ import {
   type LoggingMessageNotification,
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
-import { startConformanceUpstream, type ConformanceUpstream } from "../test/fixtures/conformance-upstream.ts";
-import { startHeaderForwarder, type HeaderForwarder } from "../test/fixtures/header-forwarder.ts";
-import { packageFile, startEverything, startWranglerDev, type Running } from "./lib/processes.ts";
+import { provisionByAdmin } from "../harness/clients.ts";
+import { startConformanceUpstream, type ConformanceUpstream } from "../harness/conformance-upstream.ts";
+import { startHeaderForwarder, type HeaderForwarder } from "../harness/header-forwarder.ts";
+import { packageFile, startEverything, startWranglerDev, type Running } from "../harness/processes.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** The suite runs 32 short scenarios in a few seconds; this only stops a hung run (two runs fit the e2e test's time). */
@@ -313,16 +314,6 @@ function runSuite(args: string[]): Promise<{ code: number; output: string }> {
   });
 }
 
-/** Stores a single-MCP team's config and mints a token through the admin API; returns the token. */
-async function provision(proxyUrl: string, adminToken: string, team: string, config: unknown): Promise<string> {
-  const headers = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" };
-  const put = await fetch(`${proxyUrl}/admin/teams/${team}/config`, { method: "PUT", headers, body: JSON.stringify(config) });
-  if (!put.ok) throw new Error(`storing the config of ${team}: HTTP ${put.status} ${await put.text()}`);
-  const minted = await fetch(`${proxyUrl}/admin/teams/${team}/tokens`, { method: "POST", headers, body: JSON.stringify({ label: "conformance" }) });
-  if (!minted.ok) throw new Error(`minting a token of ${team}: HTTP ${minted.status} ${await minted.text()}`);
-  return ((await minted.json()) as { token: string }).token;
-}
-
 /** The script's own flags, taken out of what goes to the suite. */
 function parseArgs(argv: string[]): { targets: Target[]; parity: boolean; suiteArgs: string[] } {
   const suiteArgs: string[] = [];
@@ -382,7 +373,7 @@ async function main(): Promise<number> {
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failed) throw failed.reason;
     const running = await starting;
-    const tokens = await Promise.all(args.targets.map((t, i) => provision(running.url, adminToken, t.team, { transport: "streamable-http", url: upstreams[i]!.url })));
+    const tokens = await Promise.all(args.targets.map((t, i) => provisionByAdmin(running.url, adminToken, t.team, { transport: "streamable-http", url: upstreams[i]!.url }, "conformance")));
     const scope = args.suiteArgs.some((a) => a === "--scenario" || a === "--suite" || a.startsWith("--scenario=") || a.startsWith("--suite=")) ? [] : ["--suite", "all"];
 
     let code = 0;

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { base64url } from "../src/bytes.ts";
 import { TeamStore } from "../src/teams/store.ts";
 import { wranglerKv } from "./lib/kv.ts";
-import { startEverything, wranglerArgs } from "./lib/processes.ts";
+import { startEverything, wranglerArgs } from "../harness/processes.ts";
 
 const PORT = Number(process.env.PORT ?? 8787);
 const TEAM = "demo";

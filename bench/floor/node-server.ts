@@ -1,14 +1,14 @@
 // Bench-only: the upstream side of bench/latency.ts and bench/load.ts, in a process of its own (as a remote server
 // is), so the benchmark's client never shares an event loop with the servers it measures.
 //   - the plain Node HTTP server of the floor: answers every request at once with a fixed JSON body;
-//   - the replay upstream (test/fixtures/replay-server.ts) with one route per corpus server, named by its file
+//   - the replay upstream (harness/replay-server.ts) with one route per corpus server, named by its file
 //     (e.g. `modelcontextprotocol__server-everything`), plus any `--route name=corpus-file` given.
 // Prints one line `SERVING {"node":<url>,"replay":<base url>}` once both listen; ends on SIGTERM or when its parent is gone.
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
-import { scrubbedEnv, startProcess } from "../../scripts/lib/processes.ts";
+import { scrubbedEnv, startProcess } from "../../harness/processes.ts";
 import { longKeepAlive } from "../lib/keep-alive.ts";
-import { corpusFiles, loadCorpus, startReplayServer, type ReplayRoute } from "../../test/fixtures/replay-server.ts";
+import { corpusFiles, loadCorpus, startReplayServer, type ReplayRoute } from "../../harness/replay-server.ts";
 
 const OK = '{"ok":true}';
 

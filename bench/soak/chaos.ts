@@ -1,6 +1,6 @@
 // The chaos upstream's schedule: the kinds of misbehaviour (what each does and what the proxy promises the host
 // sees), their order, and the loop that switches each on for its window and off for the calm after it.
-import type { Fault } from "../../test/fixtures/replay-server.ts";
+import type { Fault } from "../../harness/replay-server.ts";
 import { ms } from "../lib/results.ts";
 import { now, sleep } from "./clock.ts";
 import type { SoakOptions } from "./options.ts";

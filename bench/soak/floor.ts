@@ -3,7 +3,7 @@
 import { Server } from "node:http";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { startWranglerDev, type Running } from "../../scripts/lib/processes.ts";
+import { startWranglerDev, type Running } from "../../harness/processes.ts";
 import { KEEP_ALIVE_MS } from "../lib/keep-alive.ts";
 import { rssKiB } from "../lib/proc.ts";
 import { short } from "./clock.ts";

@@ -1,7 +1,7 @@
 // The readings taken while the soak runs: every few seconds a sample (the Worker's RSS, the CPU of wrangler's
 // processes, the persistence folder's bytes, the upstreams' open requests), the V8 heap of the Worker's isolate,
 // and the census of what the proxy keeps.
-import type { Running } from "../../scripts/lib/processes.ts";
+import type { Running } from "../../harness/processes.ts";
 import { CLK_TCK, rssKiB, wranglerProcesses } from "../lib/proc.ts";
 import { now, short, sleep } from "./clock.ts";
 import { folderSize, keptData, type KeptSample } from "./census.ts";

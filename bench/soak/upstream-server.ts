@@ -3,7 +3,7 @@
 // answer questions about their requests in flight and their event-loop stalls. Ends with the soak.
 import type { Server } from "node:http";
 import { longKeepAlive } from "../lib/keep-alive.ts";
-import { loadCorpus, startReplayServer, type Fault, type ReplayRoute } from "../../test/fixtures/replay-server.ts";
+import { loadCorpus, startReplayServer, type Fault, type ReplayRoute } from "../../harness/replay-server.ts";
 import { watchStalls, type Stall } from "./stalls.ts";
 
 const HEALTHY_CATALOG = "modelcontextprotocol__server-everything";

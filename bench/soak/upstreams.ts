@@ -2,8 +2,8 @@
 // faults, its control endpoints, and what the upstreams counted (sessions opened and closed, requests open, stalls).
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { scrubbedEnv, stopChild } from "../../scripts/lib/processes.ts";
-import type { Fault, RouteStats } from "../../test/fixtures/replay-server.ts";
+import { scrubbedEnv, stopChild } from "../../harness/processes.ts";
+import type { Fault, RouteStats } from "../../harness/replay-server.ts";
 import type { Stall } from "./stalls.ts";
 import type { FromUpstreams, InFlight, ToUpstreams } from "./upstream-server.ts";
 

@@ -1,6 +1,6 @@
 // Reading the workerd that runs the Worker and every session object: its pid, its CPU ticks, and the V8 heap of its
 // isolate (through wrangler's inspector port).
-import type { Running } from "../../scripts/lib/processes.ts";
+import type { Running } from "../../harness/processes.ts";
 import { readStat, wranglerProcesses } from "../lib/proc.ts";
 
 /** The workerd that runs the Worker and every session object (not wrangler's proxy worker): the one measured. */

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KvEntry, KvLike } from "../../src/teams/kv.ts";
-import { wranglerArgs } from "./processes.ts";
+import { wranglerArgs } from "../../harness/processes.ts";
 
 export interface KvTarget {
   remote: boolean;

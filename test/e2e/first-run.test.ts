@@ -7,9 +7,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startEverything, startWranglerDev, type Running } from "../../scripts/lib/processes.ts";
+import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
+import { provisionTeam, teamCliAsync } from "../../harness/clients.ts";
 import { ROOT } from "./bench-run.ts";
-import { inspector, provisionTeam, teamCliAsync } from "./helpers.ts";
+import { inspector } from "./helpers.ts";
 
 interface Run {
   code: number;

@@ -6,9 +6,10 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startEverything, startWranglerDev, type Running } from "../../scripts/lib/processes.ts";
-import { loadCorpus, startReplayServer, type ReplayServer } from "../fixtures/replay-server.ts";
-import { E2E_SECRETS_KEY, connectClient, inspector, provisionTeam, teamCliAsync, text } from "./helpers.ts";
+import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
+import { E2E_SECRETS_KEY, connectClient, provisionTeam, teamCliAsync } from "../../harness/clients.ts";
+import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
+import { inspector, text } from "./helpers.ts";
 
 const VARS = { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY };
 let dir: string;

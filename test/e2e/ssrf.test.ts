@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startWranglerDev, type Running } from "../../scripts/lib/processes.ts";
-import { loadCorpus, startReplayServer, type ReplayServer } from "../fixtures/replay-server.ts";
-import { connectClient, teamCliAsync } from "./helpers.ts";
+import { freePort, startWranglerDev, type Running } from "../../harness/processes.ts";
+import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
+import { connectClient, teamCliAsync } from "../../harness/clients.ts";
 
 const ADMIN_TOKEN = "e2e-admin";
 let dir: string;

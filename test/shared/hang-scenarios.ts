@@ -5,7 +5,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import type { CorpusServer, Fault, ReplayRoute, RouteStats } from "../fixtures/replay-types.ts";
+import type { CorpusServer, Fault, ReplayRoute, RouteStats } from "../../harness/replay-types.ts";
 import { waitFor } from "./wait.ts";
 
 /** The hanging upstream's timeout; the healthy one must answer in well under half of it. */

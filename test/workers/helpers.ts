@@ -6,7 +6,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { mintToken } from "../../src/auth/token.ts";
 import { kvKeys } from "../../src/config/keys.ts";
-import type { RouteStats } from "../fixtures/replay-types.ts";
+import type { RouteStats } from "../../harness/replay-types.ts";
 
 export const BASE = "http://proxy.test";
 
