@@ -4,7 +4,7 @@ import type { Env } from "../env.ts";
 import { configJsonSchema } from "../config/json-schema.ts";
 import { admin } from "../admin/routes.ts";
 import { log } from "../log.ts";
-import { mcpRoute } from "./mcp-route.ts";
+import { mcp } from "./mcp-route.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -12,7 +12,8 @@ app.get("/health", (c) => c.json({ ok: true }));
 // Generated once per isolate: the schema is fixed at build time.
 let configSchema: Record<string, unknown> | undefined;
 app.get("/config.schema.json", (c) => c.json((configSchema ??= configJsonSchema())));
-app.all("/t/:team/mcp", mcpRoute);
+// /t/<team>/mcp: the MCP route's chain of steps (mcp-route.ts).
+app.route("/", mcp);
 app.route("/admin", admin);
 app.notFound((c) => c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404));
 app.onError((err, c) => {

@@ -1,13 +1,13 @@
 // Bearer token → team principal: the token must be one of this team's, compared in constant time.
+import type { MiddlewareHandler } from "hono";
+import { validator } from "hono/validator";
 import { hashToken, tokenId } from "../auth/token.ts";
+import { TeamName } from "../config/schema.ts";
 import { loadToken } from "../config/load.ts";
 import { numberSetting } from "../env.ts";
+import { unauthorized } from "../responses.ts";
+import type { McpEnv, Principal } from "./context.ts";
 import { DEFAULT_TOKEN_CACHE_SECONDS, TokenCache } from "./token-cache.ts";
-
-export interface Principal {
-  team: string;
-  tokenId: string;
-}
 
 const encoder = new TextEncoder();
 
@@ -20,12 +20,18 @@ export function constantTimeEqual(a: string, b: string): boolean {
 }
 
 const caches = new Map<number, TokenCache>();
+/** The last setting seen and its cache: the setting is parsed once, not on every request. */
+let last: { setting: string | undefined; cache: TokenCache } | undefined;
 function cacheFor(setting: string | undefined): TokenCache {
+  if (last && last.setting === setting) return last.cache;
   const seconds = numberSetting(setting, DEFAULT_TOKEN_CACHE_SECONDS);
   let cache = caches.get(seconds);
   if (!cache) caches.set(seconds, (cache = new TokenCache(seconds)));
+  last = { setting, cache };
   return cache;
 }
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 export async function authenticate(
   kv: KVNamespace,
@@ -33,8 +39,7 @@ export async function authenticate(
   header: string | null,
   cacheSeconds?: string,
 ): Promise<Principal | null> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-  const token = match?.[1];
+  const token = header === null ? undefined : BEARER.exec(header)?.[1];
   if (!token) return null;
   const id = tokenId(token);
   if (!id) return null;
@@ -45,3 +50,21 @@ export async function authenticate(
   if (!record || !constantTimeEqual(record.hash, hash)) return null;
   return { team, tokenId: id };
 }
+
+/** What `teamName` leaves for the token step (Hono's validated data, typed). */
+type TeamInput = { out: { param: { team: string } } };
+
+/** The team name in the path, validated by the config's zod schema; a bad one is the one 401 (nothing to probe). */
+export const teamName = validator("param", (params: Record<string, string>) => {
+  const parsed = TeamName.safeParse(params.team ?? "");
+  return parsed.success ? { team: parsed.data } : unauthorized();
+});
+
+/** The bearer token must be one of the team's: the caller becomes `principal`; anything else is the one 401. */
+export const token: MiddlewareHandler<McpEnv, string, TeamInput> = async (c, next) => {
+  const { team } = c.req.valid("param");
+  const principal = await authenticate(c.env.TEAMS, team, c.req.raw.headers.get("authorization"), c.env.TOKEN_CACHE_SECONDS);
+  if (!principal) return unauthorized();
+  c.set("principal", principal);
+  await next();
+};

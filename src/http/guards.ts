@@ -1,107 +1,92 @@
-// Pure checks of the MCP endpoint's requests (MCP 2025-11-25 transport rules), each with the answer it gives.
+// The MCP route's protocol checks (MCP 2025-11-25 transport rules), each a step with the answer it gives.
+import type { MiddlewareHandler } from "hono";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { jsonRpcError } from "../responses.ts";
+import type { McpEnv } from "./context.ts";
 
 /** Versions whose transport still allowed JSON-RPC batches (removed in 2025-06-18). */
 const BATCH_ERA = new Set(["2025-03-26", "2024-11-05", "2024-10-07"]);
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const SUPPORTED = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
+const SUPPORTED_LIST = SUPPORTED_PROTOCOL_VERSIONS.join(", ");
 
-/**
- * Origins a browser may call from: the proxy's own and ALLOWED_ORIGINS (comma-separated). The proxy's own origin
- * is PUBLIC_URL's when set; otherwise only a loopback origin counts as its own, since the Host header (and with it
- * the request URL) is the attacker's to choose in a DNS-rebinding attack on a local proxy.
- */
-export function allowedOrigins(self: URL, env: { ALLOWED_ORIGINS?: string; PUBLIC_URL?: string }): Set<string> {
-  const list = (env.ALLOWED_ORIGINS ?? "").split(",").map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean);
-  const own: string[] = [];
-  if (env.PUBLIC_URL) {
-    try {
-      own.push(new URL(env.PUBLIC_URL).origin);
-    } catch {
-      // A malformed PUBLIC_URL adds nothing.
-    }
-  } else if (LOOPBACK_HOSTS.has(self.hostname)) {
-    own.push(self.origin);
+/** POST, GET and DELETE are the transport's methods (OPTIONS is the origin step's). */
+export const method: MiddlewareHandler<McpEnv> = async (c, next) => {
+  const m = c.req.raw.method;
+  if (m !== "POST" && m !== "GET" && m !== "DELETE") {
+    return jsonRpcError(405, -32000, "Method not allowed: use POST, GET or DELETE.", { Allow: "POST, GET, DELETE" });
   }
-  return new Set([...own, ...list]);
-}
+  await next();
+};
 
-/** A request without Origin (as hosts send them) passes; one from elsewhere is refused (DNS rebinding). */
-export function checkOrigin(request: Request, allowed: Set<string>): Response | undefined {
-  const origin = request.headers.get("origin");
-  if (origin === null || allowed.has(origin)) return undefined;
-  return Response.json({ error: "forbidden_origin", message: "Requests from this Origin are not allowed." }, { status: 403 });
-}
+/** An MCP-Protocol-Version header must name a version the proxy speaks; it becomes `protocolVersion`. */
+export const protocolVersion: MiddlewareHandler<McpEnv> = async (c, next) => {
+  const version = c.req.raw.headers.get("mcp-protocol-version");
+  if (version !== null && !SUPPORTED.has(version)) {
+    return jsonRpcError(400, -32000, `Unsupported MCP-Protocol-Version ${JSON.stringify(version.slice(0, 40))}; supported: ${SUPPORTED_LIST}.`);
+  }
+  c.set("protocolVersion", version);
+  await next();
+};
 
-/** CORS headers for an allowed cross origin: explicit origin (never *), the session header exposed. */
-export function corsHeaders(request: Request, allowed: Set<string>, self: URL): Record<string, string> {
-  const origin = request.headers.get("origin");
-  // Same-origin requests need no CORS headers; cross-origin ones get them only when allowed.
-  if (origin === null || origin === self.origin || !allowed.has(origin)) return {};
-  return {
-    "Access-Control-Allow-Origin": origin,
-    "Access-Control-Expose-Headers": "Mcp-Session-Id, Mcp-Protocol-Version",
-    Vary: "Origin",
-  };
-}
+const ACCEPTS_JSON = 1;
+const ACCEPTS_SSE = 2;
+/** Accept header → what it takes. Hosts send the same header on every request, so it is parsed once. */
+const acceptCache = new Map<string, number>();
 
-export function preflight(request: Request, allowed: Set<string>, self: URL): Response {
-  const cors = corsHeaders(request, allowed, self);
-  if (!cors["Access-Control-Allow-Origin"]) return new Response(null, { status: 403 });
-  return new Response(null, {
-    status: 204,
-    headers: {
-      ...cors,
-      "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
-      "Access-Control-Allow-Headers": "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID",
-      "Access-Control-Max-Age": "600",
-    },
-  });
-}
-
-/** An MCP-Protocol-Version header must name a version the proxy speaks. */
-export function checkProtocolVersion(request: Request): Response | undefined {
-  const version = request.headers.get("mcp-protocol-version");
-  if (version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
-  return jsonRpcError(400, -32000, `Unsupported MCP-Protocol-Version ${JSON.stringify(version.slice(0, 40))}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}.`);
-}
-
-const accepts = (request: Request, type: string) =>
-  (request.headers.get("accept") ?? "").toLowerCase().split(",").some((part) => {
+function accepted(header: string): number {
+  let flags = acceptCache.get(header);
+  if (flags !== undefined) return flags;
+  flags = 0;
+  for (const part of header.toLowerCase().split(",")) {
     const media = part.split(";")[0]!.trim();
-    return media === type || media === "*/*";
-  });
+    if (media === "application/json" || media === "*/*") flags |= ACCEPTS_JSON;
+    if (media === "text/event-stream" || media === "*/*") flags |= ACCEPTS_SSE;
+  }
+  if (header.length <= 256) {
+    if (acceptCache.size >= 256) acceptCache.clear();
+    acceptCache.set(header, flags);
+  }
+  return flags;
+}
+
+const isJsonType = (header: string | null): boolean =>
+  header === "application/json" || (header ?? "").split(";")[0]!.trim().toLowerCase() === "application/json";
 
 /** POST bodies are JSON, and the client must take both JSON and SSE answers; GET must take SSE. */
-export function checkMediaTypes(request: Request): Response | undefined {
+export const mediaTypes: MiddlewareHandler<McpEnv> = async (c, next) => {
+  const request = c.req.raw;
   if (request.method === "POST") {
-    const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-    if (type !== "application/json") return jsonRpcError(415, -32000, "Unsupported Media Type: send the body as application/json.");
-    if (!accepts(request, "application/json") || !accepts(request, "text/event-stream")) {
+    if (!isJsonType(request.headers.get("content-type"))) {
+      return jsonRpcError(415, -32000, "Unsupported Media Type: send the body as application/json.");
+    }
+    if (accepted(request.headers.get("accept") ?? "") !== (ACCEPTS_JSON | ACCEPTS_SSE)) {
       return jsonRpcError(406, -32000, "Not Acceptable: accept both application/json and text/event-stream.");
     }
-  }
-  if (request.method === "GET" && !accepts(request, "text/event-stream")) {
+  } else if (request.method === "GET" && !(accepted(request.headers.get("accept") ?? "") & ACCEPTS_SSE)) {
     return jsonRpcError(406, -32000, "Not Acceptable: a GET stream needs Accept: text/event-stream.");
   }
-  return undefined;
-}
+  await next();
+};
 
-/** Batches only for the protocol versions that had them. */
-export function checkBatch(request: Request, message: unknown): Response | undefined {
-  if (!Array.isArray(message)) return undefined;
-  const version = request.headers.get("mcp-protocol-version");
-  if (version !== null && !BATCH_ERA.has(version)) {
-    return jsonRpcError(400, -32600, `JSON-RPC batches are not part of MCP ${version}: send one message per request.`);
+const isMessage = (m: unknown): boolean =>
+  typeof m === "object" && m !== null && !Array.isArray(m) && (m as { jsonrpc?: unknown }).jsonrpc === "2.0";
+
+/**
+ * The parsed body (POST only): batches only for the protocol versions that had them, and a JSON-RPC message must
+ * at least be an object (or, in the batch era, an array of them).
+ */
+export const jsonRpc: MiddlewareHandler<McpEnv> = async (c, next) => {
+  const message = c.get("message");
+  if (Array.isArray(message)) {
+    const version = c.get("protocolVersion");
+    if (version !== null && !BATCH_ERA.has(version)) {
+      return jsonRpcError(400, -32600, `JSON-RPC batches are not part of MCP ${version}: send one message per request.`);
+    }
+    if (message.length === 0) return jsonRpcError(400, -32600, "An empty JSON-RPC batch is not a request.");
   }
-  if (message.length === 0) return jsonRpcError(400, -32600, "An empty JSON-RPC batch is not a request.");
-  return undefined;
-}
-
-/** A JSON-RPC message must at least be an object (or, in the batch era, an array of them). */
-export function checkShape(message: unknown): Response | undefined {
-  const one = (m: unknown) => typeof m === "object" && m !== null && !Array.isArray(m) && (m as { jsonrpc?: unknown }).jsonrpc === "2.0";
-  if (Array.isArray(message) ? message.every(one) : one(message)) return undefined;
-  return jsonRpcError(400, -32600, "Invalid Request: the body must be a JSON-RPC 2.0 message.");
-}
+  if (!(Array.isArray(message) ? message.every(isMessage) : isMessage(message))) {
+    return jsonRpcError(400, -32600, "Invalid Request: the body must be a JSON-RPC 2.0 message.");
+  }
+  await next();
+};

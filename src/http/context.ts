@@ -1,0 +1,31 @@
+// What the MCP route's steps learn and hand on (Hono context variables, `c.set` / `c.get`), in the order they learn it.
+import type { Env } from "../env.ts";
+
+/** Who is calling: a team and one of its tokens (learned by the token step). */
+export interface Principal {
+  team: string;
+  tokenId: string;
+}
+
+export interface McpVariables {
+  /** auth.ts, token: the caller. */
+  principal: Principal;
+  /** guards.ts, protocolVersion: the MCP-Protocol-Version header, null when absent (already checked). */
+  protocolVersion: string | null;
+  /** session-id.ts, sessionKey: the SESSION_KEY secret that signs session ids. */
+  sessionKey: string;
+  /** body-steps.ts, jsonMessage (POST only): the body as it came, forwarded byte for byte. */
+  body: string | undefined;
+  /** body-steps.ts, jsonMessage (POST only): the body parsed. */
+  message: unknown;
+  /** session-id.ts, session: the checked (or, for initialize, newly minted) session id. */
+  sessionId: string;
+  /** session-id.ts, session: true when this request starts the session. */
+  initialize: boolean;
+}
+
+/** The MCP route's Hono environment: the Worker's bindings and the steps' variables. */
+export interface McpEnv {
+  Bindings: Env;
+  Variables: McpVariables;
+}

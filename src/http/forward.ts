@@ -1,0 +1,30 @@
+// The MCP route's last step: the request goes to its session's object, with the router's headers instead of the
+// client's credentials; the object's answer comes back without the transport's own CORS headers.
+import type { Handler } from "hono";
+import { ROUTE_HEADERS, sessionObjectName } from "../env.ts";
+import type { McpEnv } from "./context.ts";
+
+/** Client headers that never travel further than the router. */
+const DROPPED = ["authorization", "cookie", ...Object.values(ROUTE_HEADERS)];
+
+export const forward: Handler<McpEnv> = async (c) => {
+  const request = c.req.raw;
+  const who = c.get("principal");
+  const sessionId = c.get("sessionId");
+  // One native copy of the client's headers, then the few that stop here are taken out.
+  const headers = new Headers(request.headers);
+  for (const name of DROPPED) headers.delete(name);
+  headers.set(ROUTE_HEADERS.team, who.team);
+  headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
+  headers.set(ROUTE_HEADERS.session, sessionId);
+  if (c.get("initialize")) headers.set(ROUTE_HEADERS.initialize, "1");
+  const stub = c.env.SESSIONS.getByName(sessionObjectName(who.team, sessionId));
+  const response = await stub.fetch(new Request(request.url, { method: request.method, headers, body: c.get("body"), signal: request.signal }));
+  // CORS is the router's decision, not the transport's (it would answer any origin). The answer's headers are
+  // copied once (a fetched answer's are immutable); the origin step sets its own on this copy.
+  const out = new Headers(response.headers);
+  let foreign: string[] | undefined;
+  for (const name of out.keys()) if (name.startsWith("access-control-")) (foreign ??= []).push(name);
+  if (foreign) for (const name of foreign) out.delete(name);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers: out });
+};
