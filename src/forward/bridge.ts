@@ -17,7 +17,6 @@ import {
 import type { CatalogChange } from "../catalog/catalog.ts";
 import type { ConfigMode } from "../config/validate.ts";
 import type { UpstreamHooks } from "../upstream/client.ts";
-import type { UpstreamRegistry } from "../upstream/registry.ts";
 
 export type HostExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -28,22 +27,29 @@ const RELAYS = {
   "roots/list": { capability: "roots", schema: ListRootsResultSchema },
 } as const;
 
+export interface BridgeOptions {
+  /** Resource URIs the host subscribed to (resources/updated for others is dropped); the resources handlers keep it. */
+  subscriptions: ReadonlySet<string>;
+  /** Reads an upstream's catalog again (it said a list changed) and says which parts of ours changed. */
+  refresh: (upstream: string) => Promise<CatalogChange>;
+}
+
+const NO_CHANGE: CatalogChange = { tools: false, resources: false, prompts: false };
+
 export class HostBridge implements UpstreamHooks {
   readonly #server: Server;
   readonly #mode: ConfigMode;
-  #registry: UpstreamRegistry | undefined;
+  readonly #subscriptions: ReadonlySet<string>;
+  readonly #refreshUpstream: (upstream: string) => Promise<CatalogChange>;
   /** Host requests in progress per upstream, newest last: upstream messages during a call travel on its stream. */
   readonly #active = new Map<string, HostExtra[]>();
-  /** Resource URIs the host subscribed to (resources/updated for others is dropped). */
-  readonly subscriptions = new Set<string>();
 
-  constructor(server: Server, mode: ConfigMode) {
+  /** Without options (a bridge only relaying, as in tests): no subscriptions, and list changes are not read again. */
+  constructor(server: Server, mode: ConfigMode, options: BridgeOptions = { subscriptions: new Set(), refresh: async () => NO_CHANGE }) {
     this.#server = server;
     this.#mode = mode;
-  }
-
-  attach(registry: UpstreamRegistry): void {
-    this.#registry = registry;
+    this.#subscriptions = options.subscriptions;
+    this.#refreshUpstream = options.refresh;
   }
 
   capabilities = (): ClientCapabilities => this.#server.getClientCapabilities() ?? {};
@@ -84,7 +90,7 @@ export class HostBridge implements UpstreamHooks {
       }
       case "notifications/resources/updated": {
         const uri = (notification.params as { uri?: string } | undefined)?.uri;
-        if (uri && this.subscriptions.has(uri)) void this.#send(upstream, notification as ServerNotification);
+        if (uri && this.#subscriptions.has(uri)) void this.#send(upstream, notification as ServerNotification);
         return;
       }
       case "notifications/tools/list_changed":
@@ -99,7 +105,7 @@ export class HostBridge implements UpstreamHooks {
 
   /** An upstream's list changed: read its catalog again and tell the host what changed in ours. */
   async #refresh(upstream: string): Promise<void> {
-    const change = await this.#registry?.refresh(upstream).catch(() => undefined);
+    const change = await this.#refreshUpstream(upstream).catch(() => undefined);
     // The call to that upstream still in progress, if any, carries it (the one that was active may be over by now).
     if (change) await this.announce(change, this.#active.get(upstream)?.at(-1));
   }

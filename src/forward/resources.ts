@@ -10,6 +10,7 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { RpcError, forwardedError } from "../errors.ts";
+import type { UpstreamClient } from "../upstream/client.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
 import { mergeResources, mergeTemplates, resourceOwner, resourceServers, unclaimedResourceOwner } from "./merge.ts";
@@ -42,7 +43,34 @@ function notFound(registry: UpstreamRegistry, uri: string): RpcError {
   return new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri} (${why}).`);
 }
 
-export function registerResources(server: Server, registry: UpstreamRegistry, bridge: HostBridge, links?: ResourceLinks): void {
+/**
+ * A reconnected upstream has forgotten the host's subscriptions: renews the ones routed to it, by the same rule as
+ * the subscribe itself (not waiting for the eager upstreams: this runs while one of them connects). The registry
+ * runs it on every new client (its `onConnect`).
+ */
+export async function resubscribe(
+  registry: UpstreamRegistry,
+  links: ResourceLinks | undefined,
+  subscriptions: ReadonlySet<string>,
+  name: string,
+  client: UpstreamClient,
+): Promise<void> {
+  if (!client.capabilities.resources?.subscribe) return;
+  for (const uri of [...subscriptions]) {
+    if ((await routeResource(registry, links, uri).catch(() => undefined)) === name) {
+      await client.request({ method: "resources/subscribe", params: { uri } }, EmptyResultSchema).catch(() => {});
+    }
+  }
+}
+
+/** The resources handlers; `subscriptions` is the session's set of subscribed URIs, kept here. */
+export function registerResources(
+  server: Server,
+  registry: UpstreamRegistry,
+  bridge: HostBridge,
+  subscriptions: Set<string>,
+  links?: ResourceLinks,
+): void {
   server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
     await registry.ensureEager();
     const { page, nextCursor } = paginate(mergeResources(registry.ready()).map((r) => r.resource), request.params?.cursor);
@@ -90,21 +118,11 @@ export function registerResources(server: Server, registry: UpstreamRegistry, br
     } catch (err) {
       throw forwardedError(err);
     }
-    if (method === "resources/subscribe") bridge.subscriptions.add(uri);
-    else bridge.subscriptions.delete(uri);
+    if (method === "resources/subscribe") subscriptions.add(uri);
+    else subscriptions.delete(uri);
     return {};
   };
   server.setRequestHandler(SubscribeRequestSchema, subscription("resources/subscribe"));
   server.setRequestHandler(UnsubscribeRequestSchema, subscription("resources/unsubscribe"));
 
-  // A reconnected upstream has forgotten the host's subscriptions: renew the ones routed to it, by the same rule
-  // as the subscribe itself (not waiting for the eager upstreams: this runs while one of them connects).
-  registry.onConnect = async (name, client) => {
-    if (!client.capabilities.resources?.subscribe) return;
-    for (const uri of [...bridge.subscriptions]) {
-      if ((await routeResource(registry, links, uri).catch(() => undefined)) === name) {
-        await client.request({ method: "resources/subscribe", params: { uri } }, EmptyResultSchema).catch(() => {});
-      }
-    }
-  };
 }

@@ -12,7 +12,7 @@ import { registerCompletion } from "../forward/completion.ts";
 import { registerLogging } from "../forward/logging.ts";
 import { registerPrompts } from "../forward/prompts.ts";
 import { ResourceLinks } from "../forward/resource-links.ts";
-import { registerResources } from "../forward/resources.ts";
+import { registerResources, resubscribe } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
 import { registerMetaTools } from "../meta/tools.ts";
 import { urlPolicy } from "../security/policy.ts";
@@ -51,7 +51,11 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
     { name: PRODUCT.name, version: PRODUCT.version },
     { capabilities: PROXY_CAPABILITIES, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
-  const bridge = new HostBridge(server, record.config.mode);
+  // The registry and the bridge need each other (an upstream's list change is read again through the registry, a
+  // changed catalog is announced through the bridge), and the resources' subscriptions are renewed on every new
+  // client: connected here, once, by closures over what is created below.
+  const subscriptions = new Set<string>();
+  const bridge = new HostBridge(server, record.config.mode, { subscriptions, refresh: (name) => registry.refresh(name) });
   const kv = bindingKv(env.TEAMS);
   const gate = new FetchGate({
     maxConnections: DEFAULT_GATE_LIMITS.maxConnections,
@@ -81,17 +85,21 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
     }, signal);
   };
 
-  const registry = new UpstreamRegistry(record.config, store, connect, policy, kvCatalogCache(kv, record.team));
-  registry.onChange = (change) => void bridge.announce(change);
-  bridge.attach(registry);
+  // Which upstream linked which resource in a tool result (config-file mode: single-MCP mode has one to ask).
+  const links = record.config.mode === "multi" ? new ResourceLinks(store) : undefined;
+  const registry: UpstreamRegistry = new UpstreamRegistry(record.config, store, {
+    connect,
+    policy,
+    cache: kvCatalogCache(kv, record.team),
+    onChange: (change) => void bridge.announce(change),
+    onConnect: (name, client) => resubscribe(registry, links, subscriptions, name, client),
+  });
   await registry.restore();
   const level = await store.logLevel();
   if (level) await registry.setLogLevel(level);
 
-  // Which upstream linked which resource in a tool result (config-file mode: single-MCP mode has one to ask).
-  const links = record.config.mode === "multi" ? new ResourceLinks(store) : undefined;
   registerMetaTools(server, registry, bridge, { team: record.team, session: record.sessionId.slice(0, 8) }, links);
-  registerResources(server, registry, bridge, links);
+  registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
   registerCompletion(server, registry, bridge, links);
   registerLogging(server, registry, (l) => store.putLogLevel(l));

@@ -2,7 +2,7 @@
 import type { ResolvedConfig } from "../config/validate.ts";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportState } from "agents/mcp";
-import type { RegistryStore, UpstreamRecord } from "../upstream/registry.ts";
+import type { RegistryStore, UpstreamRecord } from "../upstream/records.ts";
 import type { LinkStore, StoredLink } from "../forward/resource-links.ts";
 
 /** Written once at initialize; the session keeps this config for its whole life. */

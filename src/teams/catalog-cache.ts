@@ -5,7 +5,7 @@ import { sha256Hex } from "../bytes.ts";
 import { kvKeys } from "../config/keys.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
-import type { CatalogCache } from "../upstream/registry.ts";
+import type { CatalogCache } from "../upstream/startup.ts";
 import type { KvLike } from "./kv.ts";
 import { canonicalJson } from "./pins.ts";
 

@@ -1,0 +1,71 @@
+// Pure: what went wrong with an upstream exchange, by the error's type (never its message text), and foreign
+// error text scrubbed of the upstream's URL and header values before it travels.
+import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { UpstreamSpec } from "../config/validate.ts";
+import { UpstreamError, type UpstreamFault } from "../errors.ts";
+import { ExchangeTimeout, exchangeMs } from "./exchange.ts";
+
+/** What the client knew when the error came. */
+export interface FaultContext {
+  spec: Pick<UpstreamSpec, "url" | "timeout">;
+  /** Header values that must not leave the proxy (at least 4 characters each). */
+  secrets: readonly string[];
+  /** An answer outgrew the size limit: the client was closed because of it, whatever error that caused. */
+  overflowLimit?: number | undefined;
+  /** The upstream session id the client holds (a 404/400 to it means the upstream forgot the session). */
+  sessionId?: string | undefined;
+  /** The last Retry-After of a 429, in ms. */
+  retryAfterMs?: number | undefined;
+}
+
+/** The fault an error stands for. */
+export function faultOf(err: unknown, context: FaultContext): UpstreamFault {
+  const clean = (text: string) => scrub(text, context.spec.url, context.secrets);
+  if (err instanceof UpstreamError) return err.fault;
+  if (err instanceof ExchangeTimeout) return { kind: "timeout", ms: err.ms };
+  if (context.overflowLimit !== undefined) return { kind: "too_large", limit: context.overflowLimit };
+  if (err instanceof SseError) {
+    const status = err.code ?? -1;
+    if (status > 0) return { kind: "http", status, detail: clean(bodyOf(err.message)) };
+    return { kind: "unreachable", detail: clean(err.message) };
+  }
+  if (err instanceof StreamableHTTPError) {
+    const status = err.code ?? -1;
+    if (status <= 0) return { kind: "protocol", detail: clean(err.message) };
+    // A 404 (or 400) to a request that carried our session id: the upstream forgot the session.
+    if ((status === 404 || status === 400) && context.sessionId) return { kind: "expired" };
+    const fault: UpstreamFault = { kind: "http", status, detail: clean(bodyOf(err.message)) };
+    if (status === 429 && context.retryAfterMs !== undefined) fault.retryAfterMs = context.retryAfterMs;
+    return fault;
+  }
+  if (err instanceof McpError) {
+    if (err.code === ErrorCode.RequestTimeout) return { kind: "timeout", ms: exchangeMs(context.spec.timeout) };
+    if (err.code === ErrorCode.ConnectionClosed) return { kind: "closed" };
+    return { kind: "rpc", code: err.code, detail: clean(err.message.replace(/^MCP error -?\d+: /, "")) };
+  }
+  if (err instanceof TypeError) return { kind: "unreachable", detail: clean(err.message) };
+  if (err instanceof Error) {
+    if (err.name === "AbortError") return { kind: "closed" };
+    if (err.name === "ZodError" || err.name === "SyntaxError") return { kind: "protocol", detail: "malformed answer" };
+    return { kind: "unreachable", detail: clean(err.message) };
+  }
+  return { kind: "unreachable", detail: "unknown error" };
+}
+
+/** The text without the upstream's URL, host or secret header values; whitespace folded, at most 300 characters. */
+export function scrub(text: string, url: string, secrets: readonly string[]): string {
+  let out = text;
+  const parsed = new URL(url);
+  for (const needle of [url, parsed.origin + parsed.pathname, parsed.host, ...secrets]) {
+    if (needle) out = out.split(needle).join(needle === parsed.host ? "<host>" : "***");
+  }
+  return out.replace(/\s+/g, " ").trim().slice(0, 300);
+}
+
+/** The SDK puts the response body after a prefix; keep the body, short. */
+export function bodyOf(message: string): string {
+  const text = message.replace(/^Streamable HTTP error: /, "").replace(/^Error POSTing to endpoint: ?/, "");
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

@@ -1,0 +1,178 @@
+// Eager upstreams: connected in parallel at session start, shown fast from the team's catalog cache, waited for
+// at most EAGER_WAIT_MS by the lists, and tried again in the background (or at once, for a call) when they failed.
+import { arrival, catalogChange, type CatalogChange, type UpstreamCatalog } from "../catalog/catalog.ts";
+import type { UpstreamSpec } from "../config/validate.ts";
+import { UpstreamError, shortReason } from "../errors.ts";
+import { sleep, waitAtMost } from "./backoff.ts";
+import type { ClientPool } from "./pool.ts";
+import { RecordBook, UpstreamStatus, failedRecord, isLazy, readyRecord } from "./records.ts";
+
+/** How long a new session waits for eager upstreams that have a cached catalog. */
+export const FAST_START_MS = 250;
+/**
+ * How long after the session started tools/list (and the other lists) wait for eager upstreams still connecting;
+ * one still connecting then is shown as such, and the host is told when it is in. A call to one of its tools
+ * waits for that upstream alone.
+ */
+export const EAGER_WAIT_MS = 5_000;
+/** How often a failed eager upstream is tried again while the session is in use. */
+export const RETRY_FAILED_MS = 15_000;
+
+/** The team's last good catalog per upstream config (shared by all of the team's sessions). */
+export interface CatalogCache {
+  get(spec: UpstreamSpec): Promise<UpstreamCatalog | undefined>;
+  put(spec: UpstreamSpec, catalog: UpstreamCatalog): Promise<void>;
+}
+
+/** What of a freshly read catalog the session may use (filters, sanitizing, pins). */
+export type CatalogPolicy = (spec: UpstreamSpec, catalog: UpstreamCatalog) => Promise<UpstreamCatalog>;
+
+/** Connects an upstream and reads its catalog (policy applied); `onRaw` sees what the upstream said first. */
+export type CatalogReader = (spec: UpstreamSpec, onRaw?: (raw: UpstreamCatalog) => Promise<void>) => Promise<UpstreamCatalog>;
+
+export interface StartupDeps {
+  upstreams: readonly UpstreamSpec[];
+  records: RecordBook;
+  pool: ClientPool;
+  read: CatalogReader;
+  policy: CatalogPolicy;
+  cache?: CatalogCache | undefined;
+  /** A catalog changed outside a host request: the host is to be told. */
+  onChange?: ((change: CatalogChange) => void) | undefined;
+}
+
+export class EagerStartup {
+  readonly #deps: StartupDeps;
+  /** Eager upstreams' first connections, by name, while they are under way. */
+  readonly #starting = new Map<string, Promise<void>>();
+  /** All of them settled, or the wait for them over (EAGER_WAIT_MS after they started). */
+  #eager: Promise<void> | undefined;
+  #eagerWaitOver = false;
+  /** Attempts to bring back a failed eager upstream, by name, while under way. */
+  readonly #retrying = new Map<string, Promise<void>>();
+
+  constructor(deps: StartupDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Connects every eager upstream that has no record yet, in parallel (once; started at initialize); one failure
+   * does not stop the others. Resolves when all of them are in, or EAGER_WAIT_MS after they started, whichever
+   * comes first: an upstream that is slow or hangs never holds up the lists for longer (it is shown as connecting).
+   */
+  ensureEager(): Promise<void> {
+    if (this.#eager) return this.#eager;
+    const starts = this.#deps.upstreams
+      .filter((spec) => !isLazy(spec) && !this.#deps.records.has(spec.name))
+      .map((spec) => {
+        const start = this.#startEager(spec).finally(() => this.#starting.delete(spec.name));
+        this.#starting.set(spec.name, start);
+        return start;
+      });
+    this.#eager = waitAtMost(Promise.all(starts), EAGER_WAIT_MS).then(() => void (this.#eagerWaitOver = true));
+    return this.#eager;
+  }
+
+  /**
+   * Waits for one eager upstream's first connection, if it is under way (bounded by its connect deadline); the
+   * others are not waited for. Starts the eager connections if nobody has yet.
+   */
+  async settled(name: string): Promise<void> {
+    void this.ensureEager();
+    await this.#starting.get(name);
+  }
+
+  /** Whether an eager upstream's first connection is still under way. */
+  connecting(name: string): boolean {
+    return this.#starting.has(name);
+  }
+
+  /**
+   * Connects one eager upstream. With a cached catalog (the team's last good one for this very config) the
+   * session waits at most FAST_START_MS: an upstream still connecting then is shown from the cache, its
+   * connection goes on, a call to one of its tools waits for it, and the real catalog replaces the cached one
+   * (the host is told if they differ). Without a cache entry the session waits for the real catalog.
+   */
+  async #startEager(spec: UpstreamSpec): Promise<void> {
+    const { records, cache, onChange } = this.#deps;
+    // The cache keeps what the upstream said; filters and pins are applied whenever it is shown.
+    const keep = async (raw: UpstreamCatalog) => void (await cache?.put(spec, raw).catch(() => {}));
+    const real = this.#deps.read(spec, keep).then(
+      async (catalog) => {
+        const shown = records.get(spec.name);
+        await records.set(spec.name, readyRecord(catalog));
+        if (shown?.status === UpstreamStatus.ready) {
+          const change = catalogChange(shown.catalog, catalog);
+          if (change.tools || change.resources || change.prompts) onChange?.(change);
+        } else if (this.#eagerWaitOver) {
+          // The lists were already served with this upstream shown as connecting.
+          onChange?.(arrival(catalog));
+        }
+      },
+      async (err: unknown) => {
+        const shown = records.get(spec.name);
+        await records.set(spec.name, failedRecord(reasonOf(err), Date.now()));
+        if (shown || this.#eagerWaitOver) onChange?.({ tools: true, resources: false, prompts: false });
+      },
+    );
+    const cached = await cache?.get(spec).catch(() => undefined);
+    if (!cached) return real;
+    const settled = await Promise.race([real.then(() => true), sleep(FAST_START_MS).then(() => false)]);
+    if (!settled && !records.has(spec.name)) {
+      const catalog = await this.#deps.policy(spec, cached);
+      if (!records.has(spec.name)) records.show(spec.name, readyRecord(catalog));
+    }
+  }
+
+  /**
+   * An eager upstream that failed (at session start, or later) is tried again in the background, at most every
+   * RETRY_FAILED_MS, when the session is used; once it answers, its tools join the catalog and the host is told.
+   * Without this, a session started during an upstream's outage would lack its tools for its whole life.
+   */
+  retryFailed(now = Date.now()): void {
+    for (const spec of this.#deps.upstreams) {
+      const record = this.#deps.records.get(spec.name);
+      if (record?.status !== UpstreamStatus.failed || isLazy(spec) || this.#retrying.has(spec.name)) continue;
+      if (now - (record.at ?? 0) < RETRY_FAILED_MS) continue;
+      this.#retry(spec);
+    }
+  }
+
+  /**
+   * The agent asked for a tool of an unavailable eager upstream: try it again now (or join the attempt under
+   * way) instead of leaving the agent to wait for the next background retry. Within the reconnect budget; the
+   * attempt is bounded by the entry's timeout. Afterwards the tool is in the catalog if the upstream answered.
+   */
+  async retryNow(name: string, announce = true): Promise<{ throttled?: UpstreamError; joined?: boolean }> {
+    const spec = this.#deps.upstreams.find((u) => u.name === name);
+    if (!spec || isLazy(spec) || this.#deps.records.unavailable(name) === undefined) return {};
+    const joined = this.#retrying.has(name);
+    if (!joined && !this.#retry(spec, announce)) return { throttled: this.#deps.pool.throttled(name) };
+    await this.#retrying.get(name);
+    return joined ? { joined } : {};
+  }
+
+  /**
+   * One attempt to bring a failed eager upstream back, if its reconnect budget allows (false when not); the
+   * outcome is recorded and, unless the caller announces it itself (load_mcp, on its own stream), the host told
+   * when the tools come back.
+   */
+  #retry(spec: UpstreamSpec, announce = true): boolean {
+    const { records, pool, onChange } = this.#deps;
+    if (!pool.budget(spec.name).take()) return false;
+    const attempt = this.#deps.read(spec).then(
+      async (catalog) => {
+        await records.set(spec.name, readyRecord(catalog));
+        if (announce) onChange?.(arrival(catalog));
+      },
+      (err: unknown) => records.set(spec.name, failedRecord(reasonOf(err), Date.now())),
+    );
+    this.#retrying.set(spec.name, attempt);
+    void attempt.finally(() => this.#retrying.delete(spec.name));
+    return true;
+  }
+}
+
+function reasonOf(err: unknown): string {
+  return err instanceof UpstreamError ? shortReason(err.fault) : "unexpected failure";
+}
