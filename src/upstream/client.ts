@@ -298,6 +298,7 @@ export class UpstreamClient {
       overflowLimit: this.#overflow?.limit,
       sessionId: this.#transport instanceof StreamableHTTPClientTransport ? this.#transport.sessionId : undefined,
       retryAfterMs: this.#chain.retryAfterMs,
+      closed: this.#closed,
     });
   }
 }

@@ -3,6 +3,7 @@
 import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { $ZodError } from "zod/v4/core";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
 import { ExchangeTimeout, exchangeMs } from "./exchange.ts";
@@ -18,7 +19,18 @@ export interface FaultContext {
   sessionId?: string | undefined;
   /** The last Retry-After of a 429, in ms. */
   retryAfterMs?: number | undefined;
+  /** The client's connection is closed (the SDK then fails every pending request with ConnectionClosed). */
+  closed?: boolean | undefined;
 }
+
+/**
+ * The `data` of the error the proxy itself gives a request whose answer stream ended without the answer
+ * (fetch-chain.ts): a broken connection, though the client stays open.
+ */
+export const ANSWER_STREAM_ENDED = { dynmcp: "answer-stream-ended" } as const;
+
+const isAnswerStreamEnded = (err: McpError): boolean =>
+  typeof err.data === "object" && err.data !== null && (err.data as { dynmcp?: unknown }).dynmcp === ANSWER_STREAM_ENDED.dynmcp;
 
 /** The fault an error stands for. */
 export function faultOf(err: unknown, context: FaultContext): UpstreamFault {
@@ -42,15 +54,17 @@ export function faultOf(err: unknown, context: FaultContext): UpstreamFault {
   }
   if (err instanceof McpError) {
     if (err.code === ErrorCode.RequestTimeout) return { kind: "timeout", ms: exchangeMs(context.spec.timeout) };
-    if (err.code === ErrorCode.ConnectionClosed) return { kind: "closed" };
+    // -32000 is the SDK's ConnectionClosed when the connection went (or the proxy's own answer-stream error);
+    // otherwise it is the upstream's own error code, passed on as such.
+    if (err.code === ErrorCode.ConnectionClosed && (context.closed || isAnswerStreamEnded(err))) return { kind: "closed" };
     return { kind: "rpc", code: err.code, detail: clean(err.message.replace(/^MCP error -?\d+: /, "")) };
   }
+  // An answer that is not what MCP says (the SDK's result schema refused it, or it is not JSON).
+  if (err instanceof $ZodError || err instanceof SyntaxError) return { kind: "protocol", detail: "malformed answer" };
   if (err instanceof TypeError) return { kind: "unreachable", detail: clean(err.message) };
-  if (err instanceof Error) {
-    if (err.name === "AbortError") return { kind: "closed" };
-    if (err.name === "ZodError" || err.name === "SyntaxError") return { kind: "protocol", detail: "malformed answer" };
-    return { kind: "unreachable", detail: clean(err.message) };
-  }
+  // An aborted fetch: a DOMException whose name is its type (the platform has no subclass for it).
+  if (err instanceof DOMException && err.name === "AbortError") return { kind: "closed" };
+  if (err instanceof Error) return { kind: "unreachable", detail: clean(err.message) };
   return { kind: "unreachable", detail: "unknown error" };
 }
 

@@ -8,6 +8,7 @@ import { tapResponse } from "../streams.ts";
 import { parseRetryAfter } from "./backoff.ts";
 import { anySignal, classify, deadline, exchangeMs, type FetchLike } from "./exchange.ts";
 import type { FetchGate, ResponseTooLarge } from "./fetch-gate.ts";
+import { ANSWER_STREAM_ENDED } from "./faults.ts";
 
 /** How long after an answer stream ends its answer may still be on its way through the SDK's parser. */
 export const ANSWER_GRACE_MS = 100;
@@ -129,7 +130,11 @@ export class FetchChain {
         if (resumable) return void this.#awaiting?.delete(id);
         setTimeout(() => {
           if (!this.#awaiting?.delete(id) || this.#hooks.closed()) return;
-          this.#deliver?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message: "the answer stream ended before the answer" } });
+          this.#deliver?.({
+            jsonrpc: "2.0",
+            id,
+            error: { code: ErrorCode.ConnectionClosed, message: "the answer stream ended before the answer", data: ANSWER_STREAM_ENDED },
+          });
         }, ANSWER_GRACE_MS);
       },
     });

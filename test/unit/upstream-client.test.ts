@@ -5,7 +5,8 @@ import type { UpstreamSpec } from "../../src/config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../../src/errors.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { FetchLike } from "../../src/upstream/exchange.ts";
-import { bodyOf, faultOf, scrub } from "../../src/upstream/faults.ts";
+import { ANSWER_STREAM_ENDED, bodyOf, faultOf, scrub } from "../../src/upstream/faults.ts";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 
 const URL_ = "https://up.example/mcp";
 const spec = (over: Partial<UpstreamSpec> = {}): UpstreamSpec =>
@@ -133,6 +134,20 @@ describe("upstream client over an injected fetch", () => {
     }
   });
 
+  it("a result of the wrong shape is a protocol error, not a broken connection", async () => {
+    const up = server((m) => (m.method === "tools/call" ? result(m.id, { content: "not a list" }) : undefined));
+    const client = await connect(up.fetch);
+    expect(await faultOf_(client.callTool("echo", {}))).toEqual({ kind: "protocol", detail: "malformed answer" });
+  });
+
+  it("the upstream's own -32000 error is its error, not a closed connection", async () => {
+    const up = server((m) =>
+      m.method === "tools/call" ? json({ jsonrpc: "2.0", id: m.id, error: { code: -32000, message: "quota exceeded" } }) : undefined,
+    );
+    const client = await connect(up.fetch);
+    expect(await faultOf_(client.callTool("echo", {}))).toEqual({ kind: "rpc", code: -32000, detail: "quota exceeded" });
+  });
+
   it("a fetch that cannot reach the upstream is unreachable", async () => {
     const fetch: FetchLike = async () => {
       throw new TypeError(`fetch failed: connect ECONNREFUSED ${URL_}`);
@@ -147,9 +162,14 @@ describe("fault classification (pure)", () => {
   const context = { spec: { url: URL_, timeout: 3_000 }, secrets: ["tok-abcdef"] };
 
   it("judges by type, never by message text", () => {
-    const abort = Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
-    expect(faultOf(abort, context)).toEqual({ kind: "closed" });
-    expect(faultOf(Object.assign(new Error("x"), { name: "ZodError" }), context)).toEqual({ kind: "protocol", detail: "malformed answer" });
+    expect(faultOf(new DOMException("This operation was aborted", "AbortError"), context)).toEqual({ kind: "closed" });
+    // A look-alike name is not the type: an Error merely named so is a plain failure.
+    expect(faultOf(Object.assign(new Error("x"), { name: "ZodError" }), context).kind).toBe("unreachable");
+    expect(faultOf(new SyntaxError("Unexpected token"), context)).toEqual({ kind: "protocol", detail: "malformed answer" });
+    // -32000: closed when the connection went or the proxy ended the answer stream; otherwise the upstream's code.
+    expect(faultOf(new McpError(-32000, "Connection closed"), { ...context, closed: true })).toEqual({ kind: "closed" });
+    expect(faultOf(new McpError(-32000, "ended", ANSWER_STREAM_ENDED), context)).toEqual({ kind: "closed" });
+    expect(faultOf(new McpError(-32000, "busy"), context)).toEqual({ kind: "rpc", code: -32000, detail: "busy" });
     expect(faultOf("a string", context)).toEqual({ kind: "unreachable", detail: "unknown error" });
     // An answer that outgrew the limit explains whatever error closing the client caused.
     expect(faultOf(new TypeError("terminated"), { ...context, overflowLimit: 10 })).toEqual({ kind: "too_large", limit: 10 });
