@@ -1,8 +1,20 @@
 // The router's and session object's own answers (not the MCP server's): JSON bodies with plain messages.
+import { HTTP_ANSWERS, SESSION_NOT_FOUND_MESSAGE, type HttpErrorKind } from "./errors.ts";
 
 /** A JSON-RPC error outside any request context (id null), with its HTTP status. */
 export function jsonRpcError(status: number, code: number, message: string, headers?: HeadersInit): Response {
   return Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status, headers });
+}
+
+/** One of the router's answers by its kind: the status and the JSON-RPC code come from `HTTP_ANSWERS` (src/errors.ts). */
+export function httpError(kind: HttpErrorKind, message: string, headers?: HeadersInit): Response {
+  const { status, code } = HTTP_ANSWERS[kind];
+  return jsonRpcError(status, code, message, headers);
+}
+
+/** The one answer to a session id nobody knows (the router's check, and the session object's own). */
+export function sessionNotFound(): Response {
+  return httpError("session_not_found", SESSION_NOT_FOUND_MESSAGE);
 }
 
 export const REALM = "dynmcp-edge";

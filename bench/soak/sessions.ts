@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { between, now, short, sleep } from "./clock.ts";
 import { ABANDON_EVERY, CLIENT_TIMEOUT_MS, MAX_TRANSPORT_STREAK, type SoakOptions } from "./options.ts";
+import { errorKindOf } from "../../src/errors.ts";
 
 export type Upstream = "healthy" | "chaos";
 
@@ -79,22 +80,37 @@ function transportFailure(totals: Totals, step: string, err: unknown): void {
   if (totals.transportSamples.length < 8) totals.transportSamples.push(`${step}: ${short(err)}`);
 }
 
-/** The class of a use_tool isError text (the proxy's wording, see src/errors.ts). */
-export function classify(text: string): string {
-  if (text.includes("Unknown tool:")) return "not in the session's catalog";
-  if (text.includes("cannot be called now")) return "unavailable (tried again at once)";
-  if (text.includes("may or may not have run")) return "unknown outcome";
-  if (text.includes("could not reach")) return "unreachable";
-  const http = /answered HTTP (\d{3})/.exec(text);
-  if (http) return `HTTP ${http[1]}`;
-  if (text.includes("did not answer within")) return "timeout";
-  if (text.includes("no longer knows this session")) return "session expired";
-  if (text.includes("larger than")) return "too large";
-  if (text.includes("returned an error")) return "upstream JSON-RPC error";
-  if (text.includes("reconnecting too often")) return "throttled (reconnect budget)";
-  if (text.includes("broke the MCP protocol")) return "protocol error";
-  if (/the connection to "[^"]*" closed/.test(text)) return "connection closed";
-  return "other";
+/** The class of a use_tool isError result, by the kind the proxy puts in `_meta` (src/errors.ts, ERROR_META_KEY). */
+export function classify(result: CallToolResult): string {
+  const meta = errorKindOf(result);
+  switch (meta?.kind) {
+    case "unknown_tool":
+      return "not in the session's catalog";
+    case "unavailable":
+      return "unavailable (tried again at once)";
+    case "unknown_outcome":
+      return "unknown outcome";
+    case "unreachable":
+      return "unreachable";
+    case "http":
+      return `HTTP ${meta.status}`;
+    case "timeout":
+      return "timeout";
+    case "expired":
+      return "session expired";
+    case "too_large":
+      return "too large";
+    case "rpc":
+      return "upstream JSON-RPC error";
+    case "throttled":
+      return "throttled (reconnect budget)";
+    case "protocol":
+      return "protocol error";
+    case "closed":
+      return "connection closed";
+    default:
+      return "other";
+  }
 }
 
 const textOf = (result: CallToolResult) => (result.content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
@@ -122,7 +138,7 @@ async function call(
   const end = now();
   const text = textOf(result);
   if (result.isError) {
-    const kind = classify(text);
+    const kind = classify(result);
     if (kind === "other" && totals.otherSamples.length < 8) totals.otherSamples.push(`${upstream}/${tool}: ${text.slice(0, 300)}`);
     totals.kindSamples[kind] ??= text.slice(0, 400);
     totals.events.push({ upstream, tool, start, end, ok: false, kind, round });

@@ -1,7 +1,7 @@
 // completion/complete, routed by its reference (a prompt name or a resource template) to the upstream that owns it.
 // A resource reference goes where a resource with that URI would: the exact template first, then routeResource.
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CompleteRequestSchema, CompleteResultSchema, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { CompleteRequestSchema, CompleteResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { RpcError, forwardedError } from "../errors.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
@@ -22,7 +22,7 @@ export function registerCompletion(server: Server, registry: UpstreamRegistry, b
       params = { ...params, ref: { ...ref, name: found.original } };
     } else {
       owner = templateOwner(ready, ref.uri) ?? (await routeResource(registry, links, ref.uri));
-      if (!owner) throw new RpcError(ErrorCode.InvalidParams, `Unknown resource template: ${ref.uri}`);
+      if (!owner) throw new RpcError("invalid_params", `Unknown resource template: ${ref.uri}`);
     }
     const target = owner;
     try {

@@ -1,6 +1,6 @@
 // Pure: the merged resource, template and prompt lists of all loaded upstreams, and who owns what.
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
-import { ErrorCode, type Prompt, type Resource, type ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import type { Prompt, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
 import { RpcError } from "../errors.ts";
 import { exposedName } from "../catalog/names.ts";
 import type { ConfigMode } from "../config/validate.ts";
@@ -79,7 +79,7 @@ export function mergePrompts(ready: readonly ReadyUpstream[], mode: ConfigMode):
 /** The prompt the host names, with its owner and its upstream name; an unknown name is the host's mistake (-32602). */
 export function promptByExposedName(ready: readonly ReadyUpstream[], mode: ConfigMode, name: string): { owner: string; original: string } {
   const found = mergePrompts(ready, mode).find((p) => p.exposed.name === name);
-  if (!found) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+  if (!found) throw new RpcError("invalid_params", `Unknown prompt: ${name}`);
   return found;
 }
 

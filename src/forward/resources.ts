@@ -17,9 +17,6 @@ import { mergeResources, mergeTemplates, resourceOwner, resourceServers, unclaim
 import { paginate } from "./paging.ts";
 import type { ResourceLinks } from "./resource-links.ts";
 
-/** The code the MCP spec gives an unknown resource. */
-export const RESOURCE_NOT_FOUND = -32002;
-
 /**
  * The upstream a URI goes to, over the loaded upstreams as they are now (the caller has waited for the eager ones):
  * the one that lists it, else the first whose template matches it, else, for a URI nobody claims, the one
@@ -40,7 +37,7 @@ function notFound(registry: UpstreamRegistry, uri: string): RpcError {
     serving.length === 0
       ? "no loaded server offers resources"
       : `no loaded server lists it, has a template that matches it or linked it in a tool result, and more than one offers resources (${serving.join(", ")})`;
-  return new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri} (${why}).`);
+  return new RpcError("resource_not_found", `Resource not found: ${uri} (${why}).`);
 }
 
 /**
@@ -111,7 +108,7 @@ export function registerResources(
     try {
       await registry.withClient(name, async (client) => {
         if (!client.capabilities.resources?.subscribe) {
-          throw new RpcError(-32601, `The server "${name}" that owns ${uri} does not support resource subscriptions.`);
+          throw new RpcError("not_supported", `The server "${name}" that owns ${uri} does not support resource subscriptions.`);
         }
         await client.request({ method, params: { uri } }, EmptyResultSchema, { signal: extra.signal });
       }, { signal: extra.signal });

@@ -1,7 +1,7 @@
 // The MCP route's protocol checks (MCP 2025-11-25 transport rules), each a step with the answer it gives.
 import type { MiddlewareHandler } from "hono";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
-import { jsonRpcError } from "../responses.ts";
+import { httpError } from "../responses.ts";
 import type { McpEnv } from "./context.ts";
 
 /** Versions whose transport still allowed JSON-RPC batches (removed in 2025-06-18). */
@@ -14,7 +14,7 @@ const SUPPORTED_LIST = SUPPORTED_PROTOCOL_VERSIONS.join(", ");
 export const method: MiddlewareHandler<McpEnv> = async (c, next) => {
   const m = c.req.raw.method;
   if (m !== "POST" && m !== "GET" && m !== "DELETE") {
-    return jsonRpcError(405, -32000, "Method not allowed: use POST, GET or DELETE.", { Allow: "POST, GET, DELETE" });
+    return httpError("method_not_allowed", "Method not allowed: use POST, GET or DELETE.", { Allow: "POST, GET, DELETE" });
   }
   await next();
 };
@@ -23,7 +23,7 @@ export const method: MiddlewareHandler<McpEnv> = async (c, next) => {
 export const protocolVersion: MiddlewareHandler<McpEnv> = async (c, next) => {
   const version = c.req.raw.headers.get("mcp-protocol-version");
   if (version !== null && !SUPPORTED.has(version)) {
-    return jsonRpcError(400, -32000, `Unsupported MCP-Protocol-Version ${JSON.stringify(version.slice(0, 40))}; supported: ${SUPPORTED_LIST}.`);
+    return httpError("unsupported_version", `Unsupported MCP-Protocol-Version ${JSON.stringify(version.slice(0, 40))}; supported: ${SUPPORTED_LIST}.`);
   }
   c.set("protocolVersion", version);
   await next();
@@ -58,13 +58,13 @@ export const mediaTypes: MiddlewareHandler<McpEnv> = async (c, next) => {
   const request = c.req.raw;
   if (request.method === "POST") {
     if (!isJsonType(request.headers.get("content-type"))) {
-      return jsonRpcError(415, -32000, "Unsupported Media Type: send the body as application/json.");
+      return httpError("unsupported_media_type", "Unsupported Media Type: send the body as application/json.");
     }
     if (accepted(request.headers.get("accept") ?? "") !== (ACCEPTS_JSON | ACCEPTS_SSE)) {
-      return jsonRpcError(406, -32000, "Not Acceptable: accept both application/json and text/event-stream.");
+      return httpError("not_acceptable", "Not Acceptable: accept both application/json and text/event-stream.");
     }
   } else if (request.method === "GET" && !(accepted(request.headers.get("accept") ?? "") & ACCEPTS_SSE)) {
-    return jsonRpcError(406, -32000, "Not Acceptable: a GET stream needs Accept: text/event-stream.");
+    return httpError("not_acceptable", "Not Acceptable: a GET stream needs Accept: text/event-stream.");
   }
   await next();
 };
@@ -81,12 +81,12 @@ export const jsonRpc: MiddlewareHandler<McpEnv> = async (c, next) => {
   if (Array.isArray(message)) {
     const version = c.get("protocolVersion");
     if (version !== null && !BATCH_ERA.has(version)) {
-      return jsonRpcError(400, -32600, `JSON-RPC batches are not part of MCP ${version}: send one message per request.`);
+      return httpError("invalid_request", `JSON-RPC batches are not part of MCP ${version}: send one message per request.`);
     }
-    if (message.length === 0) return jsonRpcError(400, -32600, "An empty JSON-RPC batch is not a request.");
+    if (message.length === 0) return httpError("invalid_request", "An empty JSON-RPC batch is not a request.");
   }
   if (!(Array.isArray(message) ? message.every(isMessage) : isMessage(message))) {
-    return jsonRpcError(400, -32600, "Invalid Request: the body must be a JSON-RPC 2.0 message.");
+    return httpError("invalid_request", "Invalid Request: the body must be a JSON-RPC 2.0 message.");
   }
   await next();
 };

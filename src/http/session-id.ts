@@ -3,7 +3,7 @@
 import type { MiddlewareHandler } from "hono";
 import { base64url } from "../bytes.ts";
 import { log } from "../log.ts";
-import { jsonRpcError } from "../responses.ts";
+import { httpError, sessionNotFound } from "../responses.ts";
 import { constantTimeEqual } from "./auth.ts";
 import type { McpEnv, Principal } from "./context.ts";
 
@@ -56,7 +56,7 @@ export const sessionKey: MiddlewareHandler<McpEnv> = async (c, next) => {
   const secret = c.env.SESSION_KEY;
   if (!secret) {
     log({ event: "misconfigured", reason: "SESSION_KEY is not set" });
-    return jsonRpcError(503, -32603, "The proxy is not configured: its operator must set the SESSION_KEY secret.");
+    return httpError("not_configured", "The proxy is not configured: its operator must set the SESSION_KEY secret.");
   }
   c.set("sessionKey", secret);
   await next();
@@ -76,13 +76,13 @@ export const session: MiddlewareHandler<McpEnv> = async (c, next) => {
   const sessionId = c.req.raw.headers.get(SESSION_HEADER);
   if (sessionId) {
     if (!(await sessionIdBelongsTo(secret, principal, sessionId))) {
-      return jsonRpcError(404, -32001, "Session not found: start a new session with initialize.");
+      return sessionNotFound();
     }
     c.set("sessionId", sessionId);
     c.set("initialize", false);
   } else {
     if (!isInitialize(c.get("message"))) {
-      return jsonRpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required (only initialize may come without one).");
+      return httpError("session_id_required", "Bad Request: Mcp-Session-Id header is required (only initialize may come without one).");
     }
     c.set("sessionId", await mintSessionId(secret, principal));
     c.set("initialize", true);

@@ -7,13 +7,13 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import { UpstreamError } from "../errors.ts";
+import { LoadError, ProxyError, UpstreamError, toToolResult, type ToolErrorKind } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge } from "../forward/bridge.ts";
 import { arrival } from "../catalog/catalog.ts";
 import { buildListing, defined } from "../catalog/listing.ts";
 import { oneLine, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "../catalog/render.ts";
-import { LoadError, type ExposedTool, type UpstreamRegistry } from "../upstream/registry.ts";
+import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
 
 export const DISCOVER_TOOL = "discover_tool";
@@ -27,15 +27,18 @@ const discoverSchema = inputJsonSchema(DiscoverToolInput);
 const useSchema = inputJsonSchema(UseToolInput);
 const loadSchema = inputJsonSchema(LoadMcpInput);
 
-/** A tool failure the model can read and act on (protocol failures stay JSON-RPC errors). */
-export function toolError(text: string): CallToolResult {
-  return { isError: true, content: [{ type: "text", text }] };
+/**
+ * A tool failure of the proxy's own that the model can read and act on (protocol failures stay JSON-RPC errors):
+ * its kind travels in `_meta` (src/errors.ts, `ERROR_META_KEY`).
+ */
+export function toolError(kind: ToolErrorKind, text: string, upstream?: string): CallToolResult {
+  return toToolResult(new ProxyError(kind, text, upstream));
 }
 
 function parseArgs<S extends z.ZodType>(schema: S, raw: unknown, tool: string): z.infer<S> | CallToolResult {
   const parsed = schema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
-  return toolError(`Invalid arguments for ${tool}: ${argumentErrors(parsed.error)}`);
+  return toolError("invalid_arguments", `Invalid arguments for ${tool}: ${argumentErrors(parsed.error)}`);
 }
 
 const isResult = (v: unknown): v is CallToolResult =>
@@ -111,12 +114,12 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
           return result;
         } catch (err) {
           done("failed");
-          if (err instanceof UpstreamError) return toolError(`${args.tool_name} failed: ${err.message}`);
+          if (err instanceof UpstreamError) return toToolResult(err, `${args.tool_name} failed: ${err.message}`);
           throw err;
         }
       }
       case LOAD_MCP: {
-        if (!registry.dynamic) return toolError(`Unknown tool: "${name}". This session has no lazy servers to load.`);
+        if (!registry.dynamic) return toolError("unknown_tool", `Unknown tool: "${name}". This session has no lazy servers to load.`);
         const args = parseArgs(LoadMcpInput, raw, name);
         if (isResult(args)) return args;
         const started = Date.now();
@@ -136,12 +139,12 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
             log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
           }
           if (err.catalogChanged) await bridge.announce({ tools: true, resources: false, prompts: false }, extra);
-          return toolError(err.message);
+          return toToolResult(err);
         }
       }
       default: {
         const offered = [DISCOVER_TOOL, USE_TOOL, ...(registry.dynamic ? [LOAD_MCP] : [])].join(", ");
-        return toolError(`Unknown tool: "${name}". This server offers ${offered}; upstream tools are called through ${USE_TOOL}.`);
+        return toolError("unknown_tool", `Unknown tool: "${name}". This server offers ${offered}; upstream tools are called through ${USE_TOOL}.`);
       }
     }
   });
@@ -169,16 +172,18 @@ async function findTool(registry: UpstreamRegistry, name: string): Promise<Expos
   if (reason === undefined) return unknownTool(registry, name, server);
   const tried = throttled ? `it was not tried again: ${throttled.message}` : "it was just tried again";
   return toolError(
+    "unavailable",
     `"${name}" cannot be called now: the server "${server}" is unavailable (${oneLine(reason)}); ${tried}. ` +
       "Its tools return to the catalog once it answers.",
+    server,
   );
 }
 
 /** Unknown names get the closest known ones; a tool of a server not loaded yet says to load it first. */
 function unknownTool(registry: UpstreamRegistry, name: string, server: string | undefined): CallToolResult {
   if (server && registry.loadable().some((spec) => spec.name === server)) {
-    return toolError(`Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${LOAD_MCP} with mcp_name "${server}" first.`);
+    return toolError("unknown_tool", `Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${LOAD_MCP} with mcp_name "${server}" first.`, server);
   }
-  return toolError(renderUnknownTool(name, [...registry.tools().keys()]));
+  return toolError("unknown_tool", renderUnknownTool(name, [...registry.tools().keys()]));
 }
 

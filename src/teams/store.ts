@@ -6,6 +6,7 @@ import { credentialWarnings, redactConfig } from "../config/redact.ts";
 import { secretNames } from "../config/schema.ts";
 import { parseConfig, type ConfigIssue } from "../config/validate.ts";
 import { SECRET_NAME, openSecret, sealSecret, type SealedSecret } from "../security/secrets.ts";
+import { ProxyError, type StoreErrorKind } from "../errors.ts";
 import { checkUpstreamUrl, type UrlPolicy } from "../security/url-guard.ts";
 import type { KvLike } from "./kv.ts";
 
@@ -25,7 +26,13 @@ export interface PinInfo {
   pendingSince?: string;
 }
 
-export class TeamStoreError extends Error {}
+/** A team-store request it refuses: `secrets_disabled` (no SECRETS_KEY) or `invalid_secret_name`. */
+export class TeamStoreError extends ProxyError {
+  constructor(kind: StoreErrorKind, message: string) {
+    super(kind, message);
+    this.name = "TeamStoreError";
+  }
+}
 
 export interface TeamStoreOptions {
   /** The SECRETS_KEY material; secrets cannot be written without it. */
@@ -109,8 +116,8 @@ export class TeamStore {
 
   /** Encrypts and stores a secret; its value can never be read back through the store. */
   async putSecret(team: string, name: string, value: string): Promise<void> {
-    if (!SECRET_NAME.test(name)) throw new TeamStoreError(`bad secret name ${JSON.stringify(name)}: use letters, digits and _, starting with a letter or _`);
-    if (!this.#options.secretsKey) throw new TeamStoreError("SECRETS_KEY is not set: secrets cannot be stored without it");
+    if (!SECRET_NAME.test(name)) throw new TeamStoreError("invalid_secret_name", `bad secret name ${JSON.stringify(name)}: use letters, digits and _, starting with a letter or _`);
+    if (!this.#options.secretsKey) throw new TeamStoreError("secrets_disabled", "SECRETS_KEY is not set: secrets cannot be stored without it");
     const sealed = await sealSecret(this.#options.secretsKey, team, name, value);
     await this.#kv.put(kvKeys.secret(team, name), JSON.stringify(sealed), { updatedAt: new Date().toISOString() });
   }

@@ -2,6 +2,7 @@
 // simultaneous outbound connections per request), at most N-1 of them for one upstream, and at most M bytes per
 // response. workerd under `wrangler dev` enforces neither, so the proxy counts for itself, and the counters are
 // readable by tests.
+import { ProxyError } from "../errors.ts";
 import { tapResponse } from "../streams.ts";
 import type { FetchLike } from "./exchange.ts";
 
@@ -12,11 +13,11 @@ export interface GateLimits {
 
 export const DEFAULT_GATE_LIMITS: GateLimits = { maxConnections: 6, maxResponseBytes: 8 * 1024 * 1024 };
 
-/** A response body that outgrew the limit: the stream errors with this. */
-export class ResponseTooLarge extends Error {
+/** A response body that outgrew the limit: the stream errors with this (kind `too_large`, the fault it becomes). */
+export class ResponseTooLarge extends ProxyError {
   readonly limit: number;
   constructor(limit: number) {
-    super(`the upstream's answer is larger than ${limit} bytes`);
+    super("too_large", `the upstream's answer is larger than ${limit} bytes`);
     this.name = "ResponseTooLarge";
     this.limit = limit;
   }

@@ -3,7 +3,7 @@
 // remembered), pool.ts (live clients), call-policy.ts (what a call repeats), startup.ts (eager upstreams).
 import type { CallToolResult, LoggingLevel, Notification, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
-import { UpstreamError, describeFault } from "../errors.ts";
+import { LoadError, UpstreamError, describeFault } from "../errors.ts";
 import { catalogChange, type CatalogChange, type CatalogGroup, type CatalogView, type LazyServer, type UpstreamCatalog } from "../catalog/catalog.ts";
 import { exposedName, serverPart } from "../catalog/names.ts";
 import { withClient, type WithClientOptions } from "./call-policy.ts";
@@ -17,20 +17,6 @@ export interface ExposedTool {
   exposedName: string;
   upstream: string;
   tool: Tool;
-}
-
-/** Why load_mcp did not load: the agent reads `message`. */
-export class LoadError extends Error {
-  /** True when this failure changed the catalog (the server was evicted). */
-  readonly catalogChanged: boolean;
-  /** False when nothing was tried (no such server to load): the agent's mistake, not an event to log. */
-  readonly attempted: boolean;
-  constructor(message: string, options: { catalogChanged?: boolean; attempted?: boolean } = {}) {
-    super(message);
-    this.name = "LoadError";
-    this.catalogChanged = options.catalogChanged ?? false;
-    this.attempted = options.attempted ?? true;
-  }
 }
 
 /** A loaded upstream with its catalog, in config order. */
@@ -158,9 +144,7 @@ export class UpstreamRegistry {
     const record = this.#records.get(name);
     if (!spec || record?.status === UpstreamStatus.evicted) {
       const names = this.loadable().map((u) => u.name);
-      throw new LoadError(`Unknown MCP server: "${name}". Available servers to load: ${names.length ? names.join(", ") : "(none)"}.`, {
-        attempted: false,
-      });
+      throw new LoadError("unknown_server", `Unknown MCP server: "${name}". Available servers to load: ${names.length ? names.join(", ") : "(none)"}.`, name);
     }
     if (!isLazy(spec)) {
       // An eager server: ready, or brought back the way a call would (coalesced, within the reconnect budget).
@@ -171,7 +155,7 @@ export class UpstreamRegistry {
       const retry = await this.retryNow(name, false);
       const after = this.#records.get(name);
       if (after?.status === UpstreamStatus.ready) return { catalog: after.catalog, changed: !retry.joined };
-      throw new LoadError(`Failed to load "${name}": ${retry.throttled?.message ?? this.unavailable(name) ?? "unavailable"}`);
+      throw new LoadError("load_failed", `Failed to load "${name}": ${retry.throttled?.message ?? this.unavailable(name) ?? "unavailable"}`, name);
     }
     const current = this.#records.get(name);
     if (current?.status === UpstreamStatus.ready) return { catalog: current.catalog, changed: false };
@@ -199,13 +183,12 @@ export class UpstreamRegistry {
       await this.#records.set(spec.name, record);
       if (record.status === UpstreamStatus.evicted) {
         throw new LoadError(
+          "evicted",
           `Failed to load "${spec.name}" after ${MAX_LOAD_FAILURES} attempts; the server will no longer be offered. Underlying error: ${reason}`,
-          { catalogChanged: true },
+          spec.name,
         );
       }
-      throw new LoadError(
-        `Failed to load "${spec.name}" (attempt ${record.failures} of ${MAX_LOAD_FAILURES}): ${reason}. It can be loaded again.`,
-      );
+      throw new LoadError("load_failed", `Failed to load "${spec.name}" (attempt ${record.failures} of ${MAX_LOAD_FAILURES}): ${reason}. It can be loaded again.`, spec.name);
     }
   }
 

@@ -5,6 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import { errorKindOf } from "../../src/errors.ts";
 import { BASE, connect, discoverDescription, loadMcp, releaseGate, replayStats, replayUrl, seedTeam, text, waitFor, workerFetch } from "./helpers.ts";
 
 const GRAPH = "Knowledge graph memory: store entities, relations and observations; load it to remember facts across the conversation.";
@@ -105,6 +106,7 @@ describe("the catalog in dynamic mode", () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
     const r = await loadMcp(client, "memory");
     expect(r.isError).toBe(true);
+    expect(errorKindOf(r)).toEqual({ kind: "unknown_tool" });
     await client.close();
   });
 
@@ -197,6 +199,7 @@ describe("load_mcp", () => {
     const r = await loadMcp(client, "down");
     expect(r.isError).toBe(true);
     expect(text(r)).toBe('Failed to load "down": HTTP 503');
+    expect(errorKindOf(r)).toEqual({ kind: "load_failed", upstream: "down" });
     expect((await replayStats("dyn-eager-down")).methods.initialize).toBeGreaterThan(before);
     expect(await discoverDescription(client)).toContain("down: unavailable — HTTP 503");
     await client.close();
@@ -208,12 +211,14 @@ describe("load_mcp", () => {
     const r = await loadMcp(client, "broken");
     expect(r.isError).toBe(true);
     expect(text(r)).toContain('Failed to load "broken" (attempt 1 of 3): "broken" returned an error: catalog exploded');
+    expect(errorKindOf(r)).toEqual({ kind: "load_failed", upstream: "broken" });
     const stats = await replayStats("dyn-atomic");
     expect(stats.methods.initialize).toBe(1);
     expect(stats.deletes).toBe(1);
     expect(await discoverDescription(client)).toContain("<mcp_servers>\nbroken:");
     const use = await client.callTool({ name: "use_tool", arguments: { tool_name: "broken/read_graph" } });
     expect(text(use)).toContain('The server "broken" is not loaded yet: call load_mcp');
+    expect(errorKindOf(use)).toEqual({ kind: "unknown_tool", upstream: "broken" });
     await client.close();
   });
 
@@ -275,11 +280,13 @@ describe("load_mcp", () => {
     expect(text(await loadMcp(client, "down"))).toContain("attempt 1 of 3");
     expect(text(await loadMcp(client, "down"))).toContain("attempt 2 of 3");
     const third = await loadMcp(client, "down");
+    expect(errorKindOf(third)).toEqual({ kind: "evicted", upstream: "down" });
     expect(text(third)).toMatch(/^Failed to load "down" after 3 attempts; the server will no longer be offered\. Underlying error: "down" returned an error: database is down/);
     // Only the eviction changed the catalog: one tools/list_changed, on that load_mcp's own stream, although the host holds a GET stream.
     expect(await listChanges(heard, 1)).toEqual(["post notifications/tools/list_changed"]);
     const fourth = await loadMcp(client, "down");
     expect(text(fourth)).toBe('Unknown MCP server: "down". Available servers to load: other.');
+    expect(errorKindOf(fourth)).toEqual({ kind: "unknown_server", upstream: "down" });
     expect(await discoverDescription(client)).not.toContain("\ndown: ");
     expect((await replayStats("dyn-budget")).methods.initialize).toBe(3);
     await client.close();
@@ -304,6 +311,7 @@ describe("load_mcp", () => {
     const bad = await client.callTool({ name: "load_mcp", arguments: {} });
     expect(bad.isError).toBe(true);
     expect(text(bad)).toContain("mcp_name");
+    expect(errorKindOf(bad)).toEqual({ kind: "invalid_arguments" });
     await client.close();
   });
 });

@@ -3,6 +3,7 @@
 import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { errorKindOf } from "../../src/errors.ts";
 import type { SessionObject } from "../../src/session/object.ts";
 import { connect, discoverDescription, loadMcp, releaseGate, replayControl, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
 
@@ -32,6 +33,7 @@ describe("upstream errors", () => {
     const r = await call(s.client, "bad/read_graph");
     expect(r.isError).toBe(true);
     expect(text(r)).toContain('"bad" answered HTTP 500');
+    expect(errorKindOf(r)).toEqual({ kind: "http", upstream: "bad", status: 500 });
     await s.intact();
     await s.client.close();
   });
@@ -70,6 +72,7 @@ describe("upstream errors", () => {
       expect(r.isError).toBe(true);
       // The upstream answered, just not in MCP: reported as such, not as a broken connection or unknown outcome.
       expect(text(r)).toMatch(/^bad\/create_entities failed: "bad" broke the MCP protocol \(.+\)$/);
+      expect(errorKindOf(r)?.kind).toBe("protocol");
       await s.intact();
       await s.client.close();
     }
@@ -80,6 +83,7 @@ describe("upstream errors", () => {
     const r = await call(s.client, "bad/create_entities");
     expect(r.isError).toBe(true);
     expect(text(r)).toContain("did not answer within 400 ms");
+    expect(errorKindOf(r)).toEqual({ kind: "timeout", upstream: "bad" });
     await s.intact();
     await s.client.close();
   });
@@ -100,6 +104,7 @@ describe("broken connections", () => {
     const r = await call(s.client, "bad/create_entities");
     expect(r.isError).toBe(true);
     expect(text(r)).toContain("may or may not have run");
+    expect(errorKindOf(r)?.kind).toBe("unknown_outcome");
     expect((await replayStats("flt-cut-rw")).calls.filter((c) => c.name === "create_entities")).toHaveLength(1);
     // The next call works on a new connection.
     expect((await call(s.client, "bad/create_entities")).isError).toBeFalsy();

@@ -1,6 +1,7 @@
 // discover_tool and use_tool through the real Worker and session object, against real upstreams on loopback.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { errorKindOf } from "../../src/errors.ts";
 import { connect, discoverDescription, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
 
 describe("config-file mode", () => {
@@ -53,6 +54,8 @@ describe("config-file mode", () => {
     expect(structured.structuredContent).toMatchObject({ temperature: expect.any(Number) });
     const invalid = await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/get-sum", tool_input: { a: "x" } } });
     expect(invalid.isError).toBe(true);
+    // The upstream's own isError result: no kind of the proxy's is added.
+    expect(errorKindOf(invalid)).toBeUndefined();
     await client.close();
   });
 
@@ -75,6 +78,7 @@ describe("config-file mode", () => {
     for (const tool of ["discover_tool", "use_tool"]) {
       const r = await client.callTool({ name: tool, arguments: { tool_name: "everything/get-summ" } });
       expect(r.isError).toBe(true);
+      expect(errorKindOf(r)).toEqual({ kind: "unknown_tool" });
       expect(text(r)).toMatch(/^Unknown tool: "everything\/get-summ"\. Available tools \(closest first\): everything\/get-sum, /);
     }
     await client.close();
@@ -86,6 +90,7 @@ describe("config-file mode", () => {
     const bad = await client.callTool({ name: "use_tool", arguments: { tool_name: 7 } });
     expect(bad.isError).toBe(true);
     expect(text(bad)).toContain("tool_name");
+    expect(errorKindOf(bad)).toEqual({ kind: "invalid_arguments" });
     const ok = await client.callTool({ name: "use_tool", arguments: { tool_name: "memory/read_graph" } });
     expect(JSON.parse(text(ok))).toEqual({ tool: "read_graph", arguments: {} });
     await client.close();
@@ -141,6 +146,7 @@ describe("upstreams that fail", () => {
     expect(r.isError).toBeFalsy();
     const down = await client.callTool({ name: "use_tool", arguments: { tool_name: "dead/anything" } });
     expect(down.isError).toBe(true);
+    expect(errorKindOf(down)).toEqual({ kind: "unavailable", upstream: "dead" });
     await client.close();
   });
 
@@ -164,6 +170,7 @@ describe("upstreams that fail", () => {
     const r = await client.callTool({ name: "use_tool", arguments: { tool_name: "hang/read_graph" } });
     expect(r.isError).toBe(true);
     expect(text(r)).toContain("did not answer within 300 ms");
+    expect(errorKindOf(r)).toEqual({ kind: "timeout", upstream: "hang" });
     const ok = await client.callTool({ name: "use_tool", arguments: { tool_name: "memory/read_graph" } });
     expect(ok.isError).toBeFalsy();
     await client.close();
