@@ -26,6 +26,7 @@ export interface Env {
   SESSIONS: DurableObjectNamespace<SessionRpc>;
   /** One index per team: its live sessions (for admin reloads and reconnects). */
   TEAM_INDEX: DurableObjectNamespace<TeamIndexRpc>;
+  // The string settings below are read through `settings(env)` (src/settings.ts), parsed once per env object.
   /** Seconds before idle upstream clients are closed (default 120). */
   UPSTREAM_IDLE_SECONDS?: string;
   /** Seconds before an unused session's storage is deleted (default 86400). */
@@ -62,15 +63,5 @@ export const ROUTE_HEADERS = {
 
 /** The name of a session's object in SESSIONS: a session id is only unique within its team. */
 export const sessionObjectName = (team: string, sessionId: string): string => `${team}/${sessionId}`;
-
-/**
- * A numeric setting: its value when it is a finite number of at least `min`, else `fallback` (unset, empty,
- * garbage, or out of range, which would otherwise turn every request away).
- */
-export function numberSetting(value: string | undefined, fallback: number, min = 0): number {
-  if (value === undefined || value.trim() === "") return fallback;
-  const n = Number(value);
-  return Number.isFinite(n) && n >= min ? n : fallback;
-}
 
 export const PRODUCT = { name: "dynmcp-edge", version: "0.1.0" } as const;

@@ -1,5 +1,5 @@
 // The published JSON Schema of the team config, generated from the zod schema (committed as config.schema.json).
-import { z } from "zod";
+import * as z from "zod";
 import { TeamConfig } from "./schema.ts";
 
 export function configJsonSchema(): Record<string, unknown> {

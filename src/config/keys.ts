@@ -1,4 +1,6 @@
 // The layout of the TEAMS KV namespace (documented in docs/storage.md); shared by the Worker and the team CLI.
+import * as z from "zod";
+import { log } from "../log.ts";
 
 export const kvKeys = {
   config: (team: string) => `team/${team}/config`,
@@ -12,11 +14,8 @@ export const kvKeys = {
 } as const;
 
 /** A stored token: only the hash of the secret is kept (label and time are also in the key's metadata). */
-export interface TokenRecord {
-  hash: string;
-  label?: string;
-  createdAt: string;
-}
+export const TokenRecord = z.object({ hash: z.string(), label: z.string().optional(), createdAt: z.string() });
+export type TokenRecord = z.output<typeof TokenRecord>;
 
 /** Listed with the key, so a token list needs no reads. */
 export interface TokenMetadata {
@@ -29,4 +28,22 @@ export interface PinRecord {
   hash: string;
   pending?: string;
   pendingSince?: string;
+}
+
+/** A stored value as JSON, or undefined when it is not JSON (a schema then refuses it). */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const unreadable = new Set<string>();
+/** A stored record that did not parse: logged once per key and isolate, by its key, never its contents. */
+export function logUnreadable(what: string, key: string): void {
+  if (unreadable.has(key)) return;
+  if (unreadable.size >= 1000) unreadable.clear();
+  unreadable.add(key);
+  log({ event: "misconfigured", reason: `stored ${what} at ${key} does not parse; ignored` });
 }

@@ -1,9 +1,14 @@
 // Reads a team's config and tokens from KV.
-import { kvKeys, type TokenRecord } from "./keys.ts";
+import { jsonOrUndefined, kvKeys, logUnreadable, TokenRecord } from "./keys.ts";
 import { parseStoredConfig, type ConfigResult } from "./validate.ts";
 
+/** What reading needs of a KV binding (a Workers `KVNamespace` is one). */
+export interface KvText {
+  get(key: string): Promise<string | null>;
+}
+
 /** The team's config as a session serves it (broken entries set aside); `undefined` when the team has none. */
-export async function loadTeamConfig(kv: KVNamespace, team: string): Promise<ConfigResult | undefined> {
+export async function loadTeamConfig(kv: KvText, team: string): Promise<ConfigResult | undefined> {
   const text = await kv.get(kvKeys.config(team));
   if (text === null) return undefined;
   try {
@@ -13,6 +18,16 @@ export async function loadTeamConfig(kv: KVNamespace, team: string): Promise<Con
   }
 }
 
-export async function loadToken(kv: KVNamespace, team: string, tokenId: string): Promise<TokenRecord | null> {
-  return kv.get<TokenRecord>(kvKeys.token(team, tokenId), "json");
+/**
+ * A token's record, read through its schema. One that is not JSON or does not parse is no token (the caller's 401:
+ * fail closed), logged by its key only.
+ */
+export async function loadToken(kv: KvText, team: string, tokenId: string): Promise<TokenRecord | null> {
+  const key = kvKeys.token(team, tokenId);
+  const text = await kv.get(key);
+  if (text === null) return null;
+  const parsed = TokenRecord.safeParse(jsonOrUndefined(text));
+  if (parsed.success) return parsed.data;
+  logUnreadable("token", key);
+  return null;
 }

@@ -1,5 +1,6 @@
-// The team config: one zod schema, from which the types, the validation and the published JSON Schema come.
-import { z } from "zod";
+// The team config: one zod schema, from which the types, the validation, the normalized upstream spec the session
+// uses (a `.transform` of the entry) and the published JSON Schema come.
+import * as z from "zod";
 
 /** Team names appear in URLs and storage keys: lowercase letters, digits, `-` and `_`. */
 export const TeamName = z
@@ -91,6 +92,27 @@ export const ServerEntry = z.strictObject({
     ),
 });
 export type ServerEntry = z.infer<typeof ServerEntry>;
+
+/**
+ * A validated entry as the session uses it: the transport's two spellings made one, `enabled` dropped (disabled
+ * entries are left out before), a description or tool filter only when given. The key order is part of the
+ * contract: a reload compares the stored and the new spec as JSON.
+ */
+export function normalizeEntry(entry: Omit<ServerEntry, "enabled">) {
+  return {
+    /** "sse" is the older HTTP+SSE transport; everything else is streamable HTTP. */
+    transport: entry.transport === "sse" ? ("sse" as const) : ("streamable-http" as const),
+    url: entry.url,
+    headers: entry.headers,
+    timeout: entry.timeout,
+    ...(entry.description !== undefined ? { description: entry.description } : {}),
+    /** Tool-name globs: only `allow`ed, never `deny`ed tools are offered. */
+    ...(entry.tools ? { tools: entry.tools } : {}),
+  };
+}
+
+/** One entry, parsed and normalized: the session's spec of an upstream comes from here (its name is the entry's key). */
+export const UpstreamEntry = ServerEntry.transform(normalizeEntry);
 
 const SchemaRef = z.string().optional().describe("Editors' JSON Schema reference; ignored by the proxy.");
 

@@ -1,31 +1,50 @@
-// Pure: turns raw JSON into the normalized config the session uses, or a list of readable errors.
-import { z } from "zod";
-import { MultiConfig, SECRET_REF, SingleConfig, type ServerEntry } from "./schema.ts";
+// Pure: turns raw JSON into the normalized config the session uses, or a list of readable errors. The normalized
+// shapes are not written by hand: they are the output of the schema's transforms (`UpstreamEntry` in schema.ts,
+// `ResolvedMulti` and `ResolvedSingle` here), and their types are inferred from them.
+import * as z from "zod";
+import { MultiConfig, ServerEntry, ServerName, SingleConfig, UpstreamEntry, normalizeEntry } from "./schema.ts";
 
-/** One enabled upstream, as the session sees it. */
-export interface UpstreamSpec {
-  name: string;
-  /** "sse" is the older HTTP+SSE transport; everything else is streamable HTTP. */
-  transport: "streamable-http" | "sse";
-  url: string;
-  headers: Record<string, string>;
-  description?: string;
-  timeout: number;
-  /** Tool-name globs: only `allow`ed, never `deny`ed tools are offered. */
-  tools?: { allow?: string[]; deny?: string[] };
+/** The name single-MCP mode gives its one upstream inside the proxy (never shown in tool names). */
+export const SINGLE_UPSTREAM = "mcp";
+
+/** One enabled upstream, as the session sees it: the entry's key, then its normalized entry. */
+export type UpstreamSpec = { name: string } & z.output<typeof UpstreamEntry>;
+
+const spec = (name: string, entry: Omit<ServerEntry, "enabled">): UpstreamSpec => ({ name, ...normalizeEntry(entry) });
+
+function resolved<M extends "multi" | "single">(mode: M, upstreams: UpstreamSpec[], pin: boolean) {
+  return {
+    mode,
+    /** Enabled upstreams in config order. */
+    upstreams,
+    /** Withhold tools whose definition changed since first seen, until an admin approves. */
+    ...(pin ? { pinTools: true as const } : {}),
+  };
 }
+
+/** Config-file mode, normalized: the enabled entries in config order, each named by its key. */
+const ResolvedMulti = MultiConfig.transform((config) =>
+  resolved(
+    "multi",
+    Object.entries(config.mcp).flatMap(([name, entry]) => (entry.enabled ? [spec(name, entry)] : [])),
+    config.pin_tools,
+  ),
+);
+
+/** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, ...entry }) =>
+  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools),
+);
 
 export type ConfigMode = "multi" | "single";
 
-export interface ResolvedConfig {
-  mode: ConfigMode;
-  /** Enabled upstreams in config order. */
-  upstreams: UpstreamSpec[];
-  /** Withhold tools whose definition changed since first seen, until an admin approves. */
-  pinTools?: boolean;
+export type ResolvedConfig = (z.output<typeof ResolvedMulti> | z.output<typeof ResolvedSingle>) & {
   /** Entries of a stored config that no longer validate (edited behind the team command's back): shown, not served. */
   invalid?: Array<{ name: string; reason: string }>;
-}
+};
+
+/** One stored entry read on its own (lenient reading): its key must be a server name, its value an entry. */
+const OneEntry = z.record(ServerName, ServerEntry);
 
 /** One problem of a config: where (JSON path, `(root)` for the whole) and what. */
 export interface ConfigIssue {
@@ -43,27 +62,13 @@ const failed = (issues: ConfigIssue[]): ConfigResult => ({
   errors: issues.map((i) => `${i.path}: ${i.message}`),
 });
 
-/** The name single-MCP mode gives its one upstream inside the proxy (never shown in tool names). */
-export const SINGLE_UPSTREAM = "mcp";
-
 /** Parses either config shape: an object with an `mcp` key is config-file mode, anything else single-MCP mode. */
 export function parseConfig(raw: unknown): ConfigResult {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return failed([{ path: "(root)", message: "the config must be a JSON object" }]);
   }
-  if ("mcp" in raw) {
-    const parsed = MultiConfig.safeParse(raw);
-    if (!parsed.success) return failed(formatIssues(parsed.error));
-    const upstreams = Object.entries(parsed.data.mcp)
-      .filter(([, entry]) => entry.enabled)
-      .map(([name, entry]) => toSpec(name, entry));
-    return { ok: true, config: withPins({ mode: "multi", upstreams }, parsed.data.pin_tools) };
-  }
-  const parsed = SingleConfig.safeParse(raw);
-  if (!parsed.success) return failed(formatIssues(parsed.error));
-  const { $schema: _schema, pin_tools, ...entry } = parsed.data;
-  const upstreams = entry.enabled ? [toSpec(SINGLE_UPSTREAM, entry)] : [];
-  return { ok: true, config: withPins({ mode: "single", upstreams }, pin_tools) };
+  const parsed = "mcp" in raw ? ResolvedMulti.safeParse(raw) : ResolvedSingle.safeParse(raw);
+  return parsed.success ? { ok: true, config: parsed.data } : failed(formatIssues(parsed.error));
 }
 
 /**
@@ -79,16 +84,16 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
   const upstreams: UpstreamSpec[] = [];
   const invalid: Array<{ name: string; reason: string }> = [];
   for (const [name, entry] of Object.entries(entries)) {
-    const one = MultiConfig.safeParse({ mcp: { [name]: entry } });
+    const one = OneEntry.safeParse({ [name]: entry });
     if (one.success) {
-      const parsed = one.data.mcp[name];
-      if (parsed?.enabled) upstreams.push(toSpec(name, parsed));
+      const parsed = one.data[name];
+      if (parsed?.enabled) upstreams.push(spec(name, parsed));
     } else {
       invalid.push({ name: safeName(name), reason: formatIssues(one.error).map((i) => i.message).join("; ") });
     }
   }
   const pin = (raw as { pin_tools?: unknown }).pin_tools === true;
-  return { ok: true, config: { ...withPins({ mode: "multi", upstreams }, pin), invalid } };
+  return { ok: true, config: { ...resolved("multi", upstreams, pin), invalid } };
 }
 
 /** An entry name from a broken config, shown safely (it may be anything). */
@@ -103,18 +108,6 @@ export function parseConfigText(text: string): ConfigResult {
     return failed([{ path: "(root)", message: `not valid JSON: ${(err as Error).message}` }]);
   }
   return parseConfig(raw);
-}
-
-function toSpec(name: string, entry: ServerEntry): UpstreamSpec {
-  const transport = entry.transport === "sse" ? "sse" : "streamable-http";
-  const spec: UpstreamSpec = { name, transport, url: entry.url, headers: entry.headers, timeout: entry.timeout };
-  if (entry.description !== undefined) spec.description = entry.description;
-  if (entry.tools) spec.tools = entry.tools;
-  return spec;
-}
-
-function withPins(config: ResolvedConfig, pin: boolean): ResolvedConfig {
-  return pin ? { ...config, pinTools: true } : config;
 }
 
 /** One issue per problem, with its JSON path (`mcp.github.transport`) and a message that says what to do. */

@@ -4,10 +4,10 @@ import { validator } from "hono/validator";
 import { hashToken, tokenId } from "../auth/token.ts";
 import { TeamName } from "../config/schema.ts";
 import { loadToken } from "../config/load.ts";
-import { numberSetting } from "../env.ts";
+import { SETTING_DEFAULTS, settings } from "../settings.ts";
 import { unauthorized } from "../responses.ts";
 import type { McpEnv, Principal } from "./context.ts";
-import { DEFAULT_TOKEN_CACHE_SECONDS, TokenCache } from "./token-cache.ts";
+import { TokenCache } from "./token-cache.ts";
 
 const encoder = new TextEncoder();
 
@@ -19,15 +19,11 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return crypto.subtle.timingSafeEqual(x, y);
 }
 
+/** One cache per TOKEN_CACHE_SECONDS value (the setting itself is parsed once per env by `settings`). */
 const caches = new Map<number, TokenCache>();
-/** The last setting seen and its cache: the setting is parsed once, not on every request. */
-let last: { setting: string | undefined; cache: TokenCache } | undefined;
-function cacheFor(setting: string | undefined): TokenCache {
-  if (last && last.setting === setting) return last.cache;
-  const seconds = numberSetting(setting, DEFAULT_TOKEN_CACHE_SECONDS);
+function cacheFor(seconds: number): TokenCache {
   let cache = caches.get(seconds);
   if (!cache) caches.set(seconds, (cache = new TokenCache(seconds)));
-  last = { setting, cache };
   return cache;
 }
 
@@ -37,7 +33,7 @@ export async function authenticate(
   kv: KVNamespace,
   team: string,
   header: string | null,
-  cacheSeconds?: string,
+  cacheSeconds: number = SETTING_DEFAULTS.tokenCacheSeconds,
 ): Promise<Principal | null> {
   const token = header === null ? undefined : BEARER.exec(header)?.[1];
   if (!token) return null;
@@ -63,7 +59,7 @@ export const teamName = validator("param", (params: Record<string, string>) => {
 /** The bearer token must be one of the team's: the caller becomes `principal`; anything else is the one 401. */
 export const token: MiddlewareHandler<McpEnv, string, TeamInput> = async (c, next) => {
   const { team } = c.req.valid("param");
-  const principal = await authenticate(c.env.TEAMS, team, c.req.raw.headers.get("authorization"), c.env.TOKEN_CACHE_SECONDS);
+  const principal = await authenticate(c.env.TEAMS, team, c.req.raw.headers.get("authorization"), settings(c.env).tokenCacheSeconds);
   if (!principal) return unauthorized();
   c.set("principal", principal);
   await next();

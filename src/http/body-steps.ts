@@ -1,33 +1,31 @@
 // The MCP route's body steps (POST only): the size limit, counted on the streamed bytes, then the JSON.
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { numberSetting } from "../env.ts";
 import { jsonRpcError } from "../responses.ts";
-import { DEFAULT_BODY_LIMIT } from "./body.ts";
+import { settings } from "../settings.ts";
 import type { McpEnv } from "./context.ts";
 
 /**
- * Hono's `bodyLimit`, one per MAX_BODY_BYTES setting (built once per isolate), answering with our 413. Like
+ * Hono's `bodyLimit`, one per MAX_BODY_BYTES limit (built once per isolate), answering with our 413. Like
  * `readBody` (body.ts, which the admin API keeps) it trusts a Content-Length (HTTP framing delivers exactly that
  * many bytes) and counts the streamed bytes of a body without one, stopping at the limit. It differs from
  * `readBody` only for a request whose Content-Length contradicts its body (a length with no body at all, or one
  * that is not a number), which the runtime's HTTP parser does not let in from the network.
  */
-const limiters = new Map<string | undefined, MiddlewareHandler>();
+const limiters = new Map<number, MiddlewareHandler>();
 
-function limiterFor(setting: string | undefined): MiddlewareHandler {
-  let limiter = limiters.get(setting);
+function limiterFor(limit: number): MiddlewareHandler {
+  let limiter = limiters.get(limit);
   if (!limiter) {
-    const limit = numberSetting(setting, DEFAULT_BODY_LIMIT, 1);
     const message = `Request body too large (the limit is ${limit} bytes).`;
     limiter = bodyLimit({ maxSize: limit, onError: () => jsonRpcError(413, -32600, message) });
-    limiters.set(setting, limiter);
+    limiters.set(limit, limiter);
   }
   return limiter;
 }
 
 /** At most MAX_BODY_BYTES (default 4 MiB), counted on the streamed bytes: else 413. */
-export const sizeLimit: MiddlewareHandler<McpEnv> = (c, next) => limiterFor(c.env.MAX_BODY_BYTES)(c, next);
+export const sizeLimit: MiddlewareHandler<McpEnv> = (c, next) => limiterFor(settings(c.env).maxBodyBytes)(c, next);
 
 /**
  * The body must be JSON: it becomes `body` (the text, forwarded as it came) and `message` (parsed); else -32700.

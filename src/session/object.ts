@@ -2,17 +2,14 @@
 // alarm, deletes itself when abandoned, and takes an admin's reload or reconnect between requests.
 import { DurableObject } from "cloudflare:workers";
 import { loadTeamConfig } from "../config/load.ts";
-import { ROUTE_HEADERS, numberSetting, type Env, type SessionRpc } from "../env.ts";
+import { ROUTE_HEADERS, type Env, type SessionRpc } from "../env.ts";
+import { settings } from "../settings.ts";
 import { jsonRpcError } from "../responses.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { watchStream } from "./host-stream.ts";
 import { createRuntime, type Runtime } from "./runtime.ts";
 import { SessionStore, type SessionRecord } from "./state.ts";
 
-/** Upstream clients nothing used for this long are closed (UPSTREAM_IDLE_SECONDS). */
-const DEFAULT_IDLE_SECONDS = 120;
-/** A session nothing used for this long is deleted (SESSION_TTL_SECONDS). */
-const DEFAULT_TTL_SECONDS = 24 * 3600;
 /** Activity is written to storage at most this often, and at least four times per idle period (the alarm reads it). */
 const ACTIVITY_WRITE_MS = 60_000;
 
@@ -75,11 +72,24 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
    */
   override async alarm(): Promise<void> {
     const record = await this.#store.session();
-    if (!record) return;
-    const last = (await this.#store.activity()) ?? 0;
+    if (!record) {
+      // Only an unreadable session record gets here (the alarm is set after the record is written, and deleted
+      // with it): that session answers 404 anyway, so its storage goes.
+      await this.ctx.storage.deleteAlarm();
+      await this.#store.clear();
+      return;
+    }
     const now = Date.now();
-    const idleMs = numberSetting(this.env.UPSTREAM_IDLE_SECONDS, DEFAULT_IDLE_SECONDS) * 1000;
-    const ttlMs = numberSetting(this.env.SESSION_TTL_SECONDS, DEFAULT_TTL_SECONDS) * 1000;
+    // Activity is written before the alarm is set. Unreadable, it counts from this alarm rather than from the epoch,
+    // and is written so that the next alarm counts from the same moment: the time-to-live still runs out.
+    let last = await this.#store.activity();
+    if (last === undefined) {
+      last = now;
+      await this.#store.putActivity(now);
+    }
+    // Upstream clients nothing used for UPSTREAM_IDLE_SECONDS are closed; a session unused for SESSION_TTL_SECONDS is deleted.
+    const idleMs = settings(this.env).upstreamIdleSeconds * 1000;
+    const ttlMs = settings(this.env).sessionTtlSeconds * 1000;
     if (now - last >= ttlMs) {
       await this.#end();
       return;
@@ -131,7 +141,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
    */
   async #touch(): Promise<void> {
     const now = Date.now();
-    const idleMs = numberSetting(this.env.UPSTREAM_IDLE_SECONDS, DEFAULT_IDLE_SECONDS) * 1000;
+    const idleMs = settings(this.env).upstreamIdleSeconds * 1000;
     if (now - this.#activityWritten < Math.min(ACTIVITY_WRITE_MS, idleMs / 4)) return;
     this.#activityWritten = now;
     await this.#store.putActivity(now);

@@ -5,7 +5,8 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { WorkerTransport } from "agents/mcp";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { PRODUCT, numberSetting, type Env } from "../env.ts";
+import { PRODUCT, type Env } from "../env.ts";
+import { settings } from "../settings.ts";
 import { UpstreamError } from "../errors.ts";
 import { HostBridge } from "../forward/bridge.ts";
 import { registerCompletion } from "../forward/completion.ts";
@@ -59,7 +60,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const kv = bindingKv(env.TEAMS);
   const gate = new FetchGate({
     maxConnections: DEFAULT_GATE_LIMITS.maxConnections,
-    maxResponseBytes: numberSetting(env.MAX_UPSTREAM_RESPONSE_BYTES, DEFAULT_GATE_LIMITS.maxResponseBytes, 1),
+    maxResponseBytes: settings(env).maxUpstreamResponseBytes,
   });
   const addresses = urlPolicy(env);
 

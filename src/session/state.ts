@@ -1,19 +1,66 @@
-// The durable storage of one session object: its keys and typed access (layout in docs/storage.md).
-import type { ResolvedConfig } from "../config/validate.ts";
+// The durable storage of one session object: its keys, and typed access in which every record is read through a
+// zod schema (layout in docs/storage.md). A record that does not parse is read as absent, logged once by its key;
+// what absent means for each is said at its reader.
+import * as z from "zod";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportState } from "agents/mcp";
+import { logUnreadable } from "../config/keys.ts";
+import { ServerEntry, normalizeEntry } from "../config/schema.ts";
+import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
+import { StoredCatalog } from "../teams/catalog-cache.ts";
+import { accepted, type Same } from "../teams/kv.ts";
 import type { RegistryStore, UpstreamRecord } from "../upstream/records.ts";
 import type { LinkStore, StoredLink } from "../forward/resource-links.ts";
 
-/** Written once at initialize; the session keeps this config for its whole life. */
-export interface SessionRecord {
-  team: string;
-  tokenId: string;
-  sessionId: string;
-  createdAt: string;
-  config: ResolvedConfig;
-}
+/** A stored upstream spec: read as an entry plus its name, and normalized as the config's own transform does. */
+const StoredSpec = ServerEntry.extend({ name: z.string() }).transform(({ name, ...entry }) => ({ name, ...normalizeEntry(entry) }));
+const specMatches: Same<z.output<typeof StoredSpec>, UpstreamSpec> = true;
 
+/** The normalized config a session keeps. */
+const StoredConfig = z.object({
+  mode: z.enum(["multi", "single"]),
+  upstreams: z.array(StoredSpec),
+  pinTools: z.literal(true).optional(),
+  invalid: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
+});
+const configMatches: Same<z.output<typeof StoredConfig>, ResolvedConfig> = true;
+
+/** Written once at initialize; the session keeps this config for its whole life. */
+const SessionRecord = z.object({
+  team: z.string(),
+  tokenId: z.string(),
+  sessionId: z.string(),
+  createdAt: z.string(),
+  config: StoredConfig,
+});
+export type SessionRecord = z.output<typeof SessionRecord>;
+
+/** WorkerTransport's state; the initialize params are the SDK's, kept as stored (an object when present). */
+const StoredTransport = z.object({
+  sessionId: z.string().optional(),
+  initialized: z.boolean(),
+  initializeParams: z.custom<NonNullable<TransportState["initializeParams"]>>((v) => typeof v === "object" && v !== null).optional(),
+});
+const transportMatches: Same<z.output<typeof StoredTransport>, TransportState> = true;
+
+const StoredLogLevel = z.enum(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]);
+const logLevelMatches: Same<z.output<typeof StoredLogLevel>, LoggingLevel> = true;
+
+const StoredActivity = z.number().refine(Number.isFinite);
+
+/** The upstream record union of upstream/records.ts, as a schema (checked against the type below). */
+const StoredUpstream = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("ready"), catalog: StoredCatalog }),
+  z.object({ status: z.literal("failed"), reason: z.string(), at: z.number().optional() }),
+  z.object({ status: z.literal("lazy"), failures: z.number().int().min(0), reason: z.string() }),
+  z.object({ status: z.literal("evicted"), reason: z.string() }),
+]);
+const upstreamMatches: Same<z.output<typeof StoredUpstream>, UpstreamRecord> = true;
+
+const StoredLinkSchema = z.object({ seq: z.number().int(), uri: z.string(), upstream: z.string() });
+const linkMatches: Same<z.output<typeof StoredLinkSchema>, StoredLink> = true;
+
+void [specMatches, configMatches, transportMatches, logLevelMatches, upstreamMatches, linkMatches];
 
 const KEY = {
   session: "session",
@@ -29,55 +76,81 @@ const KEY = {
 const BATCH = 128;
 const batches = <T>(items: T[]): T[][] => Array.from({ length: Math.ceil(items.length / BATCH) }, (_, i) => items.slice(i * BATCH, (i + 1) * BATCH));
 
+/** What the store uses of the object's storage (a Durable Object's `DurableObjectStorage` is one). */
+export interface SessionStorage {
+  get(key: string): Promise<unknown>;
+  put(key: string, value: unknown): Promise<void>;
+  put(entries: Record<string, unknown>): Promise<void>;
+  list(options: { prefix: string }): Promise<Map<string, unknown>>;
+  delete(key: string): Promise<boolean>;
+  delete(keys: string[]): Promise<number>;
+  deleteAll(): Promise<void>;
+}
+
 export class SessionStore implements RegistryStore, LinkStore {
-  readonly #storage: DurableObjectStorage;
-  constructor(storage: DurableObjectStorage) {
+  readonly #storage: SessionStorage;
+  constructor(storage: SessionStorage) {
     this.#storage = storage;
   }
 
+  /**
+   * Absent when unreadable: the session answers 404 (the host starts a new one) and the alarm wipes the storage.
+   */
   session(): Promise<SessionRecord | undefined> {
-    return this.#storage.get<SessionRecord>(KEY.session);
+    return this.#read(KEY.session, "session record", SessionRecord);
   }
   putSession(record: SessionRecord): Promise<void> {
     return this.#storage.put(KEY.session, record);
   }
 
   /** The MCP transport's own state (session id, initialize params), as agents' WorkerTransport persists it. */
+  /** Absent when unreadable: the transport starts uninitialized, so the host's requests are refused until it initializes again. */
   transport(): Promise<TransportState | undefined> {
-    return this.#storage.get<TransportState>(KEY.transport);
+    return this.#read(KEY.transport, "transport state", StoredTransport);
   }
   putTransport(state: TransportState): Promise<void> {
     return this.#storage.put(KEY.transport, state);
   }
 
   /** The level the host set with logging/setLevel, applied to upstreams connected later too. */
+  /** Absent when unreadable: upstreams keep their own default level. */
   logLevel(): Promise<LoggingLevel | undefined> {
-    return this.#storage.get<LoggingLevel>(KEY.logLevel);
+    return this.#read(KEY.logLevel, "log level", StoredLogLevel);
   }
   putLogLevel(level: LoggingLevel): Promise<void> {
     return this.#storage.put(KEY.logLevel, level);
   }
 
   /** When the session was last used (ms since the epoch), written at most once a minute, at least four times per idle period. */
+  /** Absent when unreadable (the alarm then counts from now, never from 0, so it does not delete the session). */
   activity(): Promise<number | undefined> {
-    return this.#storage.get<number>(KEY.activity);
+    return this.#read(KEY.activity, "activity", StoredActivity);
   }
   putActivity(at: number): Promise<void> {
     return this.#storage.put(KEY.activity, at);
   }
 
-  /** An admin asked for the team's current config: taken at the start of the next request. */
+  /** An admin asked for the team's current config: taken at the start of the next request (anything but `true` is no). */
   async reloadPending(): Promise<boolean> {
-    return (await this.#storage.get<boolean>(KEY.reload)) === true;
+    return (await this.#storage.get(KEY.reload)) === true;
   }
   async setReloadPending(on: boolean): Promise<void> {
     if (on) await this.#storage.put(KEY.reload, true);
     else await this.#storage.delete(KEY.reload);
   }
 
+  /**
+   * An unreadable record is left out, which is what no record means: an eager upstream not tried yet (connected
+   * again), a lazy one untouched (offered to load_mcp again).
+   */
   async all(): Promise<Map<string, UpstreamRecord>> {
-    const rows = await this.#storage.list<UpstreamRecord>({ prefix: KEY.upstreamPrefix });
-    return new Map([...rows].map(([key, value]) => [key.slice(KEY.upstreamPrefix.length), value]));
+    const rows = await this.#storage.list({ prefix: KEY.upstreamPrefix });
+    const out = new Map<string, UpstreamRecord>();
+    for (const [key, value] of rows) {
+      const record = this.#check(key, "upstream record", StoredUpstream, value);
+      if (record) out.set(key.slice(KEY.upstreamPrefix.length), record);
+    }
+    return out;
   }
   put(name: string, record: UpstreamRecord): Promise<void> {
     return this.#storage.put(KEY.upstreamPrefix + name, record);
@@ -87,8 +160,10 @@ export class SessionStore implements RegistryStore, LinkStore {
   }
 
   /** The resources tool results linked to, one key per link (`link:<seq>`), bounded by ResourceLinks. */
+  /** An unreadable link is left out: its URI is routed as one no result linked. */
   async links(): Promise<StoredLink[]> {
-    return [...(await this.#storage.list<StoredLink>({ prefix: KEY.linkPrefix })).values()];
+    const rows = await this.#storage.list({ prefix: KEY.linkPrefix });
+    return [...rows].flatMap(([key, value]) => this.#check(key, "resource link", StoredLinkSchema, value) ?? []);
   }
   async saveLinks(put: StoredLink[], remove: number[]): Promise<void> {
     for (const batch of batches(put)) await this.#storage.put(Object.fromEntries(batch.map((link) => [KEY.linkPrefix + link.seq, link])));
@@ -98,5 +173,17 @@ export class SessionStore implements RegistryStore, LinkStore {
   /** Forgets the session entirely (DELETE). */
   clear(): Promise<void> {
     return this.#storage.deleteAll();
+  }
+
+  async #read<S extends z.ZodType>(key: string, what: string, schema: S): Promise<z.output<S> | undefined> {
+    return this.#check(key, what, schema, await this.#storage.get(key));
+  }
+
+  /** The stored value when its schema accepts it (kept as stored); else undefined, logged once by its key. */
+  #check<S extends z.ZodType>(key: string, what: string, schema: S, value: unknown): z.output<S> | undefined {
+    if (value === undefined) return undefined;
+    const record = accepted(schema, value);
+    if (record === undefined) logUnreadable(what, key);
+    return record;
   }
 }

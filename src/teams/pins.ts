@@ -1,10 +1,28 @@
 // Tool pinning: a tool's definition is recorded the first time the team sees it; a changed definition is
 // withheld until an admin approves it (rug-pull defence). Pins live in KV, per team, with their state as metadata.
+import * as z from "zod";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { sha256Hex } from "../bytes.ts";
-import { kvKeys, type PinRecord } from "../config/keys.ts";
+import { kvKeys, logUnreadable, type PinRecord } from "../config/keys.ts";
 import { log } from "../log.ts";
-import type { KvLike } from "./kv.ts";
+import type { KvLike, Same } from "./kv.ts";
+
+/** A pin's metadata (`PinRecord`). */
+const PinMetadata = z.object({ hash: z.string(), pending: z.string().optional(), pendingSince: z.string().optional() });
+const pinMatches: Same<z.output<typeof PinMetadata>, PinRecord> = true;
+void pinMatches;
+
+/**
+ * A pin as listed. Missing or unreadable metadata is not read as "no pin" (that would pin whatever the upstream
+ * offers now): it is a pin of no known hash, so the tool is withheld until an admin approves it (fail closed).
+ */
+function readPin(key: string, metadata: unknown): PinRecord {
+  if (metadata === undefined || metadata === null) return { hash: "" };
+  const parsed = PinMetadata.safeParse(metadata);
+  if (parsed.success) return parsed.data;
+  logUnreadable("pin", key);
+  return { hash: "" };
+}
 
 /** JSON with object keys sorted, so equal definitions hash equal whatever order the upstream wrote them in. */
 export function canonicalJson(value: unknown): string {
@@ -34,7 +52,7 @@ export async function checkPins(kv: KvLike, team: string, server: string, tools:
   const prefix = kvKeys.pinPrefix(team, server);
   const pins = new Map<string, PinRecord>();
   for (const entry of await kv.list(prefix)) {
-    pins.set(decodeURIComponent(entry.name.slice(prefix.length)), (entry.metadata ?? { hash: "" }) as PinRecord);
+    pins.set(decodeURIComponent(entry.name.slice(prefix.length)), readPin(entry.name, entry.metadata));
   }
   const outcome: PinOutcome = { allowed: [], withheld: [] };
   // Hashes and KV writes run side by side: a server seen for the first time pins all its tools on the connect path.

@@ -1,9 +1,15 @@
 // Config validation, the published JSON Schema, and what may be shown of a config.
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { configJsonSchema } from "../../src/config/json-schema.ts";
 import { credentialWarnings, maskHeaderValue, redactConfig } from "../../src/config/redact.ts";
-import { parseConfig, parseConfigText } from "../../src/config/validate.ts";
+import { kvKeys } from "../../src/config/keys.ts";
+import { loadTeamConfig, loadToken, type KvText } from "../../src/config/load.ts";
+import { parseConfig, parseConfigText, parseStoredConfig } from "../../src/config/validate.ts";
+import { SessionStore, type SessionStorage } from "../../src/session/state.ts";
+import { kvCatalogCache } from "../../src/teams/catalog-cache.ts";
+import type { KvLike } from "../../src/teams/kv.ts";
+import { checkPins } from "../../src/teams/pins.ts";
 
 const errorsOf = (raw: unknown): string[] => {
   const r = parseConfig(raw);
@@ -118,5 +124,185 @@ describe("reading a config back", () => {
     expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/^mcp\.a\.headers\.Authorization: the value looks like a credential/);
     expect(warnings[1]).toMatch(/^mcp\.b\.headers\.X-Anything:/);
+  });
+});
+
+describe("the normalized spec comes from the schema", () => {
+  it("normalizes an entry in a fixed key order (a reload compares specs as JSON)", () => {
+    const r = parseConfig({ mcp: { a: { transport: "http", url: "https://a.example/mcp", description: "Lazy.", tools: { deny: ["x*"] } } } });
+    if (!r.ok) throw new Error(r.errors.join("; "));
+    const [spec] = r.config.upstreams;
+    expect(JSON.stringify(spec)).toBe(
+      JSON.stringify({ name: "a", transport: "streamable-http", url: "https://a.example/mcp", headers: {}, timeout: 30000, description: "Lazy.", tools: { deny: ["x*"] } }),
+    );
+    expect(r.config).not.toHaveProperty("pinTools");
+    expect(r.config).not.toHaveProperty("invalid");
+  });
+});
+
+describe("stored configs are read leniently", () => {
+  it("serves the valid entries and lists each broken one with its reason", () => {
+    const r = parseStoredConfig({
+      pin_tools: true,
+      mcp: {
+        good: { url: "https://good.example/mcp" },
+        off: { url: "https://off.example/mcp", enabled: false },
+        bad: { url: "ftp://bad.example" },
+        "bad name!": { url: "https://x.example" },
+        typo: { url: "https://t.example", tiemout: 5 },
+      },
+    });
+    if (!r.ok) throw new Error(r.errors.join("; "));
+    expect(r.config.mode).toBe("multi");
+    expect(r.config.pinTools).toBe(true);
+    expect(r.config.upstreams.map((u) => u.name)).toEqual(["good"]);
+    expect(r.config.invalid?.map((i) => i.name)).toEqual(["bad", "bad?name?", "typo"]);
+    expect(r.config.invalid?.[0]?.reason).toMatch(/http\(s\) URL/);
+    expect(r.config.invalid?.[2]?.reason).toMatch(/unknown key "tiemout"/);
+  });
+
+  it("fails only what has no entries to judge, and is strict about single-MCP mode", () => {
+    expect(parseStoredConfig({ mcp: [] }).ok).toBe(false);
+    expect(parseStoredConfig({ url: "ftp://x" }).ok).toBe(false);
+    expect(parseStoredConfig("nope").ok).toBe(false);
+  });
+});
+
+/** A KV binding holding one text value. */
+const kvWith = (values: Record<string, string>) =>
+  ({ get: async (key: string) => values[key] ?? null }) satisfies KvText;
+
+describe("stored KV records are read through schemas", () => {
+  it("reads a token record, and takes a malformed one as no token (401), once logged without its contents", async () => {
+    const good = { hash: "ab".repeat(32), createdAt: "2026-01-01T00:00:00Z" };
+    expect(await loadToken(kvWith({ [kvKeys.token("t", "id")]: JSON.stringify(good) }), "t", "id")).toEqual(good);
+    expect(await loadToken(kvWith({}), "t", "id")).toBeNull();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      for (const bad of ["{not json", JSON.stringify({ hash: 5, createdAt: "x" }), "null", JSON.stringify({ hash: "leaked-hash" })]) {
+        expect(await loadToken(kvWith({ [kvKeys.token("t", "bad")]: bad }), "t", "bad"), bad).toBeNull();
+      }
+      expect(errors).toHaveBeenCalledTimes(1);
+      expect(String(errors.mock.calls[0]?.[0])).toContain("team/t/token/bad");
+      expect(String(errors.mock.calls[0]?.[0])).not.toContain("leaked");
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
+  it("reads a config that is not JSON as a failed config, not a crash", async () => {
+    const r = await loadTeamConfig(kvWith({ [kvKeys.config("t")]: "{" }), "t");
+    expect(r?.ok).toBe(false);
+  });
+
+  it("takes a malformed cached catalog as a cache miss", async () => {
+    const spec = { name: "a", transport: "streamable-http" as const, url: "https://a.example", headers: {}, timeout: 30000 };
+    const store = new Map<string, string>();
+    const kv: KvLike = { get: async (k) => store.get(k) ?? null, put: async (k, v) => void store.set(k, v), delete: async () => {}, list: async () => [] };
+    const cache = kvCatalogCache(kv, "t");
+    const catalog = { capabilities: {}, tools: [{ name: "x", inputSchema: { type: "object" } }], resources: [], resourceTemplates: [], prompts: [], notes: [] };
+    await cache.put(spec, catalog as never);
+    expect(await kvCatalogCache(kv, "t").get(spec)).toEqual(catalog);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const key = kvKeys.catalog("t", "a");
+      const saved = JSON.parse(store.get(key)!);
+      for (const bad of ["{", "[]", JSON.stringify({ ...saved, catalog: { ...catalog, tools: [{ title: "no name" }] } })]) {
+        store.set(key, bad);
+        expect(await kvCatalogCache(kv, "t").get(spec)).toBeUndefined();
+      }
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
+  it("withholds a tool whose pin metadata is malformed (fail closed, not re-pinned)", async () => {
+    const puts: string[] = [];
+    const kv: KvLike = {
+      get: async () => null,
+      put: async (k) => void puts.push(k),
+      delete: async () => {},
+      list: async (prefix) => [{ name: `${prefix}x`, metadata: { hash: 42 } }],
+    };
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const logs = vi.spyOn(console, "log").mockImplementation(() => {});
+    try {
+      const outcome = await checkPins(kv, "t", "a", [{ name: "x", inputSchema: { type: "object" } }]);
+      expect(outcome.withheld).toEqual(["x"]);
+      expect(outcome.allowed).toEqual([]);
+    } finally {
+      errors.mockRestore();
+      logs.mockRestore();
+    }
+  });
+});
+
+/** A Durable Object storage holding plain values (get, list by prefix). */
+function storageWith(values: Record<string, unknown>): SessionStorage {
+  const map = new Map(Object.entries(values));
+  return {
+    get: async (key: string) => map.get(key),
+    list: async ({ prefix }: { prefix: string }) => new Map([...map].filter(([k]) => k.startsWith(prefix))),
+  } as unknown as SessionStorage;
+}
+
+describe("session storage is read through schemas", () => {
+  const config = {
+    mode: "multi",
+    upstreams: [{ name: "a", transport: "streamable-http", url: "https://a.example/mcp", headers: {}, timeout: 30000, description: "Lazy." }],
+    pinTools: true,
+  };
+  const session = { team: "t", tokenId: "id", sessionId: "s", createdAt: "2026-01-01T00:00:00Z", config };
+  const catalog = { capabilities: {}, tools: [{ name: "x", inputSchema: { type: "object" } }], resources: [], resourceTemplates: [], prompts: [], notes: [] };
+
+  it("reads well-formed records as stored", async () => {
+    const store = new SessionStore(
+      storageWith({
+        session,
+        transport: { sessionId: "s", initialized: true, initializeParams: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "h", version: "1" } } },
+        logLevel: "warning",
+        activity: 1234,
+        "upstream:a": { status: "ready", catalog },
+        "upstream:b": { status: "lazy", failures: 1, reason: "down" },
+        "link:1": { seq: 1, uri: "file:///x", upstream: "a" },
+      }),
+    );
+    expect(await store.session()).toEqual(session);
+    expect((await store.transport())?.initialized).toBe(true);
+    expect(await store.logLevel()).toBe("warning");
+    expect(await store.activity()).toBe(1234);
+    expect([...(await store.all()).keys()]).toEqual(["a", "b"]);
+    expect(await store.links()).toEqual([{ seq: 1, uri: "file:///x", upstream: "a" }]);
+  });
+
+  it("reads malformed records as absent, logged once by key and never by content", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const store = new SessionStore(
+        storageWith({
+          session: { ...session, config: { ...config, upstreams: [{ name: "a", url: "not a url", secret: "leaked" }] } },
+          transport: { initialized: "yes" },
+          logLevel: "loud",
+          activity: "yesterday",
+          "upstream:a": { status: "ready", catalog: { tools: "leaked" } },
+          "upstream:b": { status: "gone" },
+          "upstream:c": { status: "failed", reason: "down", at: 5 },
+          "link:1": { seq: "one", uri: "file:///leaked" },
+          "link:2": { seq: 2, uri: "file:///y", upstream: "a" },
+        }),
+      );
+      expect(await store.session()).toBeUndefined();
+      expect(await store.session()).toBeUndefined();
+      expect(await store.transport()).toBeUndefined();
+      expect(await store.logLevel()).toBeUndefined();
+      expect(await store.activity()).toBeUndefined();
+      expect([...(await store.all()).keys()]).toEqual(["c"]);
+      expect(await store.links()).toEqual([{ seq: 2, uri: "file:///y", upstream: "a" }]);
+      const lines = errors.mock.calls.map((c) => String(c[0]));
+      expect(lines.filter((l) => l.includes("at session "))).toHaveLength(1);
+      expect(lines.join("\n")).not.toContain("leaked");
+    } finally {
+      errors.mockRestore();
+    }
   });
 });

@@ -1,0 +1,84 @@
+// The Worker's string settings (env vars), parsed once per env object by one zod schema into typed values with
+// their defaults. Secrets (SESSION_KEY, SECRETS_KEY, ADMIN_TOKEN) are not part of it: nothing here can leak them.
+import * as z from "zod";
+
+/** Defaults (the upstream gate's and the admin body reader's own constants equal these; test/unit/settings.test.ts checks). */
+export const SETTING_DEFAULTS = {
+  upstreamIdleSeconds: 120,
+  sessionTtlSeconds: 24 * 3600,
+  tokenCacheSeconds: 30,
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxUpstreamResponseBytes: 8 * 1024 * 1024,
+} as const;
+
+/**
+ * A numeric setting: a finite number of at least `min`, else `fallback` (unset, empty, garbage, or out of range,
+ * which would otherwise turn every request away: MAX_BODY_BYTES=-1 must not answer every POST with 413).
+ */
+const numberSetting = (fallback: number, min = 0) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .pipe(z.coerce.number<string>().refine(Number.isFinite).min(min))
+    .catch(fallback);
+
+/** `"true"` and nothing else is true. */
+const flag = z
+  .string()
+  .optional()
+  .transform((v) => v?.trim() === "true")
+  .catch(false);
+
+/** Comma-separated, trimmed, empty items dropped. */
+const list = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? "").split(",").map((item) => item.trim()).filter(Boolean))
+  .catch([]);
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v?.trim() ? v.trim() : undefined))
+  .catch(undefined);
+
+/** Env var → typed setting. Unknown keys (bindings, secrets) are dropped by the parse. */
+export const SettingsSchema = z
+  .object({
+    UPSTREAM_IDLE_SECONDS: numberSetting(SETTING_DEFAULTS.upstreamIdleSeconds),
+    SESSION_TTL_SECONDS: numberSetting(SETTING_DEFAULTS.sessionTtlSeconds),
+    TOKEN_CACHE_SECONDS: numberSetting(SETTING_DEFAULTS.tokenCacheSeconds),
+    MAX_BODY_BYTES: numberSetting(SETTING_DEFAULTS.maxBodyBytes, 1),
+    MAX_UPSTREAM_RESPONSE_BYTES: numberSetting(SETTING_DEFAULTS.maxUpstreamResponseBytes, 1),
+    ALLOW_PRIVATE_UPSTREAMS: flag,
+    ALLOWED_ORIGINS: list,
+    PUBLIC_URL: optionalText,
+  })
+  .transform((s) => ({
+    upstreamIdleSeconds: s.UPSTREAM_IDLE_SECONDS,
+    sessionTtlSeconds: s.SESSION_TTL_SECONDS,
+    tokenCacheSeconds: s.TOKEN_CACHE_SECONDS,
+    maxBodyBytes: s.MAX_BODY_BYTES,
+    maxUpstreamResponseBytes: s.MAX_UPSTREAM_RESPONSE_BYTES,
+    allowPrivateUpstreams: s.ALLOW_PRIVATE_UPSTREAMS,
+    allowedOrigins: s.ALLOWED_ORIGINS,
+    publicUrl: s.PUBLIC_URL,
+  }));
+export type Settings = z.output<typeof SettingsSchema>;
+
+/** The settings part of the env (the Worker's `Env` is one): strings only, the schema's input. */
+export type SettingsInput = Partial<Record<keyof z.input<typeof SettingsSchema>, string | undefined>>;
+
+const cache = new WeakMap<object, Settings>();
+
+/** The env's settings, parsed on first use and cached per env object (never per request). Never throws. */
+export function settings(env: SettingsInput): Settings {
+  let parsed = cache.get(env);
+  if (!parsed) {
+    // Only the schema's keys are read; every field falls back on its own, so this parse cannot fail.
+    parsed = SettingsSchema.parse(env);
+    cache.set(env, parsed);
+  }
+  return parsed;
+}

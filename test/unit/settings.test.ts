@@ -1,0 +1,76 @@
+// The Worker's string settings, parsed once per env object by one zod schema.
+import { describe, expect, it } from "vitest";
+import { DEFAULT_BODY_LIMIT } from "../../src/http/body.ts";
+import { DEFAULT_TOKEN_CACHE_SECONDS } from "../../src/http/token-cache.ts";
+import { SETTING_DEFAULTS, SettingsSchema, settings } from "../../src/settings.ts";
+import { DEFAULT_GATE_LIMITS } from "../../src/upstream/fetch-gate.ts";
+
+describe("settings", () => {
+  it("has every default when nothing is set", () => {
+    expect(settings({})).toEqual({
+      upstreamIdleSeconds: 120,
+      sessionTtlSeconds: 86400,
+      tokenCacheSeconds: 30,
+      maxBodyBytes: 4 * 1024 * 1024,
+      maxUpstreamResponseBytes: 8 * 1024 * 1024,
+      allowPrivateUpstreams: false,
+      allowedOrigins: [],
+      publicUrl: undefined,
+    });
+  });
+
+  it("keeps its defaults equal to the constants of the parts that use them", () => {
+    expect(SETTING_DEFAULTS.maxBodyBytes).toBe(DEFAULT_BODY_LIMIT);
+    expect(SETTING_DEFAULTS.maxUpstreamResponseBytes).toBe(DEFAULT_GATE_LIMITS.maxResponseBytes);
+    expect(SETTING_DEFAULTS.tokenCacheSeconds).toBe(DEFAULT_TOKEN_CACHE_SECONDS);
+  });
+
+  it("reads numbers, with surrounding blanks", () => {
+    const s = settings({ UPSTREAM_IDLE_SECONDS: " 30 ", SESSION_TTL_SECONDS: "3600", TOKEN_CACHE_SECONDS: "0", MAX_BODY_BYTES: "1024", MAX_UPSTREAM_RESPONSE_BYTES: "1e6" });
+    expect(s).toMatchObject({ upstreamIdleSeconds: 30, sessionTtlSeconds: 3600, tokenCacheSeconds: 0, maxBodyBytes: 1024, maxUpstreamResponseBytes: 1_000_000 });
+  });
+
+  it("falls back to the default for empty, garbage and out-of-range values", () => {
+    for (const bad of ["", "   ", "abc", "12abc", "NaN", "Infinity", "-Infinity"]) {
+      expect(settings({ MAX_BODY_BYTES: bad, UPSTREAM_IDLE_SECONDS: bad }), bad).toMatchObject({
+        maxBodyBytes: SETTING_DEFAULTS.maxBodyBytes,
+        upstreamIdleSeconds: SETTING_DEFAULTS.upstreamIdleSeconds,
+      });
+    }
+    // Below the minimum: a body limit under 1 byte would answer every POST with 413.
+    expect(settings({ MAX_BODY_BYTES: "-1" }).maxBodyBytes).toBe(SETTING_DEFAULTS.maxBodyBytes);
+    expect(settings({ MAX_BODY_BYTES: "0" }).maxBodyBytes).toBe(SETTING_DEFAULTS.maxBodyBytes);
+    expect(settings({ MAX_UPSTREAM_RESPONSE_BYTES: "0" }).maxUpstreamResponseBytes).toBe(SETTING_DEFAULTS.maxUpstreamResponseBytes);
+    expect(settings({ SESSION_TTL_SECONDS: "-5" }).sessionTtlSeconds).toBe(SETTING_DEFAULTS.sessionTtlSeconds);
+    // 0 is in range where the minimum is 0 (a token cache of 0 s is off).
+    expect(settings({ TOKEN_CACHE_SECONDS: "0" }).tokenCacheSeconds).toBe(0);
+    // Each setting falls back on its own.
+    expect(settings({ MAX_BODY_BYTES: "-1", SESSION_TTL_SECONDS: "60" })).toMatchObject({ maxBodyBytes: SETTING_DEFAULTS.maxBodyBytes, sessionTtlSeconds: 60 });
+  });
+
+  it("takes a value of the wrong type as unset", () => {
+    expect(SettingsSchema.parse({ MAX_BODY_BYTES: 5, ALLOWED_ORIGINS: 7, ALLOW_PRIVATE_UPSTREAMS: true })).toMatchObject({
+      maxBodyBytes: SETTING_DEFAULTS.maxBodyBytes,
+      allowedOrigins: [],
+      allowPrivateUpstreams: false,
+    });
+  });
+
+  it("reads flags and lists", () => {
+    expect(settings({ ALLOW_PRIVATE_UPSTREAMS: "true" }).allowPrivateUpstreams).toBe(true);
+    for (const v of ["TRUE", "1", "yes", "false", ""]) expect(settings({ ALLOW_PRIVATE_UPSTREAMS: v }).allowPrivateUpstreams, v).toBe(false);
+    expect(settings({ ALLOWED_ORIGINS: " https://a.example, ,https://b.example ," }).allowedOrigins).toEqual(["https://a.example", "https://b.example"]);
+    expect(settings({ ALLOWED_ORIGINS: "" }).allowedOrigins).toEqual([]);
+    expect(settings({ PUBLIC_URL: " https://mcp.example.com " }).publicUrl).toBe("https://mcp.example.com");
+    expect(settings({ PUBLIC_URL: " " }).publicUrl).toBeUndefined();
+  });
+
+  it("parses once per env object and keeps no secret", () => {
+    const env = { MAX_BODY_BYTES: "100", SESSION_KEY: "session-secret", SECRETS_KEY: "secrets-secret", ADMIN_TOKEN: "admin-secret" };
+    const first = settings(env);
+    expect(settings(env)).toBe(first);
+    expect(settings({ ...env })).not.toBe(first);
+    expect(JSON.stringify(first)).not.toMatch(/secret/);
+    expect(Object.keys(first)).not.toContain("SESSION_KEY");
+  });
+});
