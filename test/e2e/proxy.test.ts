@@ -3,11 +3,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
 import { E2E_SECRETS_KEY, connectClient, provisionTeam, teamCliAsync } from "../../harness/clients.ts";
+import { listeningClient } from "../shared/listening-client.ts";
 import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
 import { inspector, text } from "./helpers.ts";
 
@@ -21,61 +20,6 @@ let proxy: Running;
 let port: number;
 let tokens: Record<string, string>;
 const mcpUrl = (team: string) => `http://127.0.0.1:${port}/t/${team}/mcp`;
-
-/** Polls `check` every 20 ms, at most `tries` times; says whether it came to hold. */
-async function waitFor(check: () => boolean, tries = 250): Promise<boolean> {
-  for (let i = 0; i < tries && !check(); i++) await new Promise((r) => setTimeout(r, 20));
-  return check();
-}
-
-/**
- * An SDK client over real HTTP that records each notification it receives with the stream that carried it (`get`
- * for its GET stream, `post` for a POST's answer). With `get` it opens its GET stream by itself after initialize
- * and this waits until the proxy answered it; without, the GET is refused with 405 ("no stream") before it leaves.
- */
-async function listeningClient(url: string, token: string, get: boolean) {
-  const heard: string[] = [];
-  let held = false;
-  const watch = (response: Response, stream: string): Response => {
-    if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
-    const decoder = new TextDecoder();
-    let pending = "";
-    const reader = new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        pending += decoder.decode(chunk, { stream: true });
-        for (let end = pending.indexOf("\n\n"); end >= 0; end = pending.indexOf("\n\n")) {
-          const data = pending.slice(0, end).split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("");
-          pending = pending.slice(end + 2);
-          const message = (data ? JSON.parse(data) : {}) as { id?: unknown; method?: string };
-          if (message.method !== undefined && message.id === undefined) heard.push(`${stream} ${message.method}`);
-        }
-        controller.enqueue(chunk);
-      },
-    });
-    return new Response(response.body.pipeThrough(reader), { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
-  const fetchWatched = async (input: string | URL, init?: RequestInit): Promise<Response> => {
-    const method = init?.method ?? "GET";
-    if (method === "GET" && !get) return new Response(null, { status: 405 });
-    const response = await fetch(input, init);
-    if (method === "GET" && response.ok) held = true;
-    return watch(response, method === "GET" ? "get" : "post");
-  };
-  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: fetchWatched, requestInit: { headers: { Authorization: `Bearer ${token}` } } });
-  const client = new Client({ name: "e2e-listening-host", version: "1.0.0" });
-  await client.connect(transport);
-  if (get) expect(await waitFor(() => held)).toBe(true);
-  /** The list_changed notifications heard since the last call, once `expected` arrived and a duplicate had a bounded chance to. */
-  const listChanges = async (expected: number): Promise<string[]> => {
-    const changes = () => heard.filter((h) => /^(get|post) notifications\/(tools|resources|prompts)\/list_changed$/.test(h));
-    expect(await waitFor(() => changes().length >= expected)).toBe(true);
-    await waitFor(() => changes().length > expected, 15);
-    const out = changes();
-    heard.length = 0;
-    return out;
-  };
-  return { client, listChanges };
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-"));
@@ -147,7 +91,7 @@ describe("config-file mode through wrangler dev", () => {
 
 describe("dynamic discovery through wrangler dev", () => {
   it("loads a lazy server: list-changed arrives once, on the load_mcp answer, though the host holds a GET stream; its tools appear and are callable", async () => {
-    const { client, listChanges } = await listeningClient(mcpUrl("multi"), tokens.multi!, true);
+    const { client, listChanges } = await listeningClient(mcpUrl("multi"), tokens.multi!, true, fetch);
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(["discover_tool", "use_tool", "load_mcp"]);
     const loaded = await client.callTool({ name: "load_mcp", arguments: { mcp_name: "later" } });
@@ -175,7 +119,7 @@ describe("dynamic discovery through wrangler dev", () => {
   });
 
   it("sends a host without a GET stream each list_changed of a load once, on the load_mcp answer", async () => {
-    const { client, listChanges } = await listeningClient(mcpUrl("multi"), tokens.multi!, false);
+    const { client, listChanges } = await listeningClient(mcpUrl("multi"), tokens.multi!, false, fetch);
     const ref = await client.callTool({ name: "load_mcp", arguments: { mcp_name: "reference" } });
     expect(ref.isError).toBeFalsy();
     expect(await listChanges(3)).toEqual([

@@ -1,81 +1,15 @@
 // Dynamic discovery: lazy upstreams and load_mcp, each semantic with its own test, against counting upstreams.
 import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { errorKindOf } from "../../src/errors.ts";
-import { BASE, connect, discoverDescription, loadMcp, releaseGate, replayStats, replayUrl, seedTeam, text, waitFor, workerFetch } from "./helpers.ts";
+import { listeningClient } from "../shared/listening-client.ts";
+import { BASE, connect, discoverDescription, loadMcp, releaseGate, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
 
 const GRAPH = "Knowledge graph memory: store entities, relations and observations; load it to remember facts across the conversation.";
 
 const lazyEntry = (route: string, description = GRAPH) => ({ url: replayUrl(route), description });
-
-/** A notification the host received, and the stream that carried it: its GET stream or one of its POSTs' answers. */
-interface Heard {
-  stream: "get" | "post";
-  method: string;
-}
-
-/**
- * An SDK client whose HTTP traffic is watched: every notification it receives is recorded with the stream that
- * carried it. With `get` the client opens its GET stream by itself after initialize, and this waits until the
- * session holds it; without, the GET is refused with 405, which the SDK takes as "no stream".
- */
-async function listeningClient(team: string, token: string, get: boolean): Promise<{ client: Client; heard: Heard[] }> {
-  const heard: Heard[] = [];
-  let held = false;
-  const watch = (response: Response, stream: Heard["stream"]): Response => {
-    if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
-    const decoder = new TextDecoder();
-    let pending = "";
-    const reader = new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        pending += decoder.decode(chunk, { stream: true });
-        for (let end = pending.indexOf("\n\n"); end >= 0; end = pending.indexOf("\n\n")) {
-          const event = pending.slice(0, end);
-          pending = pending.slice(end + 2);
-          const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("");
-          const message = (data ? JSON.parse(data) : {}) as { id?: unknown; method?: string };
-          if (message.method !== undefined && message.id === undefined) heard.push({ stream, method: message.method });
-        }
-        controller.enqueue(chunk);
-      },
-    });
-    return new Response(response.body.pipeThrough(reader), { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
-  const fetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
-    const method = init?.method ?? "GET";
-    if (method === "GET" && !get) return new Response(null, { status: 405 });
-    const response = await workerFetch(url, init);
-    if (method === "GET" && response.ok) held = true;
-    return watch(response, method === "GET" ? "get" : "post");
-  };
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
-    fetch,
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: "listening-host", version: "1.0.0" });
-  await client.connect(transport);
-  if (get) expect(await waitFor(() => held)).toBe(true);
-  return { client, heard };
-}
-
-const LIST_CHANGED = /^notifications\/(tools|resources|prompts)\/list_changed$/;
-
-/**
- * The list_changed notifications heard since the last call, as `stream method`, once `expected` of them have arrived
- * and a duplicate (which would follow at once, on the other stream) has had a bounded chance to arrive too.
- */
-async function listChanges(heard: Heard[], expected: number): Promise<string[]> {
-  const changes = () => heard.filter((h) => LIST_CHANGED.test(h.method));
-  expect(await waitFor(() => changes().length >= expected)).toBe(true);
-  await waitFor(() => changes().length > expected, { tries: 15, ms: 20 });
-  const out = changes().map((h) => `${h.stream} ${h.method}`);
-  heard.length = 0;
-  return out;
-}
 
 describe("the catalog in dynamic mode", () => {
   it("lists lazy servers under <mcp_servers> in config order, says how to load them, and offers load_mcp", async () => {
@@ -276,14 +210,14 @@ describe("load_mcp", () => {
 
   it("evicts a server after three consecutive failures; later calls call it unknown", async () => {
     const token = await seedTeam("dyn-budget", { mcp: { down: lazyEntry("dyn-budget"), other: lazyEntry("dyn-quiet", "Other.") } });
-    const { client, heard } = await listeningClient("dyn-budget", token, true);
+    const { client, listChanges } = await listeningClient(`${BASE}/t/dyn-budget/mcp`, token, true, workerFetch);
     expect(text(await loadMcp(client, "down"))).toContain("attempt 1 of 3");
     expect(text(await loadMcp(client, "down"))).toContain("attempt 2 of 3");
     const third = await loadMcp(client, "down");
     expect(errorKindOf(third)).toEqual({ kind: "evicted", upstream: "down" });
     expect(text(third)).toMatch(/^Failed to load "down" after 3 attempts; the server will no longer be offered\. Underlying error: "down" returned an error: database is down/);
     // Only the eviction changed the catalog: one tools/list_changed, on that load_mcp's own stream, although the host holds a GET stream.
-    expect(await listChanges(heard, 1)).toEqual(["post notifications/tools/list_changed"]);
+    expect(await listChanges(1)).toEqual(["post notifications/tools/list_changed"]);
     const fourth = await loadMcp(client, "down");
     expect(text(fourth)).toBe('Unknown MCP server: "down". Available servers to load: other.');
     expect(errorKindOf(fourth)).toEqual({ kind: "unknown_server", upstream: "down" });
@@ -323,42 +257,42 @@ describe("list_changed: each notification once per host", () => {
     it(`sends each list_changed of a load once, on the load_mcp answer's stream (${get ? "with" : "without"} a GET stream)`, async () => {
       const team = get ? "dyn-once-get" : "dyn-once-post";
       const token = await seedTeam(team, { mcp: { graph: lazyEntry("memory"), everything: EVERYTHING } });
-      const { client, heard } = await listeningClient(team, token, get);
+      const { client, listChanges } = await listeningClient(`${BASE}/t/${team}/mcp`, token, get, workerFetch);
       // The memory catalog brings tools and one resource.
       expect((await loadMcp(client, "graph")).isError).toBeFalsy();
-      expect(await listChanges(heard, 2)).toEqual(["post notifications/tools/list_changed", "post notifications/resources/list_changed"]);
+      expect(await listChanges(2)).toEqual(["post notifications/tools/list_changed", "post notifications/resources/list_changed"]);
       // server-everything brings tools, resources (and templates) and prompts.
       expect((await loadMcp(client, "everything")).isError).toBeFalsy();
-      expect(await listChanges(heard, 3)).toEqual([
+      expect(await listChanges(3)).toEqual([
         "post notifications/tools/list_changed",
         "post notifications/resources/list_changed",
         "post notifications/prompts/list_changed",
       ]);
       // A load that changes nothing says nothing.
       expect((await loadMcp(client, "graph")).isError).toBeFalsy();
-      expect(await listChanges(heard, 0)).toEqual([]);
+      expect(await listChanges(0)).toEqual([]);
       await client.close();
     });
   }
 
   it("sends a load_mcp of an eager server that failed at start once too, with the GET stream open", async () => {
     const token = await seedTeam("dyn-once-eager", { mcp: { flaky: { url: replayUrl("dyn-once-eager") }, lazy: lazyEntry("dyn-quiet") } });
-    const { client, heard } = await listeningClient("dyn-once-eager", token, true);
+    const { client, heard, listChanges } = await listeningClient(`${BASE}/t/dyn-once-eager/mcp`, token, true, workerFetch);
     expect(await discoverDescription(client)).toContain("flaky: unavailable — HTTP 503");
     heard.length = 0;
     // The retry behind the load must not announce on the GET stream what the load announces on its own.
     expect((await loadMcp(client, "flaky")).isError).toBeFalsy();
-    expect(await listChanges(heard, 2)).toEqual(["post notifications/tools/list_changed", "post notifications/resources/list_changed"]);
+    expect(await listChanges(2)).toEqual(["post notifications/tools/list_changed", "post notifications/resources/list_changed"]);
     await client.close();
   });
 
   it("tells the host once when an upstream's tools change during a call, with the GET stream open", async () => {
     const token = await seedTeam("dyn-once-grow", { mcp: { grow: { url: replayUrl("dyn-grow") } } });
-    const { client, heard } = await listeningClient("dyn-once-grow", token, true);
+    const { client, listChanges } = await listeningClient(`${BASE}/t/dyn-once-grow/mcp`, token, true, workerFetch);
     await client.listTools();
     expect((await client.callTool({ name: "use_tool", arguments: { tool_name: "grow/read_graph" } })).isError).toBeFalsy();
     // On the call's stream if it is still open when the catalog has been read again, else on the GET stream: once.
-    const changes = await listChanges(heard, 1);
+    const changes = await listChanges(1);
     expect(changes).toHaveLength(1);
     expect(changes[0]).toMatch(/^(get|post) notifications\/tools\/list_changed$/);
     await client.close();
