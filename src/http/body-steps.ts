@@ -1,7 +1,7 @@
 // The MCP route's body steps (POST only): the size limit, counted on the streamed bytes, then the JSON.
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { jsonRpcError } from "../responses.ts";
+import { httpError } from "../responses.ts";
 import { settings } from "../settings.ts";
 import type { McpEnv } from "./context.ts";
 
@@ -18,7 +18,7 @@ function limiterFor(limit: number): MiddlewareHandler {
   let limiter = limiters.get(limit);
   if (!limiter) {
     const message = `Request body too large (the limit is ${limit} bytes).`;
-    limiter = bodyLimit({ maxSize: limit, onError: () => jsonRpcError(413, -32600, message) });
+    limiter = bodyLimit({ maxSize: limit, onError: () => httpError("body_too_large", message) });
     limiters.set(limit, limiter);
   }
   return limiter;
@@ -39,7 +39,7 @@ export const jsonMessage: MiddlewareHandler<McpEnv> = async (c, next) => {
   try {
     message = JSON.parse(body);
   } catch {
-    return jsonRpcError(400, -32700, "Parse error: the body is not valid JSON.");
+    return httpError("parse_error", "Parse error: the body is not valid JSON.");
   }
   c.set("body", body);
   c.set("message", message);

@@ -4,7 +4,7 @@ import { DurableObject } from "cloudflare:workers";
 import { loadTeamConfig } from "../config/load.ts";
 import { ROUTE_HEADERS, type Env, type SessionRpc } from "../env.ts";
 import { settings } from "../settings.ts";
-import { jsonRpcError } from "../responses.ts";
+import { httpError, sessionNotFound } from "../responses.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { watchStream } from "./host-stream.ts";
 import { createRuntime, type Runtime } from "./runtime.ts";
@@ -33,12 +33,12 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
       const config = await loadTeamConfig(this.env.TEAMS, team);
       if (!config?.ok) {
         const why = config ? "has nothing that validates" : "does not exist";
-        return jsonRpcError(503, -32603, `The team's config ${why}; an operator must store one with \`npm run team -- put\`.`);
+        return httpError("not_configured", `The team's config ${why}; an operator must store one with \`npm run team -- put\`.`);
       }
       record = { team, tokenId, sessionId, createdAt: new Date().toISOString(), config: config.config };
       await this.#store.putSession(record);
     } else if (!record || record.team !== team || record.tokenId !== tokenId || record.sessionId !== sessionId) {
-      return jsonRpcError(404, -32001, "Session not found: start a new session with initialize.");
+      return sessionNotFound();
     } else if (await this.#store.reloadPending()) {
       record = await this.#reload(record);
     }
