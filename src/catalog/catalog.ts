@@ -24,6 +24,12 @@ export interface UpstreamCatalog {
   notes: string[];
 }
 
+/** A loaded upstream with its catalog (the registry hands these out in config order). */
+export interface ReadyUpstream {
+  name: string;
+  catalog: UpstreamCatalog;
+}
+
 export interface CatalogTool {
   name: string;
   description?: string | undefined;

@@ -4,7 +4,7 @@ import type { Prompt, Resource, ResourceTemplate } from "@modelcontextprotocol/s
 import { RpcError } from "../errors.ts";
 import { exposedName } from "../catalog/names.ts";
 import type { ConfigMode } from "../config/validate.ts";
-import type { ReadyUpstream } from "../upstream/registry.ts";
+import type { ReadyUpstream } from "../catalog/catalog.ts";
 
 /**
  * The collision rule: URIs and templates are forwarded verbatim, so two upstreams may claim the same one (and two

@@ -4,7 +4,7 @@
 import type { CallToolResult, LoggingLevel, Notification, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { LoadError, UpstreamError, describeFault } from "../errors.ts";
-import { catalogChange, type CatalogChange, type CatalogGroup, type CatalogView, type LazyServer, type UpstreamCatalog } from "../catalog/catalog.ts";
+import { catalogChange, type CatalogChange, type CatalogGroup, type CatalogView, type LazyServer, type ReadyUpstream, type UpstreamCatalog } from "../catalog/catalog.ts";
 import { exposedName, serverPart } from "../catalog/names.ts";
 import { withClient, type WithClientOptions } from "./call-policy.ts";
 import type { RequestOptions, UpstreamClient } from "./client.ts";
@@ -17,12 +17,6 @@ export interface ExposedTool {
   exposedName: string;
   upstream: string;
   tool: Tool;
-}
-
-/** A loaded upstream with its catalog, in config order. */
-export interface ReadyUpstream {
-  name: string;
-  catalog: UpstreamCatalog;
 }
 
 export interface LoadOutcome {
