@@ -2,7 +2,7 @@
 // their defaults. Secrets (SESSION_KEY, SECRETS_KEY, ADMIN_TOKEN) are not part of it: nothing here can leak them.
 import * as z from "zod";
 
-/** Defaults (the upstream gate's and the admin body reader's own constants equal these; test/unit/settings.test.ts checks). */
+/** Defaults (the body reader and the token cache use these; the upstream gate's own constant equals its one, as test/unit/settings.test.ts checks). */
 export const SETTING_DEFAULTS = {
   upstreamIdleSeconds: 120,
   sessionTtlSeconds: 24 * 3600,
@@ -23,27 +23,11 @@ const numberSetting = (fallback: number, min = 0) =>
     .pipe(z.coerce.number<string>().refine(Number.isFinite).min(min))
     .catch(fallback);
 
-/** `"true"` and nothing else is true. */
-const flag = z
-  .string()
-  .optional()
-  .transform((v) => v?.trim() === "true")
-  .catch(false);
-
-/** Comma-separated, trimmed, empty items dropped. */
-const list = z
-  .string()
-  .optional()
-  .transform((v) => (v ?? "").split(",").map((item) => item.trim()).filter(Boolean))
-  .catch([]);
-
-const optionalText = z
-  .string()
-  .optional()
-  .transform((v) => (v?.trim() ? v.trim() : undefined))
-  .catch(undefined);
-
-/** Env var → typed setting. Unknown keys (bindings, secrets) are dropped by the parse. */
+/**
+ * Env var → typed setting. Unknown keys (bindings, secrets) are dropped by the parse. The origin and address
+ * rules (ALLOWED_ORIGINS, PUBLIC_URL, ALLOW_PRIVATE_UPSTREAMS) are read by http/origin.ts and security/policy.ts,
+ * which the CLI shares.
+ */
 export const SettingsSchema = z
   .object({
     UPSTREAM_IDLE_SECONDS: numberSetting(SETTING_DEFAULTS.upstreamIdleSeconds),
@@ -51,9 +35,6 @@ export const SettingsSchema = z
     TOKEN_CACHE_SECONDS: numberSetting(SETTING_DEFAULTS.tokenCacheSeconds),
     MAX_BODY_BYTES: numberSetting(SETTING_DEFAULTS.maxBodyBytes, 1),
     MAX_UPSTREAM_RESPONSE_BYTES: numberSetting(SETTING_DEFAULTS.maxUpstreamResponseBytes, 1),
-    ALLOW_PRIVATE_UPSTREAMS: flag,
-    ALLOWED_ORIGINS: list,
-    PUBLIC_URL: optionalText,
   })
   .transform((s) => ({
     upstreamIdleSeconds: s.UPSTREAM_IDLE_SECONDS,
@@ -61,9 +42,6 @@ export const SettingsSchema = z
     tokenCacheSeconds: s.TOKEN_CACHE_SECONDS,
     maxBodyBytes: s.MAX_BODY_BYTES,
     maxUpstreamResponseBytes: s.MAX_UPSTREAM_RESPONSE_BYTES,
-    allowPrivateUpstreams: s.ALLOW_PRIVATE_UPSTREAMS,
-    allowedOrigins: s.ALLOWED_ORIGINS,
-    publicUrl: s.PUBLIC_URL,
   }));
 export type Settings = z.output<typeof SettingsSchema>;
 

@@ -128,7 +128,9 @@ admin.put("/teams/:team/secrets/:name", async (c) => {
   try {
     await store(c).putSecret(p.team, p.name, body.value.value);
   } catch (err) {
-    if (err instanceof TeamStoreError) return problem(c, 503, "secrets_disabled", err.message);
+    if (err instanceof TeamStoreError) {
+      return err.kind === "secrets_disabled" ? problem(c, 503, "secrets_disabled", err.message) : problem(c, 400, err.kind, err.message);
+    }
     throw err;
   }
   log({ event: "admin", action: "secret.put", team: p.team, target: p.name, outcome: "ok" });

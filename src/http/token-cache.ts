@@ -1,7 +1,8 @@
 // A short in-isolate cache of token lookups: saves a KV read per request; bounds how long a revoked token lingers.
+import { SETTING_DEFAULTS } from "../settings.ts";
 import type { TokenRecord } from "../config/keys.ts";
 
-export const DEFAULT_TOKEN_CACHE_SECONDS = 30;
+export const DEFAULT_TOKEN_CACHE_SECONDS = SETTING_DEFAULTS.tokenCacheSeconds;
 export const MAX_TOKEN_CACHE_SECONDS = 60;
 
 export class TokenCache {

@@ -51,6 +51,9 @@ export class ClientPool {
    * bringing the client in line with the session) has the entry's connect deadline; an attempt that fails or
    * outlives it is forgotten, so the next caller starts a new one.
    */
+  /** Set by closeAll: the pool's session has let its upstreams go (idle, reload, end). */
+  #closedAll = false;
+
   client(spec: UpstreamSpec): Promise<UpstreamClient> {
     const live = this.live(spec.name);
     if (live) return Promise.resolve(live);
@@ -61,6 +64,8 @@ export class ClientPool {
         try {
           await this.#prepare(spec.name, client);
           signal.throwIfAborted();
+          // The session let its upstreams go meanwhile: nobody would ever close this client.
+          if (this.#closedAll) throw new UpstreamError(spec.name, { kind: "closed" });
         } catch (err) {
           void client.close();
           throw err;
@@ -166,8 +171,9 @@ export class ClientPool {
     await Promise.all([...this.#clients.values()].map((client) => client.notify(notification)));
   }
 
-  /** Closes every live client. */
+  /** Closes every live client; a connection still under way is closed as soon as it is up. */
   async closeAll(): Promise<void> {
+    this.#closedAll = true;
     await Promise.all([...this.#clients.keys()].map((name) => this.drop(name)));
   }
 }

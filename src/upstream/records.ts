@@ -79,8 +79,16 @@ export class RecordBook {
     return this.#version;
   }
 
+  /** Set once the session let its upstreams go: an attempt that settles later stores nothing (it may be wiped). */
+  #closed = false;
+
+  close(): void {
+    this.#closed = true;
+  }
+
   /** Records and stores. */
   async set(name: string, record: UpstreamRecord): Promise<void> {
+    if (this.#closed) return;
     this.#records.set(name, record);
     this.#version++;
     await this.#store.put(name, record);

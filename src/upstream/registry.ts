@@ -313,6 +313,8 @@ export class UpstreamRegistry {
 
   /** Closes every live upstream client (session end, idle). */
   closeAll(): Promise<void> {
+    // Whatever settles after this (a connection or retry under way) neither keeps a client nor writes a record.
+    this.#records.close();
     return this.#pool.closeAll();
   }
 }

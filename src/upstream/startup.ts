@@ -3,7 +3,7 @@
 import { arrival, catalogChange, type CatalogChange, type UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, shortReason } from "../errors.ts";
-import { sleep, waitAtMost } from "./backoff.ts";
+import { waitAtMost } from "./backoff.ts";
 import type { ClientPool } from "./pool.ts";
 import { RecordBook, UpstreamStatus, failedRecord, isLazy, readyRecord } from "./records.ts";
 
@@ -65,7 +65,8 @@ export class EagerStartup {
     const starts = this.#deps.upstreams
       .filter((spec) => !isLazy(spec) && !this.#deps.records.has(spec.name))
       .map((spec) => {
-        const start = this.#startEager(spec).finally(() => this.#starting.delete(spec.name));
+        // Its outcome is in the records; a storage write that failed leaves the upstream as it was shown.
+        const start = this.#startEager(spec).catch(() => {}).finally(() => this.#starting.delete(spec.name));
         this.#starting.set(spec.name, start);
         return start;
       });
@@ -117,7 +118,8 @@ export class EagerStartup {
     );
     const cached = await cache?.get(spec).catch(() => undefined);
     if (!cached) return real;
-    const settled = await Promise.race([real.then(() => true), sleep(FAST_START_MS).then(() => false)]);
+    let settled = false;
+    await waitAtMost(real.then(() => void (settled = true)), FAST_START_MS);
     if (!settled && !records.has(spec.name)) {
       const catalog = await this.#deps.policy(spec, cached);
       if (!records.has(spec.name)) records.show(spec.name, readyRecord(catalog));
@@ -167,8 +169,10 @@ export class EagerStartup {
       },
       (err: unknown) => records.set(spec.name, failedRecord(reasonOf(err), Date.now())),
     );
-    this.#retrying.set(spec.name, attempt);
-    void attempt.finally(() => this.#retrying.delete(spec.name));
+    // A storage write that fails is no reason to fail the caller, nor an unhandled rejection.
+    const done = attempt.catch(() => {});
+    this.#retrying.set(spec.name, done);
+    void done.finally(() => this.#retrying.delete(spec.name));
     return true;
   }
 }

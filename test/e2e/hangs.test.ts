@@ -32,7 +32,8 @@ afterAll(async () => {
 });
 
 const control = async (action: string, route: string) => {
-  await fetch(`http://127.0.0.1:${replay.port}/__${action}/${route}`, { method: "POST" });
+  const res = await fetch(`http://127.0.0.1:${replay.port}/__${action}/${route}`, { method: "POST" });
+  if (!res.ok) throw new Error(`replay control ${action} ${route}: HTTP ${res.status} ${await res.text()}`);
 };
 
 hangScenarios({

@@ -54,7 +54,7 @@ export async function listeningClient(url: string, token: string, get: boolean, 
   const listChanges = async (expected: number): Promise<string[]> => {
     const changes = () => heard.filter((h) => LIST_CHANGED.test(h));
     expect(await waitFor(() => changes().length >= expected, { tries: 250 })).toBe(true);
-    await waitFor(() => changes().length > expected, { tries: 15 });
+    await waitFor(() => changes().length > expected, { tries: 50 });
     const out = changes();
     heard.length = 0;
     return out;

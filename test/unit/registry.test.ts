@@ -53,6 +53,8 @@ function connector(fakes: Record<string, Fake>) {
     UpstreamClient.connect(s, {}, { fetch: fakes[s.name]!.fetch, clientInfo: { name: "test", version: "1" } }, signal);
 }
 
+const config = (upstreams: UpstreamSpec[]): ResolvedConfig => ({ mode: "multi", upstreams }) as ResolvedConfig;
+
 function memoryStore(): RegistryStore & { records: Map<string, UpstreamRecord> } {
   const records = new Map<string, UpstreamRecord>();
   return { records, all: async () => new Map(records), put: async (name, record) => void records.set(name, record) };
@@ -93,7 +95,6 @@ describe("records", () => {
 });
 
 describe("registry: state transitions", () => {
-  const config = (upstreams: UpstreamSpec[]): ResolvedConfig => ({ mode: "multi", upstreams }) as ResolvedConfig;
 
   it("lazy → ready on load: its tools join, it leaves the loadable list, and a second load opens nothing", async () => {
     const fakes = { lazy: upstream() };
@@ -133,6 +134,8 @@ describe("registry: state transitions", () => {
     const fakes = { lazy: upstream() };
     const registry = new UpstreamRegistry(config([spec("lazy", { description: "x" })]), memoryStore(), { connect: connector(fakes) });
     const [a, b] = await Promise.all([settle(registry.load("lazy")), settle(registry.load("lazy"))]);
+    expect(a.error).toBeUndefined();
+    expect(a.value).toMatchObject({ changed: true });
     expect(a.value).toBe(b.value);
     expect(fakes.lazy.initialize).toBe(1);
   });
@@ -151,6 +154,8 @@ describe("registry: state transitions", () => {
     fakes.eager.answer = undefined;
     const tries = fakes.eager.initialize;
     registry.retryFailed(Date.now());
+    // Give an early retry every chance to reach the upstream before counting.
+    await vi.advanceTimersByTimeAsync(100);
     expect(fakes.eager.initialize).toBe(tries);
     await vi.advanceTimersByTimeAsync(RETRY_FAILED_MS);
     registry.retryFailed();
@@ -175,10 +180,11 @@ describe("registry: state transitions", () => {
     expect(registry.view().groups).toEqual([{ server: "slow", state: "connecting" }]);
     expect(registry.connecting("slow")).toBe(true);
     fakes.slow.answer = undefined;
-    answer?.();
+    expect(answer).toBeDefined();
+    answer!();
     await settle(registry.settled("slow"));
     // The answer was a failure: the session shows it, and the host is told since the lists showed it connecting.
-    expect(registry.unavailable("slow")).toBeDefined();
+    expect(registry.unavailable("slow")).toContain("503");
     expect(changes).toEqual([{ tools: true, resources: false, prompts: false }]);
   });
 
@@ -228,9 +234,46 @@ describe("client pool", () => {
     const fakes = { up: upstream() };
     const pool = new ClientPool(connector(fakes));
     const [a, b] = await Promise.all([settle(pool.client(spec("up"))), settle(pool.client(spec("up")))]);
+    expect(a.error).toBeUndefined();
+    expect(a.value).toBeDefined();
     expect(a.value).toBe(b.value);
     expect(fakes.up.initialize).toBe(1);
     expect(pool.live("up")).toBe(a.value);
+  });
+
+  it("a connect still under way when the pool is closed is closed once it is up (its session ended), never kept", async () => {
+    const fakes = { up: upstream() };
+    let release: (() => void) | undefined;
+    fakes.up.answer = (m) =>
+      m.method === "notifications/initialized" ? new Promise<Response>((resolve) => (release = () => resolve(new Response(null, { status: 202 })))) : undefined;
+    const fetch = fakes.up.fetch;
+    let deletes = 0;
+    fakes.up.fetch = async (input, init) => ((init?.method ?? "GET").toUpperCase() === "DELETE" && deletes++, fetch(input, init));
+    const pool = new ClientPool(connector(fakes));
+    const pending = settle(pool.client(spec("up")));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(release).toBeDefined();
+    await pool.closeAll();
+    release!();
+    const outcome = await pending;
+    expect(outcome.error).toBeInstanceOf(UpstreamError);
+    expect(pool.live("up")).toBeUndefined();
+    expect(deletes).toBe(1);
+  });
+
+  it("records that settle after the session let its upstreams go are not stored", async () => {
+    const fakes = { eager: upstream() };
+    let release: (() => void) | undefined;
+    fakes.eager.answer = (m) => (m.method === "tools/list" ? new Promise<Response>((resolve) => (release = () => resolve(down()))) : undefined);
+    const store = memoryStore();
+    const registry = new UpstreamRegistry(config([spec("eager")]), store, { connect: connector(fakes) });
+    void registry.ensureEager();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(release).toBeDefined();
+    await registry.closeAll();
+    release!();
+    await settle(registry.settled("eager"));
+    expect(store.records.has("eager")).toBe(false);
   });
 
   it("a connect that never answers is abandoned at the entry's deadline and forgotten, so the next one starts anew", async () => {

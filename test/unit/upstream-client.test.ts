@@ -42,6 +42,10 @@ function server(answer: (message: Message, session: string | null) => Response |
   return { fetch, seen };
 }
 
+/** The small server, whose tools/call answers with this JSON-RPC error. */
+const callAnswersError = (code: number, message: string) =>
+  server((m) => (m.method === "tools/call" ? json({ jsonrpc: "2.0", id: m.id, error: { code, message } }) : undefined));
+
 const connect = (fetch: FetchLike, over: Partial<UpstreamSpec> = {}, headers: Record<string, string> = {}) =>
   UpstreamClient.connect(spec(over), headers, { fetch, clientInfo: { name: "test", version: "1" } });
 
@@ -104,10 +108,7 @@ describe("upstream client over an injected fetch", () => {
   });
 
   it("a JSON-RPC error keeps its code and message", async () => {
-    const up = server((m) =>
-      m.method === "tools/call" ? json({ jsonrpc: "2.0", id: m.id, error: { code: -32602, message: "bad arguments" } }) : undefined,
-    );
-    const client = await connect(up.fetch);
+    const client = await connect(callAnswersError(-32602, "bad arguments").fetch);
     expect(await faultOf_(client.callTool("echo", {}))).toEqual({ kind: "rpc", code: -32602, detail: "bad arguments" });
   });
 
@@ -141,10 +142,7 @@ describe("upstream client over an injected fetch", () => {
   });
 
   it("the upstream's own -32000 error is its error, not a closed connection", async () => {
-    const up = server((m) =>
-      m.method === "tools/call" ? json({ jsonrpc: "2.0", id: m.id, error: { code: -32000, message: "quota exceeded" } }) : undefined,
-    );
-    const client = await connect(up.fetch);
+    const client = await connect(callAnswersError(-32000, "quota exceeded").fetch);
     expect(await faultOf_(client.callTool("echo", {}))).toEqual({ kind: "rpc", code: -32000, detail: "quota exceeded" });
   });
 

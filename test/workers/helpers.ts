@@ -119,5 +119,6 @@ export async function mutateTool(route: string): Promise<string> {
 
 /** Replay-server controls: forget a route's sessions, take it down, bring it back. */
 export async function replayControl(action: "forget" | "down" | "up" | "hold" | "hang", route: string): Promise<void> {
-  await fetch(`${env.REPLAY_BASE}/__${action}/${route}`, { method: "POST" });
+  const res = await fetch(`${env.REPLAY_BASE}/__${action}/${route}`, { method: "POST" });
+  if (!res.ok) throw new Error(`replay control ${action} ${route}: HTTP ${res.status} ${await res.text()}`);
 }
