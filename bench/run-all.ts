@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { runScript } from "../harness/processes.ts";
 
-const BENCHES = ["tokens", "latency", "load", "scale"];
+const BENCHES = ["bundle", "tokens", "latency", "load", "scale"];
 const args = process.argv.slice(2);
 const smoke = args.includes("--smoke");
 

@@ -25,6 +25,27 @@ export const LAYERS: readonly Layer[] = [
   { name: "entry", members: ["index.ts"] },
 ];
 
+/** Packages src/ must not import (the Worker bundle), and why. */
+export const FORBIDDEN_PACKAGES: ReadonlyArray<{ pattern: RegExp; why: string }> = [
+  {
+    pattern: /^@modelcontextprotocol\/sdk(\/|$)/,
+    why: "the Worker carries one MCP SDK, v2 (@modelcontextprotocol/server and /client); v1 is for tests, benchmarks and fixtures",
+  },
+  { pattern: /^agents(\/|$)/, why: "it brings a second MCP SDK into the bundle; the session transport is src/session/transport.ts" },
+];
+
+/** Pure: one line per import of a forbidden package in the given sources (file relative to src/ → its text). */
+export function forbiddenImports(sources: ReadonlyMap<string, string>, forbidden = FORBIDDEN_PACKAGES): string[] {
+  const lines: string[] = [];
+  for (const [file, source] of [...sources].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const specifier of importsOf(source, file)) {
+      const rule = forbidden.find((f) => f.pattern.test(specifier));
+      if (rule) lines.push(`forbidden import: src/${file} imports ${specifier}: ${rule.why}`);
+    }
+  }
+  return lines;
+}
+
 /** The import graph: file (relative to src/, `/`-separated) → the src/ files it imports. */
 export type Graph = ReadonlyMap<string, readonly string[]>;
 
@@ -155,13 +176,17 @@ function resolveIn(known: ReadonlySet<string>, path: string): string | undefined
   return candidates.find((candidate) => known.has(candidate));
 }
 
-/** The import graph of the .ts files under `srcDir` (only imports of other files there count). */
-export function readGraph(srcDir: string): Map<string, string[]> {
-  const files = tsFiles(srcDir);
-  const known = new Set(files);
+/** The .ts files under `srcDir` (relative, `/`-separated) with their text. */
+export function readSources(srcDir: string): Map<string, string> {
+  return new Map(tsFiles(srcDir).map((file) => [file, readFileSync(join(srcDir, file), "utf8")]));
+}
+
+/** The import graph of the given sources (only imports of other files among them count). */
+export function readGraph(sources: ReadonlyMap<string, string>): Map<string, string[]> {
+  const known = new Set(sources.keys());
   const graph = new Map<string, string[]>();
-  for (const file of files) {
-    const targets = importsOf(readFileSync(join(srcDir, file), "utf8"), file)
+  for (const [file, source] of sources) {
+    const targets = importsOf(source, file)
       .filter((s) => s.startsWith("./") || s.startsWith("../"))
       .map((s) => resolveIn(known, posix.normalize(posix.join(posix.dirname(file), s))))
       .filter((target) => target !== undefined);
@@ -182,12 +207,13 @@ export function describeReport(report: LayerReport): string[] {
 export const SRC_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "src");
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const graph = readGraph(SRC_DIR);
-  const problems = describeReport(checkLayers(graph, LAYERS));
+  const sources = readSources(SRC_DIR);
+  const graph = readGraph(sources);
+  const problems = [...describeReport(checkLayers(graph, LAYERS)), ...forbiddenImports(sources)];
   if (problems.length > 0) {
     for (const line of problems) console.error(line);
     process.exit(1);
   }
   const edges = [...graph.values()].reduce((n, targets) => n + targets.length, 0);
-  console.log(`layers: ${graph.size} files, ${edges} imports, no cycle, none upward (${LAYERS.map((l) => l.name).join(" < ")})`);
+  console.log(`layers: ${graph.size} files, ${edges} imports, no cycle, none upward, no forbidden package (${LAYERS.map((l) => l.name).join(" < ")})`);
 }

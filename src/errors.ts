@@ -133,13 +133,22 @@ export class LoadError extends ProxyError {
   }
 }
 
+/**
+ * Where a JSON-RPC error's `data` keeps the code it was thrown with while the SDK sends another: the SDK sends
+ * resource-not-found (-32002) as -32602, as the 2026-07-28 revision asks, on every session. A 2025 host is owed
+ * -32002: the session transport puts it back and drops this key (session/transport.ts).
+ */
+export const THROWN_CODE_KEY = "dynmcp/code";
+
 /** A JSON-RPC error a request handler throws: the SDK sends its code and its message as they are. */
 export class RpcError extends ProxyError {
   readonly code: number;
+  readonly data: { [THROWN_CODE_KEY]: number } | undefined;
   constructor(kind: ProxyErrorKind, message: string, code: number = rpcCode(kind), upstream?: string) {
     super(kind, message, upstream);
     this.name = "RpcError";
     this.code = code;
+    this.data = code === JsonRpcCode.ResourceNotFound ? { [THROWN_CODE_KEY]: code } : undefined;
   }
 }
 

@@ -1,5 +1,5 @@
 // The admin API's shapes: one zod schema each; request validation and the OpenAPI document both come from them.
-import { z } from "zod";
+import * as z from "zod";
 import { ServerName, TeamName } from "../config/schema.ts";
 import { SECRET_NAME } from "../security/secrets.ts";
 

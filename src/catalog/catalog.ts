@@ -4,10 +4,10 @@ import type {
   Implementation,
   Prompt,
   Resource,
-  ResourceTemplate,
+  ResourceTemplateType as ResourceTemplate,
   ServerCapabilities,
   Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/server";
 import type { ConfigMode } from "../config/validate.ts";
 
 /** What an upstream offers, as read right after connecting. Stored per session, so plain JSON. */

@@ -1,30 +1,26 @@
 // The way back from upstreams to the host: server-to-client requests, logging, resource updates, list changes.
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  CreateMessageResultSchema,
-  ElicitResultSchema,
-  ErrorCode,
-  ListRootsResultSchema,
-  McpError,
+  ProtocolError,
+  ProtocolErrorCode,
   type ClientCapabilities,
   type Notification,
   type Request,
   type Result,
+  type Server,
+  type ServerContext,
   type ServerNotification,
-  type ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/server";
 import type { CatalogChange } from "../catalog/catalog.ts";
 import type { ConfigMode } from "../config/validate.ts";
 import type { UpstreamHooks } from "../upstream/client.ts";
 
-export type HostExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+export type HostExtra = ServerContext;
 
-/** Which client capability each relayed request needs, and its result schema. */
+/** Which client capability each relayed request needs (the SDK checks each answer against its method's result). */
 const RELAYS = {
-  "sampling/createMessage": { capability: "sampling", schema: CreateMessageResultSchema },
-  "elicitation/create": { capability: "elicitation", schema: ElicitResultSchema },
-  "roots/list": { capability: "roots", schema: ListRootsResultSchema },
+  "sampling/createMessage": { capability: "sampling" },
+  "elicitation/create": { capability: "elicitation" },
+  "roots/list": { capability: "roots" },
 } as const;
 
 export interface BridgeOptions {
@@ -69,13 +65,13 @@ export class HostBridge implements UpstreamHooks {
 
   relay = async (upstream: string, request: Request): Promise<Result> => {
     const relay = RELAYS[request.method as keyof typeof RELAYS];
-    if (!relay) throw new McpError(ErrorCode.MethodNotFound, `The proxy does not relay ${request.method}.`);
+    if (!relay) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `The proxy does not relay ${request.method}.`);
     if (!this.capabilities()[relay.capability]) {
-      throw new McpError(ErrorCode.MethodNotFound, `The host did not declare the ${relay.capability} capability.`);
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `The host did not declare the ${relay.capability} capability.`);
     }
     const extra = this.#active.get(upstream)?.at(-1);
-    const message = request as ServerRequest;
-    return extra ? extra.sendRequest(message, relay.schema) : this.#server.request(message, relay.schema);
+    const message = { method: request.method as keyof typeof RELAYS, ...(request.params ? { params: request.params } : {}) };
+    return extra ? extra.mcpReq.send(message) : this.#server.request(message);
   };
 
   notify = (upstream: string, notification: Notification): void => {
@@ -136,9 +132,9 @@ export class HostBridge implements UpstreamHooks {
    * stream, and nowhere if the host holds none.
    */
   async #deliver(notification: ServerNotification, extra?: HostExtra): Promise<void> {
-    if (extra && !extra.signal.aborted) {
+    if (extra && !extra.mcpReq.signal.aborted) {
       try {
-        await extra.sendNotification(notification);
+        await extra.mcpReq.notify(notification);
         return;
       } catch {
         // The request's stream is gone: fall through to the GET stream.

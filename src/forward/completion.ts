@@ -1,7 +1,6 @@
 // completion/complete, routed by its reference (a prompt name or a resource template) to the upstream that owns it.
 // A resource reference goes where a resource with that URI would: the exact template first, then routeResource.
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CompleteRequestSchema, CompleteResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/server";
 import { RpcError, forwardedError } from "../errors.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
@@ -10,7 +9,7 @@ import type { ResourceLinks } from "./resource-links.ts";
 import { routeResource } from "./resources.ts";
 
 export function registerCompletion(server: Server, registry: UpstreamRegistry, bridge: HostBridge, links?: ResourceLinks): void {
-  server.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
+  server.setRequestHandler("completion/complete", async (request, extra) => {
     await registry.ensureEager();
     const ready = registry.ready();
     const ref = request.params.ref;
@@ -29,8 +28,8 @@ export function registerCompletion(server: Server, registry: UpstreamRegistry, b
       return await bridge.during(target, extra, () =>
         registry.withClient(target, async (client) => {
           if (!client.capabilities.completions) return { completion: { values: [], hasMore: false } };
-          return client.request({ method: "completion/complete", params }, CompleteResultSchema, { signal: extra.signal });
-        }, { signal: extra.signal }),
+          return client.request({ method: "completion/complete", params }, { signal: extra.mcpReq.signal });
+        }, { signal: extra.mcpReq.signal }),
       );
     } catch (err) {
       throw forwardedError(err);

@@ -1,6 +1,5 @@
 // Pure: the merged resource, template and prompt lists of all loaded upstreams, and who owns what.
-import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
-import type { Prompt, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import { UriTemplate, type Prompt, type Resource, type ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/server";
 import { RpcError } from "../errors.ts";
 import { exposedName } from "../catalog/names.ts";
 import type { ConfigMode } from "../config/validate.ts";

@@ -1,5 +1,5 @@
 // Pure: opaque cursors over the lists the proxy serves.
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { base64url, fromBase64url } from "../bytes.ts";
 
 export const PAGE_SIZE = 100;
@@ -28,4 +28,4 @@ function decode(cursor: string): number {
 }
 
 const invalid = (cursor: string | undefined) =>
-  new McpError(ErrorCode.InvalidParams, `Invalid cursor ${JSON.stringify(cursor)}: pass back a nextCursor exactly as it was given.`);
+  new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor ${JSON.stringify(cursor)}: pass back a nextCursor exactly as it was given.`);

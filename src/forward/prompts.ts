@@ -1,6 +1,5 @@
 // prompts/list and prompts/get across upstreams: `server/prompt` in config-file mode, bare in single-MCP mode.
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { GetPromptRequestSchema, GetPromptResultSchema, ListPromptsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/server";
 import { forwardedError } from "../errors.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
@@ -8,14 +7,14 @@ import { mergePrompts, promptByExposedName } from "./merge.ts";
 import { paginate } from "./paging.ts";
 
 export function registerPrompts(server: Server, registry: UpstreamRegistry, bridge: HostBridge): void {
-  server.setRequestHandler(ListPromptsRequestSchema, async (request) => {
+  server.setRequestHandler("prompts/list", async (request) => {
     await registry.ensureEager();
     const all = mergePrompts(registry.ready(), registry.mode).map((p) => p.exposed);
     const { page, nextCursor } = paginate(all, request.params?.cursor);
     return nextCursor ? { prompts: page, nextCursor } : { prompts: page };
   });
 
-  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+  server.setRequestHandler("prompts/get", async (request, extra) => {
     await registry.ensureEager();
     const found = promptByExposedName(registry.ready(), registry.mode, request.params.name);
     try {
@@ -23,10 +22,9 @@ export function registerPrompts(server: Server, registry: UpstreamRegistry, brid
         registry.withClient(found.owner, (client) =>
           client.request(
             { method: "prompts/get", params: { ...request.params, name: found.original } },
-            GetPromptResultSchema,
-            { signal: extra.signal },
+            { signal: extra.mcpReq.signal },
           ),
-          { signal: extra.signal },
+          { signal: extra.mcpReq.signal },
         ),
       );
     } catch (err) {

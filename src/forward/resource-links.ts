@@ -1,6 +1,6 @@
 // The resources that tool results linked to, by upstream: how a URI that no list or template claims finds the
 // server that handed it out (config-file mode; single-MCP mode has only one server to ask).
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { log } from "../log.ts";
 
 /** At most this many links are remembered per session; past it the oldest are forgotten first. */

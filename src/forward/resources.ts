@@ -1,18 +1,9 @@
 // resources/list, resources/templates/list, resources/read, resources/subscribe and /unsubscribe across upstreams.
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  EmptyResultSchema,
-  ListResourceTemplatesRequestSchema,
-  ListResourcesRequestSchema,
-  ReadResourceRequestSchema,
-  ReadResourceResultSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/server";
 import { RpcError, forwardedError } from "../errors.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
-import type { HostBridge } from "./bridge.ts";
+import type { HostBridge, HostExtra } from "./bridge.ts";
 import { mergeResources, mergeTemplates, resourceOwner, resourceServers, unclaimedResourceOwner } from "./merge.ts";
 import { paginate } from "./paging.ts";
 import type { ResourceLinks } from "./resource-links.ts";
@@ -55,7 +46,7 @@ export async function resubscribe(
   if (!client.capabilities.resources?.subscribe) return;
   for (const uri of [...subscriptions]) {
     if ((await routeResource(registry, links, uri).catch(() => undefined)) === name) {
-      await client.request({ method: "resources/subscribe", params: { uri } }, EmptyResultSchema).catch(() => {});
+      await client.request({ method: "resources/subscribe", params: { uri } }).catch(() => {});
     }
   }
 }
@@ -68,13 +59,13 @@ export function registerResources(
   subscriptions: Set<string>,
   links?: ResourceLinks,
 ): void {
-  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+  server.setRequestHandler("resources/list", async (request) => {
     await registry.ensureEager();
     const { page, nextCursor } = paginate(mergeResources(registry.ready()).map((r) => r.resource), request.params?.cursor);
     return nextCursor ? { resources: page, nextCursor } : { resources: page };
   });
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => {
+  server.setRequestHandler("resources/templates/list", async (request) => {
     await registry.ensureEager();
     const all = mergeTemplates(registry.ready()).map((t) => t.template);
     const { page, nextCursor } = paginate(all, request.params?.cursor);
@@ -88,13 +79,13 @@ export function registerResources(
     return name;
   };
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+  server.setRequestHandler("resources/read", async (request, extra) => {
     const name = await owner(request.params.uri);
     try {
       return await bridge.during(name, extra, () =>
         registry.withClient(name, (client) =>
-          client.request({ method: "resources/read", params: request.params }, ReadResourceResultSchema, { signal: extra.signal }),
-          { signal: extra.signal },
+          client.request({ method: "resources/read", params: request.params }, { signal: extra.mcpReq.signal }),
+          { signal: extra.mcpReq.signal },
         ),
       );
     } catch (err) {
@@ -102,7 +93,7 @@ export function registerResources(
     }
   });
 
-  const subscription = (method: "resources/subscribe" | "resources/unsubscribe") => async (request: { params: { uri: string } }, extra: { signal: AbortSignal }) => {
+  const subscription = (method: "resources/subscribe" | "resources/unsubscribe") => async (request: { params: { uri: string } }, extra: HostExtra) => {
     const uri = request.params.uri;
     const name = await owner(uri);
     try {
@@ -110,8 +101,8 @@ export function registerResources(
         if (!client.capabilities.resources?.subscribe) {
           throw new RpcError("not_supported", `The server "${name}" that owns ${uri} does not support resource subscriptions.`);
         }
-        await client.request({ method, params: { uri } }, EmptyResultSchema, { signal: extra.signal });
-      }, { signal: extra.signal });
+        await client.request({ method, params: { uri } }, { signal: extra.mcpReq.signal });
+      }, { signal: extra.mcpReq.signal });
     } catch (err) {
       throw forwardedError(err);
     }
@@ -119,7 +110,7 @@ export function registerResources(
     else subscriptions.delete(uri);
     return {};
   };
-  server.setRequestHandler(SubscribeRequestSchema, subscription("resources/subscribe"));
-  server.setRequestHandler(UnsubscribeRequestSchema, subscription("resources/unsubscribe"));
+  server.setRequestHandler("resources/subscribe", subscription("resources/subscribe"));
+  server.setRequestHandler("resources/unsubscribe", subscription("resources/unsubscribe"));
 
 }

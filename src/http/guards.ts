@@ -1,6 +1,6 @@
 // The MCP route's protocol checks (MCP 2025-11-25 transport rules), each a step with the answer it gives.
 import type { MiddlewareHandler } from "hono";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { httpError } from "../responses.ts";
 import type { McpEnv } from "./context.ts";
 

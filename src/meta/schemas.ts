@@ -1,5 +1,5 @@
 // The meta-tools' inputs: one zod schema each; the JSON Schema hosts see is generated from it.
-import { z } from "zod";
+import * as z from "zod";
 
 // Names carry no description: the tools' own descriptions say what they name (server/tool, <mcp_servers>), and
 // every session pays for each word here in context (BENCHMARKS.md, "Context tokens").

@@ -1,11 +1,6 @@
 // The meta-tools a host sees (discover_tool, use_tool, and load_mcp in dynamic mode), wired onto the session's MCP server.
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/server";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import { LoadError, ProxyError, UpstreamError, toToolResult, type ToolErrorKind } from "../errors.ts";
 import { log } from "../log.ts";
@@ -56,7 +51,7 @@ export interface ToolResultLinks {
 }
 
 export function registerMetaTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity, links?: ToolResultLinks): void {
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler("tools/list", async () => {
     await registry.ensureEager();
     registry.retryFailed();
     const tools: Tool[] = [
@@ -67,7 +62,7 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
     return { tools };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/call", async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: raw } = request.params;
     registry.retryFailed();
     switch (name) {
@@ -100,13 +95,13 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
           token === undefined
             ? undefined
             : (p: { progress: number; total?: number; message?: string }) =>
-                void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken: token } }).catch(() => {});
+                void extra.mcpReq.notify({ method: "notifications/progress", params: { ...p, progressToken: token } }).catch(() => {});
         const started = Date.now();
         const done = (outcome: "ok" | "tool_error" | "failed") =>
           log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
         try {
           const result = await bridge.during(target.upstream, extra, () =>
-            registry.call(target, args.tool_input, { signal: extra.signal, ...(onprogress ? { onprogress } : {}) }),
+            registry.call(target, args.tool_input, { signal: extra.mcpReq.signal, ...(onprogress ? { onprogress } : {}) }),
           );
           done(result.isError ? "tool_error" : "ok");
           // A resource the result links to and no list claims is routed back to this upstream later.

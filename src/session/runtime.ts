@@ -1,8 +1,6 @@
 // Wires one session's parts: the MCP server with its meta-tools and forwarding, the upstream registry with its
 // policies and cache, the upstream clients' gate, and the streamable-HTTP transport.
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { WorkerTransport } from "agents/mcp";
+import { Server } from "@modelcontextprotocol/server";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { PRODUCT, type Env } from "../env.ts";
@@ -28,9 +26,10 @@ import { resolveHeaders } from "../upstream/headers.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
 import { UpstreamRegistry } from "../upstream/registry.ts";
 import type { SessionRecord, SessionStore } from "./state.ts";
+import { SessionTransport } from "./transport.ts";
 
 export interface Runtime {
-  transport: WorkerTransport;
+  transport: SessionTransport;
   registry: UpstreamRegistry;
   gate: FetchGate;
 }
@@ -50,7 +49,8 @@ export const PROXY_CAPABILITIES = {
 export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore): Promise<Runtime> {
   const server = new Server(
     { name: PRODUCT.name, version: PRODUCT.version },
-    { capabilities: PROXY_CAPABILITIES, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    // The JSON Schema validator is the SDK's own choice for workerd (`@cfworker/json-schema`: no code generation).
+    { capabilities: PROXY_CAPABILITIES },
   );
   // The registry and the bridge need each other (an upstream's list change is read again through the registry, a
   // changed catalog is announced through the bridge), and the resources' subscriptions are renewed on every new
@@ -106,9 +106,9 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   registerLogging(server, registry, (l) => store.putLogLevel(l));
   registerRoots(server, registry);
 
-  const transport = new WorkerTransport({
-    sessionIdGenerator: () => record.sessionId,
-    storage: { get: () => store.transport(), set: (state) => store.putTransport(state) },
+  // The router has checked the body's size already; the SDK's own limit must not be the smaller one.
+  const transport = new SessionTransport(record.sessionId, { get: () => store.transport(), set: (state) => store.putTransport(state) }, {
+    maxRequestBodySize: settings(env).maxBodyBytes,
   });
   await server.connect(transport);
   return { transport, registry, gate };

@@ -2,8 +2,8 @@
 // zod schema (layout in docs/storage.md). A record that does not parse is read as absent, logged once by its key;
 // what absent means for each is said at its reader.
 import * as z from "zod";
-import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import type { TransportState } from "agents/mcp";
+import type { LoggingLevel } from "@modelcontextprotocol/server";
+import type { TransportState } from "./transport.ts";
 import { logUnreadable } from "../config/keys.ts";
 import { ServerEntry, normalizeEntry } from "../config/schema.ts";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";

@@ -3,7 +3,7 @@
 // write per second per key, and many sessions of a team start at once. A cached catalog that does not parse is a
 // cache miss (the upstream is read as if nothing were cached), logged once per key.
 import * as z from "zod";
-import type { Implementation, Prompt, Resource, ResourceTemplate, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Implementation, Prompt, Resource, ResourceTemplateType as ResourceTemplate, ServerCapabilities, Tool } from "@modelcontextprotocol/server";
 import { sha256Hex } from "../bytes.ts";
 import { jsonOrUndefined, kvKeys, logUnreadable } from "../config/keys.ts";
 import type { UpstreamSpec } from "../config/validate.ts";

@@ -1,7 +1,7 @@
 // Tool pinning: a tool's definition is recorded the first time the team sees it; a changed definition is
 // withheld until an admin approves it (rug-pull defence). Pins live in KV, per team, with their state as metadata.
 import * as z from "zod";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import { sha256Hex } from "../bytes.ts";
 import { kvKeys, logUnreadable, type PinRecord } from "../config/keys.ts";
 import { log } from "../log.ts";

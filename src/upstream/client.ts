@@ -1,24 +1,20 @@
 // One upstream MCP server over the SDK Client: connect, read its catalog, call its tools, close; foreign errors become
 // UpstreamError here (the fetch its transport goes through is fetch-chain.ts, the classification of faults faults.ts).
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import {
-  CallToolResultSchema,
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  ListRootsRequestSchema,
+  Client,
+  ProtocolErrorCode,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
   type CallToolResult,
   type ClientCapabilities,
   type Implementation,
   type Notification,
   type Request as McpRequest,
+  type RequestMethod,
   type Result,
+  type ResultTypeMap,
   type ServerCapabilities,
-} from "@modelcontextprotocol/sdk/types.js";
-import type { z } from "zod";
+} from "@modelcontextprotocol/client";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
@@ -53,11 +49,11 @@ export interface RequestOptions {
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
-/** Client capabilities the proxy relays to the host, and the upstream requests that need each. */
+/** Client capabilities the proxy relays to the host, and the upstream request that needs each. */
 const RELAYED = [
-  ["sampling", CreateMessageRequestSchema],
-  ["elicitation", ElicitRequestSchema],
-  ["roots", ListRootsRequestSchema],
+  ["sampling", "sampling/createMessage"],
+  ["elicitation", "elicitation/create"],
+  ["roots", "roots/list"],
 ] as const;
 
 /** Lists are followed through their cursors, but never forever. */
@@ -118,10 +114,11 @@ export class UpstreamClient {
     const host = hooks?.capabilities() ?? {};
     const capabilities: ClientCapabilities = {};
     for (const [name] of RELAYED) if (host[name]) Object.assign(capabilities, { [name]: host[name] });
-    const client = new Client(deps.clientInfo, { capabilities, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+    // The 2025 handshake (`initialize`) for every upstream: the wire stays what the 2025 clients send.
+    const client = new Client(deps.clientInfo, { capabilities, versionNegotiation: { mode: "legacy" } });
     if (hooks) {
-      for (const [name, schema] of RELAYED) {
-        if (capabilities[name]) client.setRequestHandler(schema, (request) => hooks.relay(spec.name, request as McpRequest) as never);
+      for (const [name, method] of RELAYED) {
+        if (capabilities[name]) client.setRequestHandler(method, (request) => hooks.relay(spec.name, request as McpRequest) as never);
       }
       client.fallbackNotificationHandler = async (notification) => hooks.notify(spec.name, notification);
     }
@@ -173,10 +170,10 @@ export class UpstreamClient {
     return this.#streamWanted;
   }
 
-  /** Any request to the upstream, with its result schema; failures become UpstreamError. */
-  async request<S extends z.ZodType<Result>>(request: McpRequest, schema: S, options: RequestOptions = {}): Promise<z.infer<S>> {
+  /** Any request to the upstream (its answer is checked against the method's result schema); failures become UpstreamError. */
+  async request<M extends RequestMethod>(request: { method: M; params?: McpRequest["params"] }, options: RequestOptions = {}): Promise<ResultTypeMap[M]> {
     try {
-      return await this.#client.request(request as never, schema as never, {
+      return await this.#client.request(request as never, {
         ...this.#options(options.signal),
         ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
       });
@@ -213,7 +210,7 @@ export class UpstreamClient {
     if (instructions) catalog.instructions = instructions;
 
     try {
-      catalog.tools = await this.#pages((cursor) => this.#client.listTools({ cursor }, this.#options(signal)), (r) => r.tools);
+      catalog.tools = await this.#pages((cursor) => this.#list("tools/list", cursor, signal), (r) => r.tools);
     } catch (err) {
       throw this.#convert(err);
     }
@@ -224,7 +221,7 @@ export class UpstreamClient {
       } catch (err) {
         const fault = this.#fault(err);
         // -32601 to an advertised list is common (see shared/corpus): the list is empty, not a failure.
-        if (!(fault.kind === "rpc" && fault.code === ErrorCode.MethodNotFound)) {
+        if (!(fault.kind === "rpc" && fault.code === ProtocolErrorCode.MethodNotFound)) {
           catalog.notes.push(`${what}: ${new UpstreamError(this.spec.name, fault).message}`);
         }
         return [];
@@ -232,16 +229,13 @@ export class UpstreamClient {
     };
     [catalog.resources, catalog.resourceTemplates, catalog.prompts] = await Promise.all([
       optional("resources/list", caps.resources, () =>
-        this.#pages((cursor) => this.#client.listResources({ cursor }, this.#options(signal)), (r) => r.resources),
+        this.#pages((cursor) => this.#list("resources/list", cursor, signal), (r) => r.resources),
       ),
       optional("resources/templates/list", caps.resources, () =>
-        this.#pages(
-          (cursor) => this.#client.listResourceTemplates({ cursor }, this.#options(signal)),
-          (r) => r.resourceTemplates,
-        ),
+        this.#pages((cursor) => this.#list("resources/templates/list", cursor, signal), (r) => r.resourceTemplates),
       ),
       optional("prompts/list", caps.prompts, () =>
-        this.#pages((cursor) => this.#client.listPrompts({ cursor }, this.#options(signal)), (r) => r.prompts),
+        this.#pages((cursor) => this.#list("prompts/list", cursor, signal), (r) => r.prompts),
       ),
     ]);
     return catalog;
@@ -249,7 +243,7 @@ export class UpstreamClient {
 
   /** tools/call, result passed through as the upstream gave it (no output-schema validation in between). */
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions = {}): Promise<CallToolResult> {
-    return this.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, options);
+    return this.request({ method: "tools/call", params: { name, arguments: args } }, options) as Promise<CallToolResult>;
   }
 
   /**
@@ -268,6 +262,14 @@ export class UpstreamClient {
   #options(signal?: AbortSignal) {
     const timeout = this.spec.timeout === 0 ? NO_TIMEOUT : this.spec.timeout;
     return signal ? { timeout, signal } : { timeout };
+  }
+
+  /**
+   * One page of a list, as a plain request: the SDK's list helpers would walk every page themselves, keep a
+   * response cache, and (for 2026-era servers) filter tools; the proxy pages, caches and filters on its own terms.
+   */
+  #list<M extends "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list">(method: M, cursor: string | undefined, signal?: AbortSignal): Promise<ResultTypeMap[M]> {
+    return this.#client.request({ method, ...(cursor === undefined ? {} : { params: { cursor } }) } as never, this.#options(signal)) as Promise<ResultTypeMap[M]>;
   }
 
   async #pages<R extends { nextCursor?: string | undefined }, T>(

@@ -1,8 +1,6 @@
 // Pure: what went wrong with an upstream exchange, by the error's type (never its message text), and foreign
 // error text scrubbed of the upstream's URL and header values before it travels.
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SseError } from "@modelcontextprotocol/client";
 import { $ZodError } from "zod/v4/core";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
@@ -19,7 +17,7 @@ export interface FaultContext {
   sessionId?: string | undefined;
   /** The last Retry-After of a 429, in ms. */
   retryAfterMs?: number | undefined;
-  /** The client's connection is closed (the SDK then fails every pending request with ConnectionClosed). */
+  /** The client's connection is closed (the SDK then fails every pending request with CONNECTION_CLOSED). */
   closed?: boolean | undefined;
 }
 
@@ -28,8 +26,10 @@ export interface FaultContext {
  * (fetch-chain.ts): a broken connection, though the client stays open.
  */
 export const ANSWER_STREAM_ENDED = { dynmcp: "answer-stream-ended" } as const;
+/** The JSON-RPC code that error carries (the one MCP servers use for a connection closed). */
+export const CONNECTION_CLOSED = -32000;
 
-const isAnswerStreamEnded = (err: McpError): boolean =>
+const isAnswerStreamEnded = (err: ProtocolError): boolean =>
   typeof err.data === "object" && err.data !== null && (err.data as { dynmcp?: unknown }).dynmcp === ANSWER_STREAM_ENDED.dynmcp;
 
 /** The fault an error stands for. */
@@ -43,21 +43,27 @@ export function faultOf(err: unknown, context: FaultContext): UpstreamFault {
     if (status > 0) return { kind: "http", status, detail: clean(bodyOf(err.message)) };
     return { kind: "unreachable", detail: clean(err.message) };
   }
-  if (err instanceof StreamableHTTPError) {
-    const status = err.code ?? -1;
-    if (status <= 0) return { kind: "protocol", detail: clean(err.message) };
+  if (err instanceof SdkHttpError) {
+    const status = err.status;
+    if (!(status > 0)) return { kind: "protocol", detail: clean(err.message) };
     // A 404 (or 400) to a request that carried our session id: the upstream forgot the session.
     if ((status === 404 || status === 400) && context.sessionId) return { kind: "expired" };
     const fault: UpstreamFault = { kind: "http", status, detail: clean(bodyOf(err.message)) };
     if (status === 429 && context.retryAfterMs !== undefined) fault.retryAfterMs = context.retryAfterMs;
     return fault;
   }
-  if (err instanceof McpError) {
-    if (err.code === ErrorCode.RequestTimeout) return { kind: "timeout", ms: exchangeMs(context.spec.timeout) };
-    // -32000 is the SDK's ConnectionClosed when the connection went (or the proxy's own answer-stream error);
+  if (err instanceof SdkError) {
+    if (err.code === SdkErrorCode.RequestTimeout) return { kind: "timeout", ms: exchangeMs(context.spec.timeout) };
+    if (err.code === SdkErrorCode.ConnectionClosed) return { kind: "closed" };
+    // An answer the SDK refused (its result schema, a result kind it cannot read), or anything else it raised.
+    if (err.code === SdkErrorCode.InvalidResult || err.code === SdkErrorCode.UnsupportedResultType) return { kind: "protocol", detail: "malformed answer" };
+    return { kind: "protocol", detail: clean(err.message) };
+  }
+  if (err instanceof ProtocolError) {
+    // -32000 after the connection went (or with the proxy's own answer-stream marker) is a closed connection;
     // otherwise it is the upstream's own error code, passed on as such.
-    if (err.code === ErrorCode.ConnectionClosed && (context.closed || isAnswerStreamEnded(err))) return { kind: "closed" };
-    return { kind: "rpc", code: err.code, detail: clean(err.message.replace(/^MCP error -?\d+: /, "")) };
+    if (err.code === CONNECTION_CLOSED && (context.closed || isAnswerStreamEnded(err))) return { kind: "closed" };
+    return { kind: "rpc", code: err.code, detail: clean(err.message) };
   }
   // An answer that is not what MCP says (the SDK's result schema refused it, or it is not JSON).
   if (err instanceof $ZodError || err instanceof SyntaxError) return { kind: "protocol", detail: "malformed answer" };

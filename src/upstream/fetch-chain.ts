@@ -2,13 +2,13 @@
 // every exchange that is not a request, a request's fetch aborted when it is cancelled, a 429's Retry-After kept,
 // answer streams that end without their answer failed at once, and the standalone GET stream held back until
 // it is wanted.
-import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { tapResponse } from "../streams.ts";
 import { parseRetryAfter } from "./backoff.ts";
 import { anySignal, classify, deadline, exchangeMs, type FetchLike } from "./exchange.ts";
 import type { FetchGate, ResponseTooLarge } from "./fetch-gate.ts";
-import { ANSWER_STREAM_ENDED } from "./faults.ts";
+import { ANSWER_STREAM_ENDED, CONNECTION_CLOSED } from "./faults.ts";
 
 /** How long after an answer stream ends its answer may still be on its way through the SDK's parser. */
 export const ANSWER_GRACE_MS = 100;
@@ -133,7 +133,7 @@ export class FetchChain {
           this.#deliver?.({
             jsonrpc: "2.0",
             id,
-            error: { code: ErrorCode.ConnectionClosed, message: "the answer stream ended before the answer", data: ANSWER_STREAM_ENDED },
+            error: { code: CONNECTION_CLOSED, message: "the answer stream ended before the answer", data: ANSWER_STREAM_ENDED },
           });
         }, ANSWER_GRACE_MS);
       },
@@ -143,8 +143,9 @@ export class FetchChain {
 
 /**
  * The SDK opens a standalone GET (SSE) stream after initialize. An open upstream stream keeps the session
- * object from ever being evicted, and nothing the proxy serves needs server-initiated messages yet, so the
- * client is told the server has none (405, as the spec lets servers answer).
+ * object from ever being evicted, so it is opened only while the host holds its own GET stream (the upstream's
+ * notifications then have a way to the host; see UpstreamClient.openStream). Otherwise the client is told the
+ * server has none (405, as the spec lets servers answer).
  */
 function isStandaloneStream(init: RequestInit | undefined): boolean {
   if ((init?.method ?? "GET").toUpperCase() !== "GET") return false;

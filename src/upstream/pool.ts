@@ -1,7 +1,6 @@
 // A session's live upstream clients: one per upstream, connections coalesced and bounded by the entry's connect
 // deadline, new clients brought in line with the session, and each upstream's reconnect budget.
-import type { LoggingLevel, Notification } from "@modelcontextprotocol/sdk/types.js";
-import { EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { LoggingLevel, Notification } from "@modelcontextprotocol/client";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError } from "../errors.ts";
 import { ReconnectBudget, backoffDelay, sleep } from "./backoff.ts";
@@ -46,14 +45,14 @@ export class ClientPool {
     return this.#connecting.has(name);
   }
 
+  /** Set by closeAll: the pool's session has let its upstreams go (idle, reload, end). */
+  #closedAll = false;
+
   /**
    * The live client of an upstream, connecting (once, shared) when there is none. The connection (initialize and
    * bringing the client in line with the session) has the entry's connect deadline; an attempt that fails or
    * outlives it is forgotten, so the next caller starts a new one.
    */
-  /** Set by closeAll: the pool's session has let its upstreams go (idle, reload, end). */
-  #closedAll = false;
-
   client(spec: UpstreamSpec): Promise<UpstreamClient> {
     const live = this.live(spec.name);
     if (live) return Promise.resolve(live);
@@ -109,7 +108,7 @@ export class ClientPool {
   /** Brings a new client in line with the session: its log level, its stream, the host's subscriptions. */
   async #prepare(name: string, client: UpstreamClient): Promise<void> {
     if (this.#logLevel && client.capabilities.logging) {
-      await client.request({ method: "logging/setLevel", params: { level: this.#logLevel } }, EmptyResultSchema).catch(() => {});
+      await client.request({ method: "logging/setLevel", params: { level: this.#logLevel } }).catch(() => {});
     }
     // Not waited for: the stream is for notifications nobody asked for, and a GET that hangs delays no call.
     if (this.#streaming) void client.openStream();
@@ -153,7 +152,7 @@ export class ClientPool {
     await Promise.all(
       [...this.#clients.values()]
         .filter((client) => client.capabilities.logging)
-        .map((client) => client.request({ method: "logging/setLevel", params: { level } }, EmptyResultSchema).catch(() => {})),
+        .map((client) => client.request({ method: "logging/setLevel", params: { level } }).catch(() => {})),
     );
   }
 

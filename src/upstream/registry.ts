@@ -1,7 +1,7 @@
 // The facade the session uses for its upstreams: which are loaded (load_mcp, eviction), the catalog view and the
 // tool index, calls, and the session-wide switches (log level, streams, reconnect). The parts: records.ts (what is
 // remembered), pool.ts (live clients), call-policy.ts (what a call repeats), startup.ts (eager upstreams).
-import type { CallToolResult, LoggingLevel, Notification, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, LoggingLevel, Notification, Tool } from "@modelcontextprotocol/client";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { LoadError, UpstreamError, describeFault } from "../errors.ts";
 import { catalogChange, type CatalogChange, type CatalogGroup, type CatalogView, type LazyServer, type ReadyUpstream, type UpstreamCatalog } from "../catalog/catalog.ts";

@@ -1,6 +1,6 @@
 // The layering check (scripts/check-layers.ts): cycles and upward imports found on made-up graphs, none in src/.
 import { describe, expect, it } from "vitest";
-import { LAYERS, SRC_DIR, checkLayers, describeReport, importsOf, layerOf, readGraph, type Layer } from "../../scripts/check-layers.ts";
+import { LAYERS, SRC_DIR, checkLayers, describeReport, forbiddenImports, importsOf, layerOf, readGraph, readSources, type Layer } from "../../scripts/check-layers.ts";
 
 const layers: Layer[] = [
   { name: "low", members: ["a.ts", "lib/"] },
@@ -65,9 +65,27 @@ describe("importsOf", () => {
   });
 });
 
+describe("forbiddenImports", () => {
+  it("names each import of the v1 SDK or agents, type-only ones too, and lets the v2 packages through", () => {
+    const sources = new Map([
+      ["a.ts", 'import { Server } from "@modelcontextprotocol/server";\nimport type { Tool } from "@modelcontextprotocol/sdk/types.js";'],
+      ["b/c.ts", 'export { WorkerTransport } from "agents/mcp";\nimport { Client } from "@modelcontextprotocol/client";'],
+      ["d.ts", 'import x from "agentsmith";\nimport y from "@modelcontextprotocol/sdk";'],
+    ]);
+    const lines = forbiddenImports(sources);
+    expect(lines.map((l) => l.split(":")[0] + ":" + l.split(":")[1])).toEqual([
+      "forbidden import: src/a.ts imports @modelcontextprotocol/sdk/types.js",
+      "forbidden import: src/b/c.ts imports agents/mcp",
+      "forbidden import: src/d.ts imports @modelcontextprotocol/sdk",
+    ]);
+  });
+});
+
 describe("src/", () => {
-  it("has every file in a layer, no import cycle and no upward import", () => {
-    const real = readGraph(SRC_DIR);
+  it("has every file in a layer, no import cycle, no upward import and no forbidden package", () => {
+    const sources = readSources(SRC_DIR);
+    expect(forbiddenImports(sources)).toEqual([]);
+    const real = readGraph(sources);
     expect(real.size).toBeGreaterThan(40);
     expect(real.get("index.ts")).toContain("http/app.ts");
     expect(describeReport(checkLayers(real, LAYERS))).toEqual([]);

@@ -6,7 +6,7 @@ import { UpstreamError, type UpstreamFault } from "../../src/errors.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { FetchLike } from "../../src/upstream/exchange.ts";
 import { ANSWER_STREAM_ENDED, bodyOf, faultOf, scrub } from "../../src/upstream/faults.ts";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 
 const URL_ = "https://up.example/mcp";
 const spec = (over: Partial<UpstreamSpec> = {}): UpstreamSpec =>
@@ -165,9 +165,18 @@ describe("fault classification (pure)", () => {
     expect(faultOf(Object.assign(new Error("x"), { name: "ZodError" }), context).kind).toBe("unreachable");
     expect(faultOf(new SyntaxError("Unexpected token"), context)).toEqual({ kind: "protocol", detail: "malformed answer" });
     // -32000: closed when the connection went or the proxy ended the answer stream; otherwise the upstream's code.
-    expect(faultOf(new McpError(-32000, "Connection closed"), { ...context, closed: true })).toEqual({ kind: "closed" });
-    expect(faultOf(new McpError(-32000, "ended", ANSWER_STREAM_ENDED), context)).toEqual({ kind: "closed" });
-    expect(faultOf(new McpError(-32000, "busy"), context)).toEqual({ kind: "rpc", code: -32000, detail: "busy" });
+    expect(faultOf(new ProtocolError(-32000, "Connection closed"), { ...context, closed: true })).toEqual({ kind: "closed" });
+    expect(faultOf(new ProtocolError(-32000, "ended", ANSWER_STREAM_ENDED), context)).toEqual({ kind: "closed" });
+    expect(faultOf(new ProtocolError(-32000, "busy"), context)).toEqual({ kind: "rpc", code: -32000, detail: "busy" });
+    // The SDK's own errors, by their codes.
+    expect(faultOf(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out"), context)).toEqual({ kind: "timeout", ms: 3_000 });
+    expect(faultOf(new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed"), context)).toEqual({ kind: "closed" });
+    expect(faultOf(new SdkError(SdkErrorCode.InvalidResult, "Invalid result for tools/call"), context)).toEqual({ kind: "protocol", detail: "malformed answer" });
+    // HTTP answers: the status; a 404 to our session id is an expired session; a 429 keeps its Retry-After.
+    const http = (status: number) => new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: ${status} at ${URL_}`, { status });
+    expect(faultOf(http(502), context)).toEqual({ kind: "http", status: 502, detail: "502 at ***" });
+    expect(faultOf(http(404), { ...context, sessionId: "s-1" })).toEqual({ kind: "expired" });
+    expect(faultOf(http(429), { ...context, retryAfterMs: 2_000 })).toEqual({ kind: "http", status: 429, detail: "429 at ***", retryAfterMs: 2_000 });
     expect(faultOf("a string", context)).toEqual({ kind: "unreachable", detail: "unknown error" });
     // An answer that outgrew the limit explains whatever error closing the client caused.
     expect(faultOf(new TypeError("terminated"), { ...context, overflowLimit: 10 })).toEqual({ kind: "too_large", limit: 10 });

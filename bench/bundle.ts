@@ -1,0 +1,63 @@
+// `npm run bench:bundle`: the Worker's size as `npm run deploy` builds it (`wrangler deploy --dry-run --env
+// production`), against the build before the one-SDK restructure, with the packages that take the space.
+import { BUDGET, measureBundle, type BundleFigures } from "../scripts/check-bundle.ts";
+import { table } from "./lib/markdown.ts";
+import { isSmoke, writeResult } from "./lib/results.ts";
+import { isMain } from "./report.ts";
+
+/**
+ * The build before the restructure (issue 13), measured the same way on 2026-11-24 with wrangler 4.156.2 (the
+ * method is in docs/sdk-choice.md): agents, the v1 SDK and both v2 packages in one bundle.
+ */
+export const BEFORE: BundleFigures = {
+  kib: 3609.91,
+  gzipKib: 698.25,
+  packages: [
+    { name: "zod", kib: 765.2 },
+    { name: "agents", kib: 673.8 },
+    { name: "@modelcontextprotocol/client", kib: 444.3 },
+    { name: "@modelcontextprotocol/server", kib: 333.6 },
+    { name: "ajv (with ajv-formats, fast-uri)", kib: 290.5 },
+    { name: "@modelcontextprotocol/sdk", kib: 246.0 },
+    { name: "mime-db", kib: 207.6 },
+    { name: "src/", kib: 155.4 },
+  ],
+};
+
+const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)}%`;
+
+export function bundleSection(after: BundleFigures, before: BundleFigures = BEFORE): string {
+  const verdict = after.kib <= BUDGET.kib && after.gzipKib <= BUDGET.gzipKib ? "**met**" : "**missed**";
+  const sizes = table(
+    ["build (`wrangler deploy --dry-run --env production`)", "KiB", "gzip KiB", "of before (size / gzip)"],
+    [
+      ["before: agents + v1 SDK + v2 server and client", before.kib, before.gzipKib, "100% / 100%"],
+      ["now: v2 server and client only, own session transport", after.kib, after.gzipKib, `${pct(after.kib, before.kib)} / ${pct(after.gzipKib, before.gzipKib)}`],
+    ],
+    ["---", "--:", "--:", "--:"],
+  );
+  const now = new Map(after.packages.map((p) => [p.name, p.kib]));
+  const names = [...new Set([...after.packages.slice(0, 10).map((p) => p.name), ...before.packages.map((p) => p.name)])];
+  const packages = table(
+    ["package", "KiB before", "KiB now"],
+    names.map((name) => [name, before.packages.find((p) => p.name === name)?.kib ?? "(not among the largest)", now.get(name) ?? "gone"]),
+    ["---", "--:", "--:"],
+  );
+  return `## Bundle size
+
+What \`npm run deploy\` would upload: wrangler's "Total Upload" of \`wrangler deploy --dry-run --env production\` (unminified, as \`wrangler.toml\` builds it) and its gzip, with the KiB each package puts in the output (esbuild's metafile). The goal is at most half of the build before the restructure: ≤ ${BUDGET.kib} KiB and gzip ≤ ${BUDGET.gzipKib} KiB → ${verdict}. \`scripts/check-bundle.ts\`, part of \`npm test\`, fails a build over that budget or holding any code of \`@modelcontextprotocol/sdk\`, \`agents\` or \`ajv\`.
+
+${sizes}
+
+${packages}
+
+Where the rest went: \`agents\` (with \`mime-db\`, \`capnweb\` and its other dependencies) left with the one class the proxy used from it, replaced by \`src/session/transport.ts\`; the v1 SDK left for the v2 packages the 2026-07-28 work builds on; \`ajv\` left because v2 picks \`@cfworker/json-schema\` for workerd through its export conditions; zod fell to about a third once it is imported as a namespace (\`import * as z\`), which lets esbuild drop its locales. The two v2 packages each carry their own copy of the SDK's core (about 250 KiB between them): that is upstream's design (docs/sdk-choice.md).`;
+}
+
+if (isMain(import.meta.url)) {
+  const after = measureBundle();
+  const markdown = bundleSection(after);
+  console.log(markdown);
+  console.log(`FIGURES ${JSON.stringify({ kib: after.kib, gzipKib: after.gzipKib })}`);
+  writeResult("bundle", { before: BEFORE, after }, markdown, isSmoke());
+}
