@@ -7,8 +7,6 @@ import { waitAtMost } from "./backoff.ts";
 import type { ClientPool } from "./pool.ts";
 import { RecordBook, UpstreamStatus, failedRecord, isLazy, readyRecord } from "./records.ts";
 
-/** How long a new session waits for eager upstreams that have a cached catalog. */
-export const FAST_START_MS = 250;
 /**
  * How long after the session started tools/list (and the other lists) wait for eager upstreams still connecting;
  * one still connecting then is shown as such, and the host is told when it is in. A call to one of its tools
@@ -90,9 +88,9 @@ export class EagerStartup {
 
   /**
    * Connects one eager upstream. With a cached catalog (the team's last good one for this very config) the
-   * session waits at most FAST_START_MS: an upstream still connecting then is shown from the cache, its
-   * connection goes on, a call to one of its tools waits for it, and the real catalog replaces the cached one
-   * (the host is told if they differ). Without a cache entry the session waits for the real catalog.
+   * session does not wait for the upstream at all: it is shown from the cache at once, its connection goes on, a
+   * call to one of its tools waits for it, and the real catalog replaces the cached one (the host is told only if
+   * they differ). Without a cache entry the session waits for the real catalog.
    */
   async #startEager(spec: UpstreamSpec): Promise<void> {
     const { records, cache, onChange } = this.#deps;
@@ -118,9 +116,7 @@ export class EagerStartup {
     );
     const cached = await cache?.get(spec).catch(() => undefined);
     if (!cached) return real;
-    let settled = false;
-    await waitAtMost(real.then(() => void (settled = true)), FAST_START_MS);
-    if (!settled && !records.has(spec.name)) {
+    if (!records.has(spec.name)) {
       const catalog = await this.#deps.policy(spec, cached);
       if (!records.has(spec.name)) records.show(spec.name, readyRecord(catalog));
     }

@@ -19,6 +19,7 @@ import {
   replayStats,
   replayUrl,
   seedTeam,
+  waitFor,
   text,
   workerFetch,
 } from "./helpers.ts";
@@ -360,8 +361,10 @@ describe("tool poisoning and rug pulls", () => {
 
     const changed = await mutateTool("sec-pin");
     const second = await connect("pinned", token);
-    const withheld = await discoverDescription(second.client);
-    expect(withheld).not.toContain(`- ${changed}:`);
+    // The session may first show the team's cached catalog (the approved definitions); once the upstream's real
+    // catalog is in, the changed definition is withheld.
+    let withheld = "";
+    expect(await waitFor(async () => !(withheld = await discoverDescription(second.client)).includes(`- ${changed}:`))).toBe(true);
     expect(withheld).toContain("- read_graph:");
     const refused = await second.client.callTool({ name: "use_tool", arguments: { tool_name: `up/${changed}` } });
     expect(refused.isError).toBe(true);
