@@ -87,20 +87,41 @@ export interface SessionStorage {
   deleteAll(): Promise<void>;
 }
 
+/** A value this store read or wrote itself, kept so that later reads need neither storage nor the schema. */
+type Known<T> = { value: T } | undefined;
+
 export class SessionStore implements RegistryStore, LinkStore {
   readonly #storage: SessionStorage;
+  /**
+   * The session record and the reload flag, read on every request, are kept once known: the object's storage is
+   * its own (no one else writes it), so after the first read only this store's own writes change them. A fresh
+   * instance (after an eviction) starts empty and reads each once. `#writes` counts this store's writes of the two
+   * keys, so that a read that was under way while one of them was written does not keep the older value.
+   */
+  #session: Known<SessionRecord | undefined>;
+  #reload: Known<boolean>;
+  #writes = 0;
+
   constructor(storage: SessionStorage) {
     this.#storage = storage;
   }
 
   /**
    * Absent when unreadable: the session answers 404 (the host starts a new one) and the alarm wipes the storage.
+   * Read from storage (and checked by its schema) once per store; the record returned is shared: read-only.
    */
-  session(): Promise<SessionRecord | undefined> {
-    return this.#read(KEY.session, "session record", SessionRecord);
+  async session(): Promise<SessionRecord | undefined> {
+    if (this.#session) return this.#session.value;
+    const writes = this.#writes;
+    const record = await this.#read(KEY.session, "session record", SessionRecord);
+    if (writes === this.#writes) this.#session = { value: record };
+    return record;
   }
-  putSession(record: SessionRecord): Promise<void> {
-    return this.#storage.put(KEY.session, record);
+  async putSession(record: SessionRecord): Promise<void> {
+    this.#writes++;
+    this.#session = undefined;
+    await this.#storage.put(KEY.session, record);
+    this.#session = { value: record };
   }
 
   /** The MCP transport's own state (session id, initialize params), as agents' WorkerTransport persists it. */
@@ -131,12 +152,20 @@ export class SessionStore implements RegistryStore, LinkStore {
   }
 
   /** An admin asked for the team's current config: taken at the start of the next request (anything but `true` is no). */
+  /** Read from storage once per store, like the session record. */
   async reloadPending(): Promise<boolean> {
-    return (await this.#storage.get(KEY.reload)) === true;
+    if (this.#reload) return this.#reload.value;
+    const writes = this.#writes;
+    const pending = (await this.#storage.get(KEY.reload)) === true;
+    if (writes === this.#writes) this.#reload = { value: pending };
+    return pending;
   }
   async setReloadPending(on: boolean): Promise<void> {
+    this.#writes++;
+    this.#reload = undefined;
     if (on) await this.#storage.put(KEY.reload, true);
     else await this.#storage.delete(KEY.reload);
+    this.#reload = { value: on };
   }
 
   /**
@@ -171,8 +200,12 @@ export class SessionStore implements RegistryStore, LinkStore {
   }
 
   /** Forgets the session entirely (DELETE). */
-  clear(): Promise<void> {
-    return this.#storage.deleteAll();
+  async clear(): Promise<void> {
+    this.#writes++;
+    this.#session = this.#reload = undefined;
+    await this.#storage.deleteAll();
+    this.#session = { value: undefined };
+    this.#reload = { value: false };
   }
 
   async #read<S extends z.ZodType>(key: string, what: string, schema: S): Promise<z.output<S> | undefined> {
