@@ -6,7 +6,7 @@ import { credentialWarnings, maskHeaderValue, redactConfig } from "../../src/con
 import { kvKeys } from "../../src/config/keys.ts";
 import { loadTeamConfig, loadToken, type KvText } from "../../src/config/load.ts";
 import { parseConfig, parseConfigText, parseStoredConfig } from "../../src/config/validate.ts";
-import { SessionStore, type SessionStorage } from "../../src/session/state.ts";
+import { SessionStore, type SessionRecord, type SessionStorage } from "../../src/session/state.ts";
 import { kvCatalogCache } from "../../src/teams/catalog-cache.ts";
 import type { KvLike } from "../../src/teams/kv.ts";
 import { checkPins } from "../../src/teams/pins.ts";
@@ -346,7 +346,7 @@ describe("session storage is read through schemas", () => {
 
     await store.setReloadPending(false);
     expect(await store.reloadPending()).toBe(false);
-    const next = { ...session, config: { ...config, pinTools: undefined } };
+    const next = { ...session, config: { ...config, pinTools: undefined } } as SessionRecord;
     await store.putSession(next);
     expect(await store.session()).toBe(next);
     expect([s.reads("session"), s.reads("reload")]).toEqual([1, 1]);
@@ -369,7 +369,7 @@ describe("session storage is read through schemas", () => {
     s.hold();
     const early = store.session();
     const earlyReload = store.reloadPending();
-    const next = { ...session, createdAt: "2026-02-02T00:00:00Z" };
+    const next = { ...session, createdAt: "2026-02-02T00:00:00Z" } as SessionRecord;
     await store.putSession(next);
     await store.setReloadPending(true);
     s.release();
