@@ -39,11 +39,15 @@ export async function authenticate(
   if (!token) return null;
   const id = tokenId(token);
   if (!id) return null;
-  const [record, hash] = await Promise.all([
-    cacheFor(cacheSeconds).get(`${team}/${id}`, () => loadToken(kv, team, id)),
-    hashToken(token),
-  ]);
+  const cache = cacheFor(cacheSeconds);
+  const key = `${team}/${id}`;
+  // The token this isolate already accepted while the lookup is cached is compared as it is, with no hash: it
+  // matched that very record, and any other token goes the full way below.
+  const known = cache.acceptedToken(key);
+  if (known !== undefined && constantTimeEqual(known, token)) return { team, tokenId: id };
+  const [record, hash] = await Promise.all([cache.get(key, () => loadToken(kv, team, id)), hashToken(token)]);
   if (!record || !constantTimeEqual(record.hash, hash)) return null;
+  cache.accept(key, token);
   return { team, tokenId: id };
 }
 
