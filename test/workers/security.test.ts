@@ -300,6 +300,21 @@ describe("the MCP endpoint", () => {
     }
     expect(limited?.status).toBe(429);
     expect(Number(limited!.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Over the limit, 429 wins over whatever a later step would answer, and nothing reaches a session object.
+    const before = await sessions();
+    const auth = { authorization: `Bearer ${token}` };
+    const overLimit = [
+      await post("limited", initializeBody, auth),
+      await workerFetch(`${BASE}/t/limited/mcp`, { method: "POST", headers: { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{not json" }),
+      await workerFetch(`${BASE}/t/limited/mcp`, { method: "PUT", headers: auth }),
+    ];
+    for (const res of overLimit) {
+      expect(res.status).toBe(429);
+      expect(res.headers.get("retry-after")).toBe("60");
+      expect(res.headers.get("allow")).toBeNull();
+      expect(((await res.json()) as { error?: { message?: string } }).error?.message).toMatch(/^Too many requests/);
+    }
+    expect(await sessions()).toBe(before);
     expect((await post("unlimited", initializeBody, { authorization: `Bearer ${other}` })).status).toBe(200);
   });
 });
