@@ -20,6 +20,7 @@ import {
   replayUrl,
   seedTeam,
   text,
+  waitFor,
   workerFetch,
 } from "./helpers.ts";
 
@@ -403,6 +404,8 @@ describe("observability", () => {
     const token = await seedTeam("observed", { mcp: { up: { url: replayUrl("memory") } } });
     const { client } = await connect("observed", token);
     await client.callTool({ name: "use_tool", arguments: { tool_name: "up/search_nodes", tool_input: { query: "private-argument-value" } } });
+    // The line is written just after the answer has gone out (src/log.ts).
+    expect(await waitFor(() => lines.some((l) => l.includes('"event":"tool_call"')))).toBe(true);
     const calls = lines.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return undefined; } }).filter((l) => l?.event === "tool_call");
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ team: "observed", upstream: "up", tool: "search_nodes", outcome: "ok", ms: expect.any(Number), session: expect.any(String) });
