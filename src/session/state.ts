@@ -96,7 +96,7 @@ export class SessionStore implements RegistryStore, LinkStore {
    * The session record and the reload flag, read on every request, are kept once known: the object's storage is
    * its own (no one else writes it), so after the first read only this store's own writes change them. A fresh
    * instance (after an eviction) starts empty and reads each once. `#writes` counts this store's writes of the two
-   * keys, so that a read that was under way while one of them was written does not keep the older value.
+   * keys: a read or write that was under way while a later one began keeps nothing (the next read asks storage).
    */
   #session: Known<SessionRecord | undefined>;
   #reload: Known<boolean>;
@@ -118,10 +118,10 @@ export class SessionStore implements RegistryStore, LinkStore {
     return record;
   }
   async putSession(record: SessionRecord): Promise<void> {
-    this.#writes++;
+    const write = ++this.#writes;
     this.#session = undefined;
     await this.#storage.put(KEY.session, record);
-    this.#session = { value: record };
+    if (write === this.#writes) this.#session = { value: record };
   }
 
   /** The MCP transport's own state (session id, initialize params), as agents' WorkerTransport persists it. */
@@ -151,8 +151,10 @@ export class SessionStore implements RegistryStore, LinkStore {
     return this.#storage.put(KEY.activity, at);
   }
 
-  /** An admin asked for the team's current config: taken at the start of the next request (anything but `true` is no). */
-  /** Read from storage once per store, like the session record. */
+  /**
+   * An admin asked for the team's current config: taken at the start of the next request (anything but `true` is
+   * no). Read from storage once per store, like the session record.
+   */
   async reloadPending(): Promise<boolean> {
     if (this.#reload) return this.#reload.value;
     const writes = this.#writes;
@@ -161,11 +163,11 @@ export class SessionStore implements RegistryStore, LinkStore {
     return pending;
   }
   async setReloadPending(on: boolean): Promise<void> {
-    this.#writes++;
+    const write = ++this.#writes;
     this.#reload = undefined;
     if (on) await this.#storage.put(KEY.reload, true);
     else await this.#storage.delete(KEY.reload);
-    this.#reload = { value: on };
+    if (write === this.#writes) this.#reload = { value: on };
   }
 
   /**
@@ -201,9 +203,10 @@ export class SessionStore implements RegistryStore, LinkStore {
 
   /** Forgets the session entirely (DELETE). */
   async clear(): Promise<void> {
-    this.#writes++;
+    const write = ++this.#writes;
     this.#session = this.#reload = undefined;
     await this.#storage.deleteAll();
+    if (write !== this.#writes) return;
     this.#session = { value: undefined };
     this.#reload = { value: false };
   }
