@@ -15,9 +15,17 @@ export function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-export const hex = (bytes: Uint8Array): string => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+const HEX_DIGITS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+export function hex(bytes: Uint8Array): string {
+  let out = "";
+  for (const b of bytes) out += HEX_DIGITS[b]!;
+  return out;
+}
+
+const encoder = new TextEncoder();
 
 /** SHA-256 of a text's UTF-8 bytes, as hex. */
 export async function sha256Hex(text: string): Promise<string> {
-  return hex(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
+  return hex(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text))));
 }

@@ -8,9 +8,34 @@ export type LogEvent =
   | { event: "misconfigured"; reason: string }
   | { event: "unhandled"; error: string };
 
+/**
+ * The per-call lines of a session (one per `use_tool` and per `load_mcp`) are written just after the answer they
+ * describe has gone on its way rather than before: writing a console line is not free (under `wrangler dev` each
+ * one also crosses to the inspector and wrangler's terminal, milliseconds per line), and it need not hold up the
+ * answer. They are built (and timed) when logged, written in order on the next turn of the event loop, and any
+ * other line first writes those still waiting, so the order of lines is the order of events.
+ */
+const AFTER_THE_ANSWER = new Set<LogEvent["event"]>(["tool_call", "load_mcp"]);
+const waiting: string[] = [];
+let scheduled = false;
+
+function writeWaiting(): void {
+  scheduled = false;
+  for (const line of waiting.splice(0)) console.log(line);
+}
+
 /** One line per event; a misconfiguration or an unhandled error is logged at the error level. */
 export function log(entry: LogEvent): void {
   const line = JSON.stringify({ at: new Date().toISOString(), ...entry });
+  if (AFTER_THE_ANSWER.has(entry.event)) {
+    waiting.push(line);
+    if (!scheduled) {
+      scheduled = true;
+      setTimeout(writeWaiting, 0);
+    }
+    return;
+  }
+  writeWaiting();
   if (entry.event === "misconfigured" || entry.event === "unhandled") console.error(line);
   else console.log(line);
 }

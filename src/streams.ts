@@ -8,13 +8,20 @@ export interface Tap {
   end: (error?: unknown) => void;
 }
 
-export function tap(body: ReadableStream<Uint8Array>, watcher: Tap): ReadableStream<Uint8Array> {
+/**
+ * One stream that passes a body through for any number of watchers. They see each chunk in the order they were
+ * added; when one refuses a chunk, the later ones do not see it, and all of them learn the refusal as the end.
+ * This is what tapping the tapped stream again would do, with one stream in between instead of one per watcher.
+ */
+function tapAll(body: ReadableStream<Uint8Array>, watchers: Tap[]): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   let over = false;
-  const finish = (error?: unknown) => {
+  /** Ends every watcher once: inside out (as the stream's end reaches them), or outside in for a cancel. */
+  const finish = (error?: unknown, outsideIn = false) => {
     if (over) return;
     over = true;
-    watcher.end(error);
+    const order = outsideIn ? [...watchers].reverse() : watchers;
+    for (const watcher of order) watcher.end(error);
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -25,12 +32,14 @@ export function tap(body: ReadableStream<Uint8Array>, watcher: Tap): ReadableStr
           controller.close();
           return;
         }
-        const refused = watcher.chunk?.(value);
-        if (refused) {
-          finish(refused);
-          await reader.cancel(refused).catch(() => {});
-          controller.error(refused);
-          return;
+        for (const watcher of watchers) {
+          const refused = watcher.chunk?.(value);
+          if (refused) {
+            finish(refused);
+            await reader.cancel(refused).catch(() => {});
+            controller.error(refused);
+            return;
+          }
         }
         controller.enqueue(value);
       } catch (err) {
@@ -39,17 +48,35 @@ export function tap(body: ReadableStream<Uint8Array>, watcher: Tap): ReadableStr
       }
     },
     cancel(reason) {
-      finish(reason);
+      finish(reason, true);
       return reader.cancel(reason);
     },
-  });
+  }, { highWaterMark: 0 }); // nothing is read before someone asks: a watcher that joins later sees every chunk
 }
 
-/** The same response with its body tapped. */
+export function tap(body: ReadableStream<Uint8Array>, watcher: Tap): ReadableStream<Uint8Array> {
+  return tapAll(body, [watcher]);
+}
+
+/** Responses made here whose body nobody has started to read: a further watcher joins their tap. */
+const tapped = new WeakMap<Response, Tap[]>();
+
+/**
+ * The same response with its body tapped. Tapping a response this made, before anyone reads it, adds the watcher
+ * to the one tap already there and returns that same response.
+ */
 export function tapResponse(response: Response, watcher: Tap): Response {
   if (!response.body) {
     watcher.end();
     return response;
   }
-  return new Response(tap(response.body, watcher), { status: response.status, statusText: response.statusText, headers: response.headers });
+  const watchers = tapped.get(response);
+  if (watchers && !response.bodyUsed && !response.body.locked) {
+    watchers.push(watcher);
+    return response;
+  }
+  const all = [watcher];
+  const out = new Response(tapAll(response.body, all), { status: response.status, statusText: response.statusText, headers: response.headers });
+  tapped.set(out, all);
+  return out;
 }

@@ -39,21 +39,34 @@ export async function authenticate(
   if (!token) return null;
   const id = tokenId(token);
   if (!id) return null;
-  const [record, hash] = await Promise.all([
-    cacheFor(cacheSeconds).get(`${team}/${id}`, () => loadToken(kv, team, id)),
-    hashToken(token),
-  ]);
+  const cache = cacheFor(cacheSeconds);
+  const key = `${team}/${id}`;
+  // The token this isolate already accepted while the lookup is cached is compared as it is, with no hash: it
+  // matched that very record, and any other token goes the full way below.
+  const known = cache.acceptedToken(key);
+  if (known !== undefined && constantTimeEqual(known, token)) return { team, tokenId: id };
+  const [record, hash] = await Promise.all([cache.get(key, () => loadToken(kv, team, id)), hashToken(token)]);
   if (!record || !constantTimeEqual(record.hash, hash)) return null;
+  cache.accept(key, token);
   return { team, tokenId: id };
 }
 
 /** What `teamName` leaves for the token step (Hono's validated data, typed). */
 type TeamInput = { out: { param: { team: string } } };
 
+/** Team names the schema already accepted in this isolate (a host sends the same one on every request). */
+const knownTeams = new Set<string>();
+const MAX_KNOWN_TEAMS = 1000;
+
 /** The team name in the path, validated by the config's zod schema; a bad one is the one 401 (nothing to probe). */
 export const teamName = validator("param", (params: Record<string, string>) => {
-  const parsed = TeamName.safeParse(params.team ?? "");
-  return parsed.success ? { team: parsed.data } : unauthorized();
+  const name = params.team ?? "";
+  if (knownTeams.has(name)) return { team: name };
+  const parsed = TeamName.safeParse(name);
+  if (!parsed.success) return unauthorized();
+  if (knownTeams.size >= MAX_KNOWN_TEAMS) knownTeams.clear();
+  knownTeams.add(parsed.data);
+  return { team: parsed.data };
 });
 
 /** The bearer token must be one of the team's: the caller becomes `principal`; anything else is the one 401. */

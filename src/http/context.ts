@@ -10,6 +10,8 @@ export interface Principal {
 export interface McpVariables {
   /** auth.ts, token: the caller. */
   principal: Principal;
+  /** rate-limit.ts, rateLimit: the limiter's verdict (true: within the limit), until `withinRateLimit` takes it. */
+  rateLimit: Promise<boolean> | undefined;
   /** guards.ts, protocolVersion: the MCP-Protocol-Version header, null when absent (already checked). */
   protocolVersion: string | null;
   /** session-id.ts, sessionKey: the SESSION_KEY secret that signs session ids. */

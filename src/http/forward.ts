@@ -1,5 +1,5 @@
 // The MCP route's last step: the request goes to its session's object, with the router's headers instead of the
-// client's credentials; the object's answer comes back without the transport's own CORS headers.
+// client's credentials; the object's answer comes back without any CORS headers of its own.
 import type { Handler } from "hono";
 import { ROUTE_HEADERS, sessionObjectName } from "../env.ts";
 import type { McpEnv } from "./context.ts";
@@ -20,8 +20,9 @@ export const forward: Handler<McpEnv> = async (c) => {
   if (c.get("initialize")) headers.set(ROUTE_HEADERS.initialize, "1");
   const stub = c.env.SESSIONS.getByName(sessionObjectName(who.team, sessionId));
   const response = await stub.fetch(new Request(request.url, { method: request.method, headers, body: c.get("body"), signal: request.signal }));
-  // CORS is the router's decision, not the transport's (it would answer any origin). The answer's headers are
-  // copied once (a fetched answer's are immutable); the origin step sets its own on this copy.
+  // CORS is the router's decision alone: the session transport sets none, and any the object's answer carried would
+  // be dropped here. The answer's headers are copied once (a fetched answer's are immutable); the origin step sets
+  // its own on this copy.
   const out = new Headers(response.headers);
   let foreign: string[] | undefined;
   for (const name of out.keys()) if (name.startsWith("access-control-")) (foreign ??= []).push(name);

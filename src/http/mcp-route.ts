@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import type { McpEnv } from "./context.ts";
 import { origin } from "./origin.ts";
 import { teamName, token } from "./auth.ts";
-import { rateLimit } from "./rate-limit.ts";
+import { rateLimit, withinRateLimit } from "./rate-limit.ts";
 import { jsonRpc, mediaTypes, method, protocolVersion } from "./guards.ts";
 import { session, sessionKey } from "./session-id.ts";
 import { jsonMessage, sizeLimit } from "./body-steps.ts";
@@ -18,7 +18,8 @@ export const mcp = new Hono<McpEnv>()
   .use(MCP_PATH, origin)
   // auth.ts: the team name (zod, via Hono's validator), then the bearer token → `principal`; else the one 401.
   .use(MCP_PATH, teamName, token)
-  // rate-limit.ts: the token's request limit, 429 with Retry-After.
+  // rate-limit.ts: asks the limiter about the token's request (→ `rateLimit`) and goes on meanwhile; over the
+  // limit, the answer is 429 with Retry-After, whatever the steps below answer.
   .use(MCP_PATH, rateLimit)
   // guards.ts: POST/GET/DELETE (405), MCP-Protocol-Version (400) → `protocolVersion`, Content-Type (415), Accept (406).
   .use(MCP_PATH, method, protocolVersion, mediaTypes)
@@ -29,5 +30,5 @@ export const mcp = new Hono<McpEnv>()
   // guards.ts: batches only where the version has them, and the JSON-RPC shape (-32600).
   .post(MCP_PATH, sizeLimit, jsonMessage, jsonRpc)
   // session-id.ts: the session id is the caller's (404), or the request is initialize (400) → `sessionId`, `initialize`;
-  // forward.ts: to the session's object.
-  .all(MCP_PATH, session, forward);
+  // rate-limit.ts: the limiter's verdict, waited for here (429); forward.ts: to the session's object.
+  .all(MCP_PATH, session, withinRateLimit, forward);

@@ -1,18 +1,46 @@
 // The per-token request limit: one limiter key per team token; the limits are the binding's (wrangler.toml).
+//
+// The binding's verdict is asked for as soon as the caller is known and waited for only just before the request
+// goes to the session object, so the router's other checks (protocol, body, session id) run meanwhile instead of
+// after it. The answers stay what they were when the verdict came first: an over-limit request is answered 429
+// and never reaches the object, whichever later step would have answered it otherwise (docs/security.md).
 import type { MiddlewareHandler } from "hono";
 import { httpError } from "../responses.ts";
 import type { McpEnv } from "./context.ts";
 
+const tooManyRequests = (): Response =>
+  httpError("rate_limited", "Too many requests for this token: slow down and retry after the time given in Retry-After.", {
+    "Retry-After": "60",
+  });
+
+/**
+ * Asks the binding about this request → `rateLimit` (the verdict, not waited for). A step after this one that
+ * answers before `withinRateLimit` has waited for it (a 4xx, the error handler's 500) is overruled here by the
+ * 429 when the token is over its limit.
+ */
 export const rateLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
   const limiter = c.env.TOKEN_LIMITER;
-  if (limiter) {
-    const who = c.get("principal");
-    const { success } = await limiter.limit({ key: `${who.team}/${who.tokenId}` });
-    if (!success) {
-      return httpError("rate_limited", "Too many requests for this token: slow down and retry after the time given in Retry-After.", {
-        "Retry-After": "60",
-      });
-    }
+  if (!limiter) return next();
+  const who = c.get("principal");
+  const verdict = limiter.limit({ key: `${who.team}/${who.tokenId}` }).then(({ success }) => success);
+  // Whoever waits for it sees a failure; this only keeps one nobody came to wait for from being "unhandled".
+  verdict.catch(() => {});
+  c.set("rateLimit", verdict);
+  await next();
+  const unread = c.get("rateLimit");
+  if (unread && !(await unread)) {
+    // A fresh answer, not a copy carrying the overruled answer's headers (Hono's `c.res` setter merges them).
+    c.res = undefined;
+    c.res = tooManyRequests();
+    c.error = undefined;
   }
+};
+
+/** The verdict, waited for just before the session object is called: 429 with Retry-After over the limit. */
+export const withinRateLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
+  const verdict = c.get("rateLimit");
+  // Taken once: a failure of the binding reaches the error handler from here only.
+  c.set("rateLimit", undefined);
+  if (verdict && !(await verdict)) return tooManyRequests();
   await next();
 };

@@ -1,12 +1,21 @@
 // A short in-isolate cache of token lookups: saves a KV read per request; bounds how long a revoked token lingers.
+// It also keeps, per lookup, the one token already found to match it, so that a known token needs no hash again.
 import { SETTING_DEFAULTS } from "../settings.ts";
 import type { TokenRecord } from "../config/keys.ts";
 
 export const DEFAULT_TOKEN_CACHE_SECONDS = SETTING_DEFAULTS.tokenCacheSeconds;
 export const MAX_TOKEN_CACHE_SECONDS = 60;
+const MAX_ENTRIES = 10_000;
+
+interface Entry {
+  record: TokenRecord | null;
+  expires: number;
+  /** The token whose hash matched `record` (held in this isolate's memory only, until the entry expires). */
+  accepted?: string;
+}
 
 export class TokenCache {
-  readonly #entries = new Map<string, { record: TokenRecord | null; expires: number }>();
+  readonly #entries = new Map<string, Entry>();
   readonly #ttlMs: number;
   readonly #now: () => number;
 
@@ -18,11 +27,27 @@ export class TokenCache {
 
   async get(key: string, load: () => Promise<TokenRecord | null>): Promise<TokenRecord | null> {
     if (this.#ttlMs === 0) return load();
-    const hit = this.#entries.get(key);
-    if (hit && hit.expires > this.#now()) return hit.record;
+    const hit = this.#live(key);
+    if (hit) return hit.record;
     const record = await load();
-    if (this.#entries.size > 10_000) this.#entries.clear();
+    if (this.#entries.size > MAX_ENTRIES) this.#entries.clear();
     this.#entries.set(key, { record, expires: this.#now() + this.#ttlMs });
     return record;
+  }
+
+  /** The token accepted for `key` while its lookup is cached (the caller compares, in constant time). */
+  acceptedToken(key: string): string | undefined {
+    return this.#live(key)?.accepted;
+  }
+
+  /** Notes that `token` matched the cached lookup of `key`; the entry still expires when its lookup does. */
+  accept(key: string, token: string): void {
+    const hit = this.#live(key);
+    if (hit?.record) hit.accepted = token;
+  }
+
+  #live(key: string): Entry | undefined {
+    const hit = this.#entries.get(key);
+    return hit && hit.expires > this.#now() ? hit : undefined;
   }
 }

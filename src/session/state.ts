@@ -35,7 +35,7 @@ const SessionRecord = z.object({
 });
 export type SessionRecord = z.output<typeof SessionRecord>;
 
-/** WorkerTransport's state; the initialize params are the SDK's, kept as stored (an object when present). */
+/** The session transport's state (session/transport.ts); the initialize params are the SDK's, kept as stored (an object when present). */
 const StoredTransport = z.object({
   sessionId: z.string().optional(),
   initialized: z.boolean(),
@@ -87,24 +87,48 @@ export interface SessionStorage {
   deleteAll(): Promise<void>;
 }
 
+/** A value this store read or wrote itself, kept so that later reads need neither storage nor the schema. */
+type Known<T> = { value: T } | undefined;
+
 export class SessionStore implements RegistryStore, LinkStore {
   readonly #storage: SessionStorage;
+  /**
+   * The session record and the reload flag, read on every request, are kept once known: the object's storage is
+   * its own (no one else writes it), so after the first read only this store's own writes change them. A fresh
+   * instance (after an eviction) starts empty and reads each once. `#writes` counts this store's writes of the two
+   * keys: a read or write that was under way while a later one began keeps nothing (the next read asks storage).
+   */
+  #session: Known<SessionRecord | undefined>;
+  #reload: Known<boolean>;
+  #writes = 0;
+
   constructor(storage: SessionStorage) {
     this.#storage = storage;
   }
 
   /**
    * Absent when unreadable: the session answers 404 (the host starts a new one) and the alarm wipes the storage.
+   * Read from storage (and checked by its schema) once per store; the record returned is shared: read-only.
    */
-  session(): Promise<SessionRecord | undefined> {
-    return this.#read(KEY.session, "session record", SessionRecord);
+  async session(): Promise<SessionRecord | undefined> {
+    if (this.#session) return this.#session.value;
+    const writes = this.#writes;
+    const record = await this.#read(KEY.session, "session record", SessionRecord);
+    if (writes === this.#writes) this.#session = { value: record };
+    return record;
   }
-  putSession(record: SessionRecord): Promise<void> {
-    return this.#storage.put(KEY.session, record);
+  async putSession(record: SessionRecord): Promise<void> {
+    const write = ++this.#writes;
+    this.#session = undefined;
+    await this.#storage.put(KEY.session, record);
+    if (write === this.#writes) this.#session = { value: record };
   }
 
-  /** The MCP transport's own state (session id, initialize params), as agents' WorkerTransport persists it. */
-  /** Absent when unreadable: the transport starts uninitialized, so the host's requests are refused until it initializes again. */
+  /**
+   * The session transport's own state (session id, initialized flag, initialize params), written once at initialize.
+   * Absent when unreadable: the transport starts uninitialized, so the host's requests are refused until it
+   * initializes again.
+   */
   transport(): Promise<TransportState | undefined> {
     return this.#read(KEY.transport, "transport state", StoredTransport);
   }
@@ -112,8 +136,10 @@ export class SessionStore implements RegistryStore, LinkStore {
     return this.#storage.put(KEY.transport, state);
   }
 
-  /** The level the host set with logging/setLevel, applied to upstreams connected later too. */
-  /** Absent when unreadable: upstreams keep their own default level. */
+  /**
+   * The level the host set with logging/setLevel, applied to upstreams connected later too.
+   * Absent when unreadable: upstreams keep their own default level.
+   */
   logLevel(): Promise<LoggingLevel | undefined> {
     return this.#read(KEY.logLevel, "log level", StoredLogLevel);
   }
@@ -121,8 +147,10 @@ export class SessionStore implements RegistryStore, LinkStore {
     return this.#storage.put(KEY.logLevel, level);
   }
 
-  /** When the session was last used (ms since the epoch), written at most once a minute, at least four times per idle period. */
-  /** Absent when unreadable (the alarm then counts from now, never from 0, so it does not delete the session). */
+  /**
+   * When the session was last used (ms since the epoch), written at most once a minute, at least four times per idle period.
+   * Absent when unreadable (the alarm then counts from now, never from 0, so it does not delete the session).
+   */
   activity(): Promise<number | undefined> {
     return this.#read(KEY.activity, "activity", StoredActivity);
   }
@@ -130,13 +158,23 @@ export class SessionStore implements RegistryStore, LinkStore {
     return this.#storage.put(KEY.activity, at);
   }
 
-  /** An admin asked for the team's current config: taken at the start of the next request (anything but `true` is no). */
+  /**
+   * An admin asked for the team's current config: taken at the start of the next request (anything but `true` is
+   * no). Read from storage once per store, like the session record.
+   */
   async reloadPending(): Promise<boolean> {
-    return (await this.#storage.get(KEY.reload)) === true;
+    if (this.#reload) return this.#reload.value;
+    const writes = this.#writes;
+    const pending = (await this.#storage.get(KEY.reload)) === true;
+    if (writes === this.#writes) this.#reload = { value: pending };
+    return pending;
   }
   async setReloadPending(on: boolean): Promise<void> {
+    const write = ++this.#writes;
+    this.#reload = undefined;
     if (on) await this.#storage.put(KEY.reload, true);
     else await this.#storage.delete(KEY.reload);
+    if (write === this.#writes) this.#reload = { value: on };
   }
 
   /**
@@ -159,8 +197,10 @@ export class SessionStore implements RegistryStore, LinkStore {
     await this.#storage.delete(KEY.upstreamPrefix + name);
   }
 
-  /** The resources tool results linked to, one key per link (`link:<seq>`), bounded by ResourceLinks. */
-  /** An unreadable link is left out: its URI is routed as one no result linked. */
+  /**
+   * The resources tool results linked to, one key per link (`link:<seq>`), bounded by ResourceLinks.
+   * An unreadable link is left out: its URI is routed as one no result linked.
+   */
   async links(): Promise<StoredLink[]> {
     const rows = await this.#storage.list({ prefix: KEY.linkPrefix });
     return [...rows].flatMap(([key, value]) => this.#check(key, "resource link", StoredLinkSchema, value) ?? []);
@@ -171,8 +211,13 @@ export class SessionStore implements RegistryStore, LinkStore {
   }
 
   /** Forgets the session entirely (DELETE). */
-  clear(): Promise<void> {
-    return this.#storage.deleteAll();
+  async clear(): Promise<void> {
+    const write = ++this.#writes;
+    this.#session = this.#reload = undefined;
+    await this.#storage.deleteAll();
+    if (write !== this.#writes) return;
+    this.#session = { value: undefined };
+    this.#reload = { value: false };
   }
 
   async #read<S extends z.ZodType>(key: string, what: string, schema: S): Promise<z.output<S> | undefined> {

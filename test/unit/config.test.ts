@@ -6,7 +6,7 @@ import { credentialWarnings, maskHeaderValue, redactConfig } from "../../src/con
 import { kvKeys } from "../../src/config/keys.ts";
 import { loadTeamConfig, loadToken, type KvText } from "../../src/config/load.ts";
 import { parseConfig, parseConfigText, parseStoredConfig } from "../../src/config/validate.ts";
-import { SessionStore, type SessionStorage } from "../../src/session/state.ts";
+import { SessionStore, type SessionRecord, type SessionStorage } from "../../src/session/state.ts";
 import { kvCatalogCache } from "../../src/teams/catalog-cache.ts";
 import type { KvLike } from "../../src/teams/kv.ts";
 import { checkPins } from "../../src/teams/pins.ts";
@@ -304,5 +304,78 @@ describe("session storage is read through schemas", () => {
     } finally {
       errors.mockRestore();
     }
+  });
+
+  /** A storage that counts reads by key, can hold a read back until released, and takes writes. */
+  function countingStorage(values: Record<string, unknown>) {
+    const map = new Map(Object.entries(values));
+    const reads = new Map<string, number>();
+    let held: Array<() => void> | undefined;
+    const storage = {
+      get: async (key: string) => {
+        reads.set(key, (reads.get(key) ?? 0) + 1);
+        const value = map.get(key);
+        if (held) await new Promise<void>((release) => held!.push(release));
+        return value;
+      },
+      put: async (key: string, value: unknown) => void map.set(key, value),
+      delete: async (key: string) => map.delete(key),
+      deleteAll: async () => map.clear(),
+      list: async ({ prefix }: { prefix: string }) => new Map([...map].filter(([k]) => k.startsWith(prefix))),
+    } as unknown as SessionStorage;
+    return {
+      storage,
+      reads: (key: string) => reads.get(key) ?? 0,
+      hold: () => void (held = []),
+      release: () => {
+        const waiting = held ?? [];
+        held = undefined;
+        for (const release of waiting) release();
+      },
+    };
+  }
+
+  it("reads the session record and the reload flag once per store, and keeps what it writes itself", async () => {
+    const s = countingStorage({ session, reload: true });
+    const store = new SessionStore(s.storage);
+    expect(await store.session()).toEqual(session);
+    expect(await store.session()).toEqual(session);
+    expect(await store.reloadPending()).toBe(true);
+    expect(await store.reloadPending()).toBe(true);
+    expect([s.reads("session"), s.reads("reload")]).toEqual([1, 1]);
+
+    await store.setReloadPending(false);
+    expect(await store.reloadPending()).toBe(false);
+    const next = { ...session, config: { ...config, pinTools: undefined } } as SessionRecord;
+    await store.putSession(next);
+    expect(await store.session()).toBe(next);
+    expect([s.reads("session"), s.reads("reload")]).toEqual([1, 1]);
+
+    // A new store on the same storage (a new instance of the object) reads each once, and finds what was written.
+    const again = new SessionStore(s.storage);
+    expect(await again.session()).toEqual(next);
+    expect(await again.reloadPending()).toBe(false);
+    expect([s.reads("session"), s.reads("reload")]).toEqual([2, 2]);
+
+    await again.clear();
+    expect(await again.session()).toBeUndefined();
+    expect(await again.reloadPending()).toBe(false);
+    expect([s.reads("session"), s.reads("reload")]).toEqual([2, 2]);
+  });
+
+  it("does not keep what a read found when the store wrote the key while that read was under way", async () => {
+    const s = countingStorage({ session });
+    const store = new SessionStore(s.storage);
+    s.hold();
+    const early = store.session();
+    const earlyReload = store.reloadPending();
+    const next = { ...session, createdAt: "2026-02-02T00:00:00Z" } as SessionRecord;
+    await store.putSession(next);
+    await store.setReloadPending(true);
+    s.release();
+    expect(await early).toEqual(session);
+    expect(await earlyReload).toBe(false);
+    expect(await store.session()).toBe(next);
+    expect(await store.reloadPending()).toBe(true);
   });
 });

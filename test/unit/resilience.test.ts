@@ -108,6 +108,26 @@ describe("token cache", () => {
     expect(load).toHaveBeenCalledTimes(6);
   });
 
+  it("keeps the token accepted for a lookup only while the lookup is cached, and none for a missing token", async () => {
+    let now = 0;
+    const cache = new TokenCache(30, () => now);
+    await cache.get("k", async () => ({ hash: "h", createdAt: "" }));
+    expect(cache.acceptedToken("k")).toBeUndefined();
+    cache.accept("k", "the-token");
+    expect(cache.acceptedToken("k")).toBe("the-token");
+    now += 30_001;
+    expect(cache.acceptedToken("k")).toBeUndefined();
+
+    await cache.get("gone", async () => null);
+    cache.accept("gone", "the-token");
+    expect(cache.acceptedToken("gone")).toBeUndefined();
+
+    const off = new TokenCache(0, () => now);
+    await off.get("k", async () => ({ hash: "h", createdAt: "" }));
+    off.accept("k", "the-token");
+    expect(off.acceptedToken("k")).toBeUndefined();
+  });
+
   it("caches a missing token too (a revoked one stays refused)", async () => {
     const load = vi.fn(async () => null);
     const cache = new TokenCache(30, () => 0);

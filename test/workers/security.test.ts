@@ -301,6 +301,21 @@ describe("the MCP endpoint", () => {
     }
     expect(limited?.status).toBe(429);
     expect(Number(limited!.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Over the limit, 429 wins over whatever a later step would answer, and nothing reaches a session object.
+    const before = await sessions();
+    const auth = { authorization: `Bearer ${token}` };
+    const overLimit = [
+      await post("limited", initializeBody, auth),
+      await workerFetch(`${BASE}/t/limited/mcp`, { method: "POST", headers: { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{not json" }),
+      await workerFetch(`${BASE}/t/limited/mcp`, { method: "PUT", headers: auth }),
+    ];
+    for (const res of overLimit) {
+      expect(res.status).toBe(429);
+      expect(res.headers.get("retry-after")).toBe("60");
+      expect(res.headers.get("allow")).toBeNull();
+      expect(((await res.json()) as { error?: { message?: string } }).error?.message).toMatch(/^Too many requests/);
+    }
+    expect(await sessions()).toBe(before);
     expect((await post("unlimited", initializeBody, { authorization: `Bearer ${other}` })).status).toBe(200);
   });
 });
@@ -391,6 +406,8 @@ describe("observability", () => {
     const token = await seedTeam("observed", { mcp: { up: { url: replayUrl("memory") } } });
     const { client } = await connect("observed", token);
     await client.callTool({ name: "use_tool", arguments: { tool_name: "up/search_nodes", tool_input: { query: "private-argument-value" } } });
+    // The line is written just after the answer has gone out (src/log.ts).
+    expect(await waitFor(() => lines.some((l) => l.includes('"event":"tool_call"')))).toBe(true);
     const calls = lines.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return undefined; } }).filter((l) => l?.event === "tool_call");
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ team: "observed", upstream: "up", tool: "search_nodes", outcome: "ok", ms: expect.any(Number), session: expect.any(String) });

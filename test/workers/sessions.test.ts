@@ -1,10 +1,11 @@
 // Authentication, session ownership and isolation, DELETE, and survival of eviction, through the real Worker entry.
 import { env } from "cloudflare:workers";
 import { evictDurableObject, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { configJsonSchema } from "../../src/config/json-schema.ts";
 import { hashToken } from "../../src/auth/token.ts";
 import { kvKeys } from "../../src/config/keys.ts";
+import { authenticate } from "../../src/http/auth.ts";
 import {
   BASE,
   addToken,
@@ -78,6 +79,28 @@ describe("authentication", () => {
       expect(key.name).not.toContain(secret!);
       expect(JSON.stringify(key.metadata ?? null)).not.toContain(secret!);
       expect(await env.TEAMS.get(key.name), key.name).not.toContain(secret!);
+    }
+  });
+
+  it("hashes a token once while its lookup is cached; another token with the same id is still hashed and refused", async () => {
+    const token = await seedTeam("auth-known", memoryConfig());
+    const id = /^dmt_([0-9a-f]{16})_/.exec(token)![1]!;
+    const forged = token.slice(0, -4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA");
+    const digest = vi.spyOn(crypto.subtle, "digest");
+    try {
+      // Caching on (the tests' env turns it off for the router): the first check hashes, the next ones do not.
+      for (let i = 0; i < 3; i++) expect(await authenticate(env.TEAMS, "auth-known", `Bearer ${token}`, 30)).toEqual({ team: "auth-known", tokenId: id });
+      expect(digest).toHaveBeenCalledTimes(1);
+      expect(await authenticate(env.TEAMS, "auth-known", `Bearer ${forged}`, 30)).toBeNull();
+      expect(digest).toHaveBeenCalledTimes(2);
+      // Another team's lookup is its own: the token is not that team's.
+      expect(await authenticate(env.TEAMS, "auth-other", `Bearer ${token}`, 30)).toBeNull();
+      // Caching off: every check hashes.
+      await authenticate(env.TEAMS, "auth-known", `Bearer ${token}`, 0);
+      await authenticate(env.TEAMS, "auth-known", `Bearer ${token}`, 0);
+      expect(digest).toHaveBeenCalledTimes(5);
+    } finally {
+      digest.mockRestore();
     }
   });
 });
