@@ -9,6 +9,7 @@ import { jsonRpc, mediaTypes, method, protocolVersion } from "./guards.ts";
 import { session, sessionKey } from "./session-id.ts";
 import { jsonMessage, sizeLimit } from "./body-steps.ts";
 import { forward } from "./forward.ts";
+import { initializedNotice } from "./notices.ts";
 
 /** The one path of the MCP endpoint; every step below is mounted on it alone. */
 export const MCP_PATH = "/t/:team/mcp";
@@ -30,5 +31,6 @@ export const mcp = new Hono<McpEnv>()
   // guards.ts: batches only where the version has them, and the JSON-RPC shape (-32600).
   .post(MCP_PATH, sizeLimit, jsonMessage, jsonRpc)
   // session-id.ts: the session id is the caller's (404), or the request is initialize (400) → `sessionId`, `initialize`;
-  // rate-limit.ts: the limiter's verdict, waited for here (429); forward.ts: to the session's object.
-  .all(MCP_PATH, session, withinRateLimit, forward);
+  // rate-limit.ts: the limiter's verdict, waited for here (429); notices.ts: notifications/initialized answered
+  // here (202); forward.ts: to the session's object.
+  .all(MCP_PATH, session, withinRateLimit, initializedNotice, forward);

@@ -168,6 +168,23 @@ describe("session routing", () => {
     expect(await runInDurableObject(stub, async (_o, state) => (await state.storage.list()).size)).toBe(0);
   });
 
+  it("answers notifications/initialized in the router (202, the object not asked), still 404 for a foreign id", async () => {
+    const token = await seedTeam("noticed", memoryConfig());
+    const { client, transport, sessionId } = await connect("noticed", token);
+    const initialized = { jsonrpc: "2.0", method: "notifications/initialized" };
+    const headers = { authorization: `Bearer ${token}`, "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" };
+    // The session is ended: its object answers 404 to anything that reaches it, so a 202 can only be the router's.
+    await transport.terminateSession();
+    expect(await sessionStatus("noticed", token, sessionId)).toBe(404);
+    expect((await post("noticed", initialized, headers)).status).toBe(202);
+    // The session id is checked first, as for every request.
+    const other = await seedTeam("noticed-b", memoryConfig());
+    expect((await post("noticed-b", initialized, { ...headers, authorization: `Bearer ${other}` })).status).toBe(404);
+    // Any other notification still goes to the object.
+    expect((await post("noticed", { jsonrpc: "2.0", method: "notifications/roots/list_changed" }, headers)).status).toBe(404);
+    await client.close();
+  });
+
   it("refuses GET and DELETE without a session id", async () => {
     const token = await seedTeam("getter", memoryConfig());
     for (const method of ["GET", "DELETE"]) {
