@@ -4,6 +4,8 @@
 //
 //   /worker          the Worker answers at once
 //   /do              the Worker forwards the request to one Durable Object, which answers at once
+//   /new-do          the Worker forwards the request to a new Durable Object (a fresh name each time), which writes
+//                    one storage key (as a new session writes its record) and answers: what every session start pays
 //   /kv-do           the Worker reads a KV key (as the router reads a token), then forwards to the object
 //   /do-storage      the object reads one storage key (as the session object reads its record), then answers
 //   /do-fetch        the object POSTs the body to NODE_URL (a plain Node server) and answers with its answer
@@ -22,7 +24,7 @@ interface Env {
   NODE_URL?: string;
 }
 interface State {
-  storage: { get(key: string): Promise<unknown> };
+  storage: { get(key: string): Promise<unknown>; put(key: string, value: unknown): Promise<void> };
 }
 
 const OK = '{"ok":true}';
@@ -52,6 +54,8 @@ export default {
       case "/do-storage":
       case "/do-fetch":
         return toObject(env, request, body);
+      case "/new-do":
+        return env.FLOOR.getByName(`new-${crypto.randomUUID()}`).fetch(new Request(request.url, { method: request.method, headers: request.headers, body }));
       case "/kv-do":
         await env.KV.get("token:floor");
         return toObject(env, request, body);
@@ -78,6 +82,10 @@ export class FloorObject {
   async fetch(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
     const body = await request.text();
+    if (pathname === "/new-do") {
+      await this.#state.storage.put("session", body);
+      return answer();
+    }
     if (pathname === "/do-storage") {
       await this.#state.storage.get("session");
       return answer();
