@@ -4,7 +4,8 @@ import type { CatalogGroup, CatalogView } from "./catalog.ts";
 import { bareName } from "./names.ts";
 
 /** The first instruction line, in every mode. */
-export const DISCOVER_PREAMBLE = "Returns the full description and input schema of a tool listed below; call it before use_tool.";
+export const DISCOVER_PREAMBLE =
+  "Returns the full description and input schema of a tool listed below; call it before use_tool. With query instead of tool_name, finds tools.";
 
 /** Config-file mode lists bare names under their server: this line says how to call them. */
 export const NAMESPACE_HINT = "Tool names are server/tool.";
@@ -47,6 +48,12 @@ function renderGroup(group: CatalogGroup, mode: ConfigMode): string {
       return line ? `- ${tool.name}: ${line}` : `- ${tool.name}`;
     });
   return mode === "single" ? lines.join("\n") : [`${group.server}:`, ...lines].join("\n");
+}
+
+/** discover_tool's answer to a search: one line per tool, best first, or why there is none. */
+export function renderSearchHits(query: string, hits: ReadonlyArray<{ name: string; description: string }>): string {
+  if (hits.length === 0) return `No loaded tool matches "${oneLine(query)}": try other words, or pick from the list in discover_tool's description.`;
+  return hits.map((h) => (h.description ? `- ${h.name}: ${h.description}` : `- ${h.name}`)).join("\n");
 }
 
 /** discover_tool's description: instructions, then `<mcp_servers>` (dynamic mode), then `<tools>`. */

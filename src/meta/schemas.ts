@@ -3,9 +3,14 @@ import * as z from "zod";
 
 // Names carry no description: the tools' own descriptions say what they name (server/tool, <mcp_servers>), and
 // every session pays for each word here in context (BENCHMARKS.md, "Context tokens").
-export const DiscoverToolInput = z.object({
-  tool_name: z.string(),
-});
+export const DiscoverToolInput = z
+  .object({
+    tool_name: z.string().optional(),
+    query: z.string().optional(),
+    server: z.string().optional(),
+    limit: z.number().int().min(1).max(25).optional(),
+  })
+  .refine((a) => (a.tool_name === undefined) !== (a.query === undefined), { message: "give either tool_name or query" });
 
 export const UseToolInput = z.object({
   tool_name: z.string(),

@@ -7,9 +7,10 @@ import { log } from "../log.ts";
 import type { HostBridge } from "../forward/bridge.ts";
 import { arrival } from "../catalog/catalog.ts";
 import { buildListing, defined } from "../catalog/listing.ts";
-import { oneLine, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "../catalog/render.ts";
+import { oneLine, renderDiscoverDescription, renderSearchHits, renderToolDetails, renderUnknownTool } from "../catalog/render.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
+import { searchCatalog } from "./tool-search.ts";
 
 export const DISCOVER_TOOL = "discover_tool";
 export const USE_TOOL = "use_tool";
@@ -69,7 +70,12 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
       case DISCOVER_TOOL: {
         const args = parseArgs(DiscoverToolInput, raw, name);
         if (isResult(args)) return args;
-        const target = await findTool(registry, args.tool_name);
+        if (args.query !== undefined) {
+          await registry.ensureEager();
+          const hits = searchCatalog(registry, args.query, { limit: args.limit, server: args.server });
+          return { content: [{ type: "text", text: renderSearchHits(args.query, hits) }], structuredContent: { query: args.query, tools: hits } };
+        }
+        const target = await findTool(registry, args.tool_name ?? "");
         if (isResult(target)) return target;
         const details = { ...target.tool, name: target.exposedName };
         return {

@@ -121,6 +121,11 @@ export class UpstreamRegistry {
   }
 
   /** Lazy upstreams the agent may still load, in config order. */
+  /** What the config says an upstream is for (every lazy one has it; an eager one may). */
+  description(name: string): string | undefined {
+    return this.#config.upstreams.find((u) => u.name === name)?.description;
+  }
+
   loadable(): UpstreamSpec[] {
     return this.#config.upstreams.filter((spec) => {
       const status = this.#records.get(spec.name)?.status;

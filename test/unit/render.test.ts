@@ -38,7 +38,7 @@ describe("renderDiscoverDescription", () => {
       }),
     );
     expect(text).toMatchInlineSnapshot(`
-      "Returns the full description and input schema of a tool listed below; call it before use_tool.
+      "Returns the full description and input schema of a tool listed below; call it before use_tool. With query instead of tool_name, finds tools.
       Tool names are server/tool.
 
       <tools>
@@ -76,7 +76,7 @@ describe("renderDiscoverDescription", () => {
       view({ dynamic: true, lazy: [{ name: "zeta", description: "Zeta does z.\n  Load it for\tz." }, { name: "alpha", description: "Alpha does a." }] }),
     );
     expect(text).toMatchInlineSnapshot(`
-      "Returns the full description and input schema of a tool listed below; call it before use_tool.
+      "Returns the full description and input schema of a tool listed below; call it before use_tool. With query instead of tool_name, finds tools.
       Tool names are server/tool.
 
       Servers under <mcp_servers> are not loaded yet: load_mcp with a server's name adds its tools to <tools> for the rest of the session.

@@ -27,7 +27,7 @@ describe("the catalog in dynamic mode", () => {
     // How tools are named and called, what discover_tool returns, what <mcp_servers> is and how load_mcp loads one;
     // with nothing loaded the description ends with the lazy servers (no empty <tools> block).
     expect(tools[0]!.description).toBe(
-      "Returns the full description and input schema of a tool listed below; call it before use_tool.\nTool names are server/tool.\n\n" +
+      "Returns the full description and input schema of a tool listed below; call it before use_tool. With query instead of tool_name, finds tools.\nTool names are server/tool.\n\n" +
         "Servers under <mcp_servers> are not loaded yet: load_mcp with a server's name adds its tools to <tools> for the rest of the session.\n\n" +
         "<mcp_servers>\nzeta: Zeta does z.\nalpha: Alpha does a.\n</mcp_servers>",
     );

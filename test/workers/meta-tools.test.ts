@@ -11,11 +11,14 @@ describe("config-file mode", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
     const description = tools[0]!.description!;
-    expect(description).toMatch(/^Returns the full description and input schema of a tool listed below; call it before use_tool\.\nTool names are server\/tool\.\n\n<tools>\n/);
+    expect(description).toMatch(/^Returns the full description and input schema of a tool listed below; call it before use_tool\. With query instead of tool_name, finds tools\.\nTool names are server\/tool\.\n\n<tools>\n/);
     expect(description).toContain("<tools>\neverything:\n- echo: Echoes back the input string\n");
     expect(description).toContain("- get-sum: Returns the sum of two numbers\n");
     // The meta-tools' own text, as lean as every session needs it.
-    expect(tools[0]!.inputSchema).toEqual({ type: "object", properties: { tool_name: { type: "string" } }, required: ["tool_name"] });
+    expect(tools[0]!.inputSchema).toEqual({
+      type: "object",
+      properties: { tool_name: { type: "string" }, query: { type: "string" }, server: { type: "string" }, limit: { type: "integer", minimum: 1, maximum: 25 } },
+    });
     expect(tools[1]).toEqual({
       name: "use_tool",
       description: "Calls a tool listed by discover_tool.",
@@ -25,6 +28,37 @@ describe("config-file mode", () => {
         required: ["tool_name"],
       },
     });
+    await client.close();
+  });
+
+  it("searches every loaded tool with query: best matches first, a server filter, a limit, and clear errors", async () => {
+    const token = await seedTeam("seeker", { mcp: { memory: { url: replayUrl("memory") }, everything: { url: env.EVERYTHING_URL } } });
+    const { client } = await connect("seeker", token);
+    const search = (args: Record<string, unknown>) => client.callTool({ name: "discover_tool", arguments: args });
+    const found = await search({ query: "wipe the relations I recorded" });
+    expect(found.isError).toBeFalsy();
+    const hits = (found.structuredContent as { tools: Array<{ name: string; server: string; score: number }> }).tools;
+    expect(hits[0]!.name).toBe("memory/delete_relations");
+    expect(hits.length).toBeLessThanOrEqual(8);
+    expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
+    expect(text(found).split("\n")[0]).toMatch(/^- memory\/delete_relations: /);
+    // The same state answers the same bytes.
+    expect(text(await search({ query: "wipe the relations I recorded" }))).toBe(text(found));
+
+    const adding = await search({ query: "add two numbers", server: "everything", limit: 2 });
+    const added = (adding.structuredContent as { tools: Array<{ name: string; server: string }> }).tools;
+    expect(added.length).toBeLessThanOrEqual(2);
+    expect(added.every((h) => h.server === "everything")).toBe(true);
+    expect(added[0]!.name).toBe("everything/get-sum");
+
+    const none = await search({ query: "zzzqqq" });
+    expect(none.isError).toBeFalsy();
+    expect(text(none)).toContain("No loaded tool matches");
+    for (const bad of [{ tool_name: "memory/read_graph", query: "graph" }, {}, { query: "graph", limit: 26 }]) {
+      const refused = await search(bad);
+      expect(refused.isError).toBe(true);
+      expect(errorKindOf(refused)).toEqual({ kind: "invalid_arguments" });
+    }
     await client.close();
   });
 
