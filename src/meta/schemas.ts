@@ -6,7 +6,7 @@ import * as z from "zod";
 export const DiscoverToolInput = z
   .object({
     tool_name: z.string().optional(),
-    query: z.string().optional(),
+    query: z.string().max(1000).optional(),
     server: z.string().optional(),
     limit: z.number().int().min(1).max(25).optional(),
   })

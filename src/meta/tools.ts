@@ -72,6 +72,10 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
         if (isResult(args)) return args;
         if (args.query !== undefined) {
           await registry.ensureEager();
+          if (args.server !== undefined && !registry.ready().some((u) => u.name === args.server)) {
+            const loaded = registry.ready().map((u) => u.name);
+            return toolError("invalid_arguments", `No loaded server is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
+          }
           const hits = searchCatalog(registry, args.query, { limit: args.limit, server: args.server });
           return { content: [{ type: "text", text: renderSearchHits(args.query, hits) }], structuredContent: { query: args.query, tools: hits } };
         }

@@ -17,7 +17,12 @@ describe("config-file mode", () => {
     // The meta-tools' own text, as lean as every session needs it.
     expect(tools[0]!.inputSchema).toEqual({
       type: "object",
-      properties: { tool_name: { type: "string" }, query: { type: "string" }, server: { type: "string" }, limit: { type: "integer", minimum: 1, maximum: 25 } },
+      properties: {
+        tool_name: { type: "string" },
+        query: { type: "string", maxLength: 1000 },
+        server: { type: "string" },
+        limit: { type: "integer", minimum: 1, maximum: 25 },
+      },
     });
     expect(tools[1]).toEqual({
       name: "use_tool",
@@ -54,7 +59,10 @@ describe("config-file mode", () => {
     const none = await search({ query: "zzzqqq" });
     expect(none.isError).toBeFalsy();
     expect(text(none)).toContain("No loaded tool matches");
-    for (const bad of [{ tool_name: "memory/read_graph", query: "graph" }, {}, { query: "graph", limit: 26 }]) {
+    const wrongServer = await search({ query: "graph", server: "nowhere" });
+    expect(wrongServer.isError).toBe(true);
+    expect(text(wrongServer)).toContain('No loaded server is named "nowhere"; loaded: memory, everything.');
+    for (const bad of [{ tool_name: "memory/read_graph", query: "graph" }, {}, { query: "graph", limit: 26 }, { query: "x".repeat(1001) }]) {
       const refused = await search(bad);
       expect(refused.isError).toBe(true);
       expect(errorKindOf(refused)).toEqual({ kind: "invalid_arguments" });
