@@ -123,10 +123,22 @@ const PinTools = z
     "Record each tool's definition the first time it is seen; a tool whose definition later changes is withheld until an admin approves it.",
   );
 
+/** At most this many tools are promoted: each costs its whole definition in every session's context. */
+export const MAX_PROMOTED = 20;
+
+const Promote = z
+  .array(z.string().min(1).max(200))
+  .max(MAX_PROMOTED)
+  .optional()
+  .describe(
+    "Tools shown to hosts first-class, with their full definitions, beside the meta-tools, and called directly by these names (`server/tool` in config-file mode, bare in single-MCP mode): the few an agent uses all the time. Each costs its whole definition in every session's context; a name no loaded server offers is left out.",
+  );
+
 /** Config-file mode: many servers, tools namespaced as `server/tool`. */
 export const MultiConfig = z.strictObject({
   $schema: SchemaRef,
   pin_tools: PinTools,
+  promote: Promote,
   mcp: z.record(ServerName, ServerEntry).describe("The upstream servers, by name."),
 });
 
@@ -134,6 +146,7 @@ export const MultiConfig = z.strictObject({
 export const SingleConfig = z.strictObject({
   $schema: SchemaRef,
   pin_tools: PinTools,
+  promote: Promote,
   ...ServerEntry.shape,
   description: z
     .never({ error: "single-MCP mode has no load_mcp, so its entry cannot be lazy: remove description" })

@@ -12,13 +12,15 @@ export type UpstreamSpec = { name: string } & z.output<typeof UpstreamEntry>;
 
 const spec = (name: string, entry: Omit<ServerEntry, "enabled">): UpstreamSpec => ({ name, ...normalizeEntry(entry) });
 
-function resolved<M extends "multi" | "single">(mode: M, upstreams: UpstreamSpec[], pin: boolean) {
+function resolved<M extends "multi" | "single">(mode: M, upstreams: UpstreamSpec[], pin: boolean, promote: string[] | undefined) {
   return {
     mode,
     /** Enabled upstreams in config order. */
     upstreams,
     /** Withhold tools whose definition changed since first seen, until an admin approves. */
     ...(pin ? { pinTools: true as const } : {}),
+    /** Tools exposed first-class beside the meta-tools, by the names hosts call them. */
+    ...(promote?.length ? { promote: [...new Set(promote)] } : {}),
   };
 }
 
@@ -28,12 +30,13 @@ const ResolvedMulti = MultiConfig.transform((config) =>
     "multi",
     Object.entries(config.mcp).flatMap(([name, entry]) => (entry.enabled ? [spec(name, entry)] : [])),
     config.pin_tools,
+    config.promote,
   ),
 );
 
 /** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
-const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, ...entry }) =>
-  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools),
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, ...entry }) =>
+  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote),
 );
 
 export type ConfigMode = "multi" | "single";
@@ -42,6 +45,9 @@ export type ResolvedConfig = (z.output<typeof ResolvedMulti> | z.output<typeof R
   /** Entries of a stored config that no longer validate (edited behind the team command's back): shown, not served. */
   invalid?: Array<{ name: string; reason: string }>;
 };
+
+/** A stored config's promoted names read on their own (lenient reading: a broken list promotes nothing). */
+const PromoteNames = MultiConfig.shape.promote;
 
 /** One stored entry read on its own (lenient reading): its key must be a server name, its value an entry. */
 const OneEntry = z.record(ServerName, ServerEntry);
@@ -93,7 +99,8 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
     }
   }
   const pin = (raw as { pin_tools?: unknown }).pin_tools === true;
-  return { ok: true, config: { ...resolved("multi", upstreams, pin), invalid } };
+  const promote = PromoteNames.safeParse((raw as { promote?: unknown }).promote);
+  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined), invalid } };
 }
 
 /** An entry name from a broken config, shown safely (it may be anything). */

@@ -31,6 +31,20 @@ export function toolError(kind: ToolErrorKind, text: string, upstream?: string):
   return toToolResult(new ProxyError(kind, text, upstream));
 }
 
+/**
+ * The promoted tools the session can serve now, first-class: each upstream definition whole, under the name hosts
+ * call it by. A name no loaded server offers (not loaded yet, filtered, withheld by a pin) is left out; a meta-tool's
+ * name is never taken.
+ */
+function promotedTools(registry: UpstreamRegistry): Tool[] {
+  const meta = new Set([DISCOVER_TOOL, USE_TOOL, LOAD_MCP]);
+  const offered = registry.tools();
+  return registry.promoted.flatMap((name) => {
+    const found = meta.has(name) ? undefined : offered.get(name);
+    return found ? [{ ...found.tool, name }] : [];
+  });
+}
+
 function parseArgs<S extends z.ZodType>(schema: S, raw: unknown, tool: string): z.infer<S> | CallToolResult {
   const parsed = schema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
@@ -60,11 +74,40 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
       { name: USE_TOOL, description: USE_TOOL_DESCRIPTION, inputSchema: useSchema },
     ];
     if (registry.dynamic) tools.push({ name: LOAD_MCP, description: LOAD_MCP_DESCRIPTION, inputSchema: loadSchema });
+    tools.push(...promotedTools(registry));
     return { tools };
   });
 
   server.setRequestHandler("tools/call", async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: raw } = request.params;
+    /** An upstream tool, by the name the host uses (through use_tool, or directly when promoted). */
+    const callTool = async (toolName: string, input: Record<string, unknown>): Promise<CallToolResult> => {
+      const target = await findTool(registry, toolName);
+      if (isResult(target)) return target;
+      // A progress token of the host's travels upstream; the upstream's progress comes back under it.
+      const token = request.params._meta?.progressToken;
+      const onprogress =
+        token === undefined
+          ? undefined
+          : (p: { progress: number; total?: number; message?: string }) =>
+              void extra.mcpReq.notify({ method: "notifications/progress", params: { ...p, progressToken: token } }).catch(() => {});
+      const started = Date.now();
+      const done = (outcome: "ok" | "tool_error" | "failed") =>
+        log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
+      try {
+        const result = await bridge.during(target.upstream, extra, () =>
+          registry.call(target, input, { signal: extra.mcpReq.signal, ...(onprogress ? { onprogress } : {}) }),
+        );
+        done(result.isError ? "tool_error" : "ok");
+        // A resource the result links to and no list claims is routed back to this upstream later.
+        await links?.remember(target.upstream, result);
+        return result;
+      } catch (err) {
+        done("failed");
+        if (err instanceof UpstreamError) return toToolResult(err, `${toolName} failed: ${err.message}`);
+        throw err;
+      }
+    };
     registry.retryFailed();
     switch (name) {
       case DISCOVER_TOOL: {
@@ -97,33 +140,10 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
       case USE_TOOL: {
         const args = parseArgs(UseToolInput, raw, name);
         if (isResult(args)) return args;
-        const target = await findTool(registry, args.tool_name);
-        if (isResult(target)) return target;
-        // A progress token of the host's travels upstream; the upstream's progress comes back under it.
-        const token = request.params._meta?.progressToken;
-        const onprogress =
-          token === undefined
-            ? undefined
-            : (p: { progress: number; total?: number; message?: string }) =>
-                void extra.mcpReq.notify({ method: "notifications/progress", params: { ...p, progressToken: token } }).catch(() => {});
-        const started = Date.now();
-        const done = (outcome: "ok" | "tool_error" | "failed") =>
-          log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
-        try {
-          const result = await bridge.during(target.upstream, extra, () =>
-            registry.call(target, args.tool_input, { signal: extra.mcpReq.signal, ...(onprogress ? { onprogress } : {}) }),
-          );
-          done(result.isError ? "tool_error" : "ok");
-          // A resource the result links to and no list claims is routed back to this upstream later.
-          await links?.remember(target.upstream, result);
-          return result;
-        } catch (err) {
-          done("failed");
-          if (err instanceof UpstreamError) return toToolResult(err, `${args.tool_name} failed: ${err.message}`);
-          throw err;
-        }
+        return callTool(args.tool_name, args.tool_input);
       }
       case LOAD_MCP: {
+
         if (!registry.dynamic) return toolError("unknown_tool", `Unknown tool: "${name}". This session has no lazy servers to load.`);
         const args = parseArgs(LoadMcpInput, raw, name);
         if (isResult(args)) return args;
@@ -148,6 +168,8 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
         }
       }
       default: {
+        // A promoted tool is called by its own name, its arguments passed on as use_tool's tool_input would be.
+        if (registry.promoted.includes(name)) return callTool(name, (raw ?? {}) as Record<string, unknown>);
         const offered = [DISCOVER_TOOL, USE_TOOL, ...(registry.dynamic ? [LOAD_MCP] : [])].join(", ");
         return toolError("unknown_tool", `Unknown tool: "${name}". This server offers ${offered}; upstream tools are called through ${USE_TOOL}.`);
       }

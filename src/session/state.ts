@@ -21,6 +21,7 @@ const StoredConfig = z.object({
   mode: z.enum(["multi", "single"]),
   upstreams: z.array(StoredSpec),
   pinTools: z.literal(true).optional(),
+  promote: z.array(z.string()).optional(),
   invalid: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
 });
 const configMatches: Same<z.output<typeof StoredConfig>, ResolvedConfig> = true;

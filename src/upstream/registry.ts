@@ -121,6 +121,11 @@ export class UpstreamRegistry {
   }
 
   /** Lazy upstreams the agent may still load, in config order. */
+  /** The tools the config promotes, by the names hosts call them (those not offered are left out by the caller). */
+  get promoted(): readonly string[] {
+    return this.#config.promote ?? [];
+  }
+
   /** What the config says an upstream is for (every lazy one has it; an eager one may). */
   description(name: string): string | undefined {
     return this.#config.upstreams.find((u) => u.name === name)?.description;

@@ -379,3 +379,31 @@ describe("session storage is read through schemas", () => {
     expect(await store.reloadPending()).toBe(true);
   });
 });
+
+describe("promote", () => {
+  const mcp = { gh: { url: "https://gh.example/mcp" } };
+
+  it("keeps the promoted names once each, in order, in both modes", () => {
+    const multi = parseConfig({ promote: ["gh/b", "gh/a", "gh/b"], mcp });
+    expect(multi.ok && multi.config.promote).toEqual(["gh/b", "gh/a"]);
+    const single = parseConfig({ url: "https://one.example/mcp", promote: ["search"] });
+    expect(single.ok && single.config.promote).toEqual(["search"]);
+    const none = parseConfig({ mcp });
+    expect(none.ok && "promote" in none.config).toBe(false);
+  });
+
+  it("refuses more than 20, empty names and a non-list with the path named", () => {
+    const many = parseConfig({ promote: Array.from({ length: 21 }, (_, i) => `gh/t${i}`), mcp });
+    expect(many.ok).toBe(false);
+    expect(!many.ok && many.errors.join("\n")).toMatch(/^promote: /m);
+    expect(parseConfig({ promote: [""], mcp }).ok).toBe(false);
+    expect(parseConfig({ promote: "gh/a", mcp }).ok).toBe(false);
+  });
+
+  it("a stored config read leniently promotes nothing when its list is broken, and keeps a good list", () => {
+    const broken = parseStoredConfig({ promote: "gh/a", mcp: { ...mcp, bad: { url: 3 } } });
+    expect(broken.ok && broken.config.promote).toBeUndefined();
+    const good = parseStoredConfig({ promote: ["gh/a"], mcp: { ...mcp, bad: { url: 3 } } });
+    expect(good.ok && good.config.promote).toEqual(["gh/a"]);
+  });
+});

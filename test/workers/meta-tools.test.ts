@@ -70,6 +70,25 @@ describe("config-file mode", () => {
     await client.close();
   });
 
+  it("exposes promoted tools first-class, whole, and calls them by their own names; an unknown name is left out", async () => {
+    const token = await seedTeam("promoter", { promote: ["everything/get-sum", "everything/no-such-tool", "use_tool"], mcp: { everything: { url: env.EVERYTHING_URL } } });
+    const { client } = await connect("promoter", token);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "everything/get-sum"]);
+    const sum = tools[2]!;
+    expect(sum.description).toContain("sum of two numbers");
+    expect(Object.keys((sum.inputSchema as { properties: Record<string, unknown> }).properties).sort()).toEqual(["a", "b"]);
+    const direct = await client.callTool({ name: "everything/get-sum", arguments: { a: 2, b: 3 } });
+    expect(direct.isError).toBeFalsy();
+    expect(text(direct)).toContain("5");
+    // The same tool through use_tool answers the same, and a name that is not promoted is still unknown.
+    expect(text(await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/get-sum", tool_input: { a: 2, b: 3 } } }))).toBe(text(direct));
+    const other = await client.callTool({ name: "everything/echo", arguments: { message: "x" } });
+    expect(other.isError).toBe(true);
+    expect(errorKindOf(other)).toEqual({ kind: "unknown_tool" });
+    await client.close();
+  });
+
   it("discovers a tool's full schema and calls it through use_tool", async () => {
     const token = await seedTeam("beta", { mcp: { everything: { url: env.EVERYTHING_URL } } });
     const { client } = await connect("beta", token);
