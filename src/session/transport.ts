@@ -6,7 +6,6 @@ import {
   type HandleRequestOptions,
   type InitializeRequest,
   type JSONRPCMessage,
-  type RequestId,
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { THROWN_CODE_KEY } from "../errors.ts";
@@ -40,8 +39,6 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
   readonly #storage: TransportStorage;
   #restored: Promise<void> | undefined;
   #params: InitializeRequest["params"] | undefined;
-  /** Requests whose answer stream was closed on purpose: a late answer to them is dropped, not thrown. */
-  readonly #closed = new Set<RequestId>();
 
   constructor(sessionId: string, storage: TransportStorage, options: { maxRequestBodySize?: number } = {}) {
     super({ sessionIdGenerator: () => sessionId, ...options });
@@ -75,14 +72,11 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     return super.handleRequest(request, { ...options, parsedBody: body });
   }
 
-  override closeSSEStream(requestId: RequestId): void {
-    this.#closed.add(requestId);
-    super.closeSSEStream(requestId);
-  }
-
   override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    // The answer to the replayed initialize goes nowhere. (An answer whose host stream has gone is the SDK's to
+    // drop: without an event store it never closes a stream on purpose, and it drops an undeliverable answer.)
     const id = "id" in message && !("method" in message) ? message.id : options?.relatedRequestId;
-    if (id === REPLAY_ID || (id !== undefined && this.#closed.has(id))) return;
+    if (id === REPLAY_ID) return;
     await super.send(thrownCode(message), options);
   }
 
