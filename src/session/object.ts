@@ -29,8 +29,6 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     const initialize = request.headers.get(ROUTE_HEADERS.initialize) === "1";
 
     let record = await this.#store.session();
-    /** A new session joins its team's index while the rest of initialize runs (awaited before the answer). */
-    let indexed: Promise<void> | undefined;
     if (initialize && !record) {
       const config = await loadTeamConfig(this.env.TEAMS, team);
       if (!config?.ok) {
@@ -39,30 +37,20 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
       }
       record = { team, tokenId, sessionId, createdAt: new Date().toISOString(), config: config.config };
       await this.#store.putSession(record);
-      indexed = this.#index(team).add(sessionId);
-      // Awaited below on every path; this only keeps a failure from being unhandled in the meantime.
-      indexed.catch(() => {});
     } else if (!record || record.team !== team || record.tokenId !== tokenId || record.sessionId !== sessionId) {
       return sessionNotFound();
     } else if (await this.#store.reloadPending()) {
       record = await this.#reload(record);
     }
 
-    let runtime: Runtime;
-    let response: Response;
-    try {
-      await this.#touch();
-      runtime = await this.#boot(record);
-      response = await runtime.transport.handleRequest(request);
-    } finally {
-      // An admin's reload finds every session whose initialize was answered; a failed one leaves the index in #end.
-      await indexed;
-    }
+    await this.#touch();
+    const runtime = await this.#boot(record);
+    const response = await runtime.transport.handleRequest(request);
     if (initialize) {
       if (response.ok) {
         // Answer initialize at once; the first tools/list waits for these connections.
         this.ctx.waitUntil(runtime.registry.ensureEager());
-        if (!indexed) await this.#index(record.team).add(record.sessionId);
+        await this.#index(record.team).add(record.sessionId);
       } else if (!(await this.#store.transport())?.initialized) {
         await this.#end();
       }
