@@ -1,13 +1,14 @@
 // Runs before `npm run dev` and `npm test`: installs the locked dependencies (Node 22 included, from the npm registry)
-// with `npm ci` when node_modules is missing or older than package-lock.json. Plain JavaScript: it may run on the
-// machine's older Node (20), so nothing here may need more.
+// with `npm ci` when node_modules is missing or older than package-lock.json, then builds the Worker's token table
+// (assets/tokenizer/o200k_base.bin) when it is missing or stale. Plain JavaScript: it may run on the machine's older
+// Node (20), so nothing here may need more.
 //
 // npm's output is passed through as it comes, except its EBADENGINE warnings: on Node 20 some thirty packages (this
 // project among them) say they want a newer Node, five lines each. They are right, and the project answers them by
 // running everything on the Node 22 this very install brings (node_modules/.bin/node), so one line replaces them.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
 
 const marker = "node_modules/.dynmcp-lock";
 const lockHash = createHash("sha256").update(readFileSync("package-lock.json")).digest("hex");
@@ -94,4 +95,48 @@ if (!installed) {
     );
   }
   writeFileSync(marker, lockHash);
+}
+
+// The token table the Worker counts o200k_base tokens with (generated, git-ignored). Its header holds a build key, the
+// sha256 of its inputs (bytes 40 to 72); scripts/build-tokenizer.ts computes it the same way (its KEY_INPUTS,
+// buildKey): keep the two in step. A missing table or another key means a rebuild (about two seconds).
+const tokenTable = "assets/tokenizer/o200k_base.bin";
+const tokenTableInputs = ["scripts/build-tokenizer.ts", "src/catalog/tokenizer.ts", "node_modules/js-tiktoken/package.json"];
+
+function tokenTableKey() {
+  const hash = createHash("sha256");
+  for (const path of tokenTableInputs) {
+    const bytes = readFileSync(path);
+    hash.update(`${path}\0${bytes.length}\0`);
+    hash.update(bytes);
+  }
+  return hash.digest();
+}
+
+function tokenTableFresh() {
+  if (!existsSync(tokenTable)) return false;
+  const header = Buffer.alloc(72);
+  const fd = openSync(tokenTable, "r");
+  try {
+    if (readSync(fd, header, 0, 72, 0) !== 72) return false;
+  } finally {
+    closeSync(fd);
+  }
+  return header.subarray(40, 72).equals(tokenTableKey());
+}
+
+if (!tokenTableFresh()) {
+  console.log(`building ${tokenTable} (scripts/build-tokenizer.ts)…`);
+  const child = spawn("node_modules/.bin/node", ["scripts/build-tokenizer.ts"], { stdio: "inherit" });
+  const code = await new Promise((resolve) => {
+    child.once("error", (error) => {
+      console.error(`setup: could not run node_modules/.bin/node: ${error.message}`);
+      resolve(1);
+    });
+    child.once("close", (exit, signal) => resolve(exit ?? (signal ? 1 : 0)));
+  });
+  if (code !== 0) {
+    console.error(`setup: building the token table failed (exit code ${code}); its messages are above.`);
+    process.exit(code);
+  }
 }

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { credentialWarnings } from "../src/config/redact.ts";
 import { TeamName, secretNames } from "../src/config/schema.ts";
 import { parseConfig, type ResolvedConfig } from "../src/config/validate.ts";
+import { View } from "../src/config/view.ts";
 import { urlPolicy } from "../src/security/policy.ts";
 import { checkUpstreamUrl, type UrlPolicy } from "../src/security/url-guard.ts";
 import { TeamStore, TeamStoreError } from "../src/teams/store.ts";
@@ -14,8 +15,10 @@ const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
   put <team> <config.json>           validate (shape, upstream URLs, secret references) and store the config
   get <team>                         print the config (literal header values masked)
   delete <team>                      delete the config
-  token <team> [--label TEXT]        mint a token; the token is the last line printed
-  tokens <team>                      list tokens (id, label, creation time)
+  token <team> [--label TEXT] [--view meta|direct]
+                                     mint a token (its sessions' view when the URL names none); the token
+                                     is the last line printed
+  tokens <team>                      list tokens (id, creation time, view, label)
   revoke <team> <token id>           revoke a token
   secret put <team> <NAME>           store a secret read from standard input (write-only)
   secret list <team>                 list secret names
@@ -28,6 +31,7 @@ DYNMCP_ADMIN_TOKEN, since only the Worker holds the key. --help prints this.`;
 
 interface Options extends KvTarget {
   label?: string;
+  view?: View;
   help: boolean;
   positional: string[];
 }
@@ -41,6 +45,11 @@ function parseArgs(argv: string[]): Options {
     else if (arg === "--local") opts.remote = false;
     else if (arg === "--persist-to") opts.persistTo = argv[++i];
     else if (arg === "--label") opts.label = argv[++i];
+    else if (arg === "--view") {
+      const view = View.safeParse(argv[++i]);
+      if (!view.success) fail(`bad --view: ${view.error.issues[0]?.message}`);
+      opts.view = view.data;
+    }
     else if (arg.startsWith("--")) fail(`unknown option ${arg}\n${USAGE}`);
     else opts.positional.push(arg);
   }
@@ -184,13 +193,13 @@ async function main(): Promise<void> {
       return;
     case "token": {
       const name = team(rest[0]);
-      const minted = await store.mintToken(name, opts.label);
+      const minted = await store.mintToken(name, opts.label, opts.view);
       out(`minted token ${minted.id} for team ${name}; it is shown once, store it now:`);
       out(minted.token);
       return;
     }
     case "tokens":
-      for (const t of await store.listTokens(team(rest[0]))) out(`${t.id}  ${t.createdAt}  ${t.label ?? ""}`.trimEnd());
+      for (const t of await store.listTokens(team(rest[0]))) out(`${t.id}  ${t.createdAt}  ${t.view ?? "meta"}  ${t.label ?? ""}`.trimEnd());
       return;
     case "revoke":
       if (!rest[1] || !(await store.revokeToken(team(rest[0]), rest[1]))) fail(`team ${rest[0]} has no token ${rest[1] ?? ""}`);

@@ -26,6 +26,8 @@ export interface Env {
   SESSIONS: DurableObjectNamespace<SessionRpc>;
   /** One index per team: its live sessions (for admin reloads and reconnects). */
   TEAM_INDEX: DurableObjectNamespace<TeamIndexRpc>;
+  /** Static assets, read only through this binding: the token table (src/catalog/tokenizer.ts). */
+  ASSETS: Fetcher;
   // The string settings below are read through `settings(env)` (src/settings.ts), parsed once per env object.
   /** Seconds before idle upstream clients are closed (default 120). */
   UPSTREAM_IDLE_SECONDS?: string;
@@ -59,6 +61,7 @@ export const ROUTE_HEADERS = {
   tokenId: "x-dynmcp-token-id",
   session: "x-dynmcp-session",
   initialize: "x-dynmcp-initialize",
+  view: "x-dynmcp-view",
 } as const;
 
 /** The name of a session's object in SESSIONS: a session id is only unique within its team. */

@@ -55,7 +55,9 @@ export type HttpErrorKind =
   | "not_acceptable"
   | "invalid_request"
   | "parse_error"
-  | "body_too_large";
+  | "body_too_large"
+  /** `?view=` names no view, or not the one the session started with. */
+  | "invalid_view";
 
 /** Team management (the store shared by the admin API and the CLI). */
 export type StoreErrorKind = "secrets_disabled" | "invalid_secret_name";
@@ -180,6 +182,7 @@ export const HTTP_ANSWERS: Record<HttpErrorKind, { status: number; code: number 
   invalid_request: { status: 400, code: JsonRpcCode.InvalidRequest },
   parse_error: { status: 400, code: JsonRpcCode.ParseError },
   body_too_large: { status: 413, code: JsonRpcCode.InvalidRequest },
+  invalid_view: { status: 400, code: JsonRpcCode.ServerError },
 };
 
 /** The words of the router's one session-not-found answer (the router and the session object both give it). */

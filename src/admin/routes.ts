@@ -95,7 +95,7 @@ admin.post("/teams/:team/tokens", async (c) => {
   if (isResponse(p)) return p;
   const body = await jsonBody(c, TokenCreateBody);
   if (isResponse(body)) return body;
-  const minted = await store(c).mintToken(p.team, body.value.label);
+  const minted = await store(c).mintToken(p.team, body.value.label, body.value.view);
   log({ event: "admin", action: "token.mint", team: p.team, target: minted.id, outcome: "ok" });
   return c.json(minted, 201);
 });

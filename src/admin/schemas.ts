@@ -1,6 +1,7 @@
 // The admin API's shapes: one zod schema each; request validation and the OpenAPI document both come from them.
 import * as z from "zod";
 import { ServerName, TeamName } from "../config/schema.ts";
+import { View } from "../config/view.ts";
 import { SECRET_NAME } from "../security/secrets.ts";
 
 export const TeamParam = z.object({ team: TeamName });
@@ -11,8 +12,13 @@ export const UpstreamParam = z.object({ team: TeamName, server: ServerName });
 export const SessionCount = z.object({ sessions: z.number().int().describe("Live sessions that took the action.") });
 export const PinParam = z.object({ team: TeamName, server: ServerName, tool: z.string().min(1).max(200) });
 
+const TokenView = View.describe(
+  'The view sessions of this token get when the MCP URL has no `?view=`: "meta" (discover_tool, use_tool, load_mcp; the default) or "direct" (every allowed tool first-class, for hosts that search tools themselves).',
+);
+
 export const TokenCreateBody = z.strictObject({
   label: z.string().trim().min(1).max(100).optional().describe("What the token is for (shown in listings)."),
+  view: TokenView.optional(),
 });
 
 export const SecretPutBody = z.strictObject({
@@ -32,7 +38,7 @@ export const ErrorBody = z
 export const ConfigWritten = z.object({ ok: z.literal(true), warnings: z.array(z.string()) }).meta({ id: "ConfigWritten" });
 
 export const TokenInfo = z
-  .object({ id: z.string(), label: z.string().optional(), createdAt: z.string() })
+  .object({ id: z.string(), label: z.string().optional(), createdAt: z.string(), view: TokenView.optional() })
   .meta({ id: "TokenInfo" });
 export const TokenCreated = TokenInfo.extend({ token: z.string().describe("Shown once: only its hash is stored.") }).meta({
   id: "TokenCreated",

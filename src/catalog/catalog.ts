@@ -37,7 +37,7 @@ export interface CatalogTool {
 
 /** One upstream as the catalog shows it: its tools, or why it has none. */
 export type CatalogGroup =
-  | { server: string; state: "ready"; tools: readonly CatalogTool[] }
+  | { server: string; state: "ready"; tools: readonly CatalogTool[]; description?: string | undefined }
   | { server: string; state: "unavailable"; reason: string }
   /** An eager upstream whose first connection is still under way when the list is served. */
   | { server: string; state: "connecting" };

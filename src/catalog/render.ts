@@ -1,6 +1,7 @@
 // Pure: the text of discover_tool's description and answers, rendered byte-for-byte the same for the same state.
 import type { ConfigMode } from "../config/validate.ts";
-import type { CatalogGroup, CatalogView } from "./catalog.ts";
+import type { CatalogGroup, CatalogTool, CatalogView } from "./catalog.ts";
+import { stem } from "porter2";
 import { bareName } from "./names.ts";
 
 /** The first instruction line, in every mode. */
@@ -38,9 +39,76 @@ export function oneLine(description: string | undefined): string {
   return `${cut.replace(/[\s,;:.-]+$/, "")}…`;
 }
 
-function renderGroup(group: CatalogGroup, mode: ConfigMode): string {
+/**
+ * How much of the catalog the description shows (src/catalog/budget.ts picks it to fit the team's token budget).
+ * A server absent from `detail` is shown whole; `hidden` servers and `lazyHidden` lazy ones are only counted in a
+ * closing line that says to search; `lazyShort` cuts lazy servers' descriptions to one line.
+ */
+export interface CatalogShape {
+  detail: ReadonlyMap<string, "names" | "summary">;
+  hidden: ReadonlySet<string>;
+  lazyShort: boolean;
+  lazyHidden: ReadonlySet<string>;
+}
+
+/** The whole catalog: what the description shows while it fits. */
+export const FULL_SHAPE: CatalogShape = { detail: new Map(), hidden: new Set(), lazyShort: false, lazyHidden: new Set() };
+
+/** Shown inside <tools> once any server is cut short: where the rest is. */
+export const SEARCH_HINT = "Servers shown short: find their tools with discover_tool's query (server narrows it).";
+
+/** Words of tool names that say what a tool does, not what it is about: left out of a server's summary. */
+const GENERIC_WORDS = new Set(
+  "a an and as at by for from get in into is it list many multiple of on or the to with all add create delete remove update set show read write find search run new id ids info details".split(" "),
+);
+
+/** The parts of a tool name (`snake_case`, `kebab-case`, `camelCase`, dotted), lowercase. */
+export const nameWords = (name: string): string[] =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 1 && !/^\d+$/.test(w));
+
+/**
+ * What a server is about, in a few words: its configured description's first sentence, else the words its tool
+ * names use most (generic verbs left out; ties in code-point order), at most six.
+ */
+export function serverSummary(tools: readonly CatalogTool[], description?: string): string {
+  if (description) return oneLine(description);
+  // Counted by stem, so `issue` and `issues` are one word, shown in its most used form (the shorter on a tie).
+  const byStem = new Map<string, { n: number; forms: Map<string, number> }>();
+  for (const tool of tools) {
+    for (const w of new Set(nameWords(tool.name))) {
+      if (GENERIC_WORDS.has(w)) continue;
+      const entry = byStem.get(stem(w)) ?? { n: 0, forms: new Map<string, number>() };
+      entry.n += 1;
+      entry.forms.set(w, (entry.forms.get(w) ?? 0) + 1);
+      byStem.set(stem(w), entry);
+    }
+  }
+  const form = (forms: Map<string, number>) =>
+    [...forms].sort((a, b) => b[1] - a[1] || a[0].length - b[0].length || byCodePoint(a[0], b[0]))[0]![0];
+  return [...byStem.values()]
+    .map((e) => ({ n: e.n, word: form(e.forms) }))
+    .sort((a, b) => b.n - a.n || byCodePoint(a.word, b.word))
+    .slice(0, 6)
+    .map((e) => e.word)
+    .join(", ");
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+function renderGroup(group: CatalogGroup, mode: ConfigMode, detail: "names" | "summary" | undefined): string {
   if (group.state === "unavailable") return `${group.server}: unavailable — ${oneLine(group.reason)}`;
   if (group.state === "connecting") return `${group.server}: connecting — its tools appear when it answers`;
+  const names = group.tools.map((t) => t.name).sort(byCodePoint);
+  const label = mode === "single" ? "tools" : group.server;
+  if (detail === "names") return `${label} (${plural(names.length, "tool")}, names only): ${names.join(", ")}`;
+  if (detail === "summary") {
+    const about = serverSummary(group.tools, group.description);
+    return `${label}: ${plural(names.length, "tool")}${about ? ` — ${about}` : ""}`;
+  }
   const lines = [...group.tools]
     .sort((a, b) => byCodePoint(a.name, b.name))
     .map((tool) => {
@@ -50,27 +118,40 @@ function renderGroup(group: CatalogGroup, mode: ConfigMode): string {
   return mode === "single" ? lines.join("\n") : [`${group.server}:`, ...lines].join("\n");
 }
 
+/** The line that stands for servers left out: how many, how many tools, and how to reach them. */
+function hiddenLine(groups: readonly CatalogGroup[]): string {
+  const tools = groups.reduce((n, g) => n + (g.state === "ready" ? g.tools.length : 0), 0);
+  return `… and ${plural(groups.length, "more server")} with ${plural(tools, "tool")}: find them with discover_tool's query.`;
+}
+
 /** discover_tool's answer to a search: one line per tool, best first, or why there is none. */
 export function renderSearchHits(query: string, hits: ReadonlyArray<{ name: string; description: string }>): string {
   if (hits.length === 0) return `No loaded tool matches "${oneLine(query)}": try other words, or pick from the list in discover_tool's description.`;
   return hits.map((h) => (h.description ? `- ${h.name}: ${h.description}` : `- ${h.name}`)).join("\n");
 }
 
-/** discover_tool's description: instructions, then `<mcp_servers>` (dynamic mode), then `<tools>`. */
-export function renderDiscoverDescription(view: CatalogView): string {
+/** discover_tool's description: instructions, then `<mcp_servers>` (dynamic mode), then `<tools>`, in the given shape. */
+export function renderDiscoverDescription(view: CatalogView, shape: CatalogShape = FULL_SHAPE): string {
   // The namespace hint wherever there are grouped tools to call, or servers whose tools load_mcp would add.
   const hint = view.mode === "multi" && (view.lazy.length > 0 || view.groups.some((g) => g.state === "ready"));
   const parts = [DISCOVER_PREAMBLE + (hint ? `\n${NAMESPACE_HINT}` : "")];
   if (view.lazy.length > 0) {
     parts.push(DYNAMIC_PREAMBLE);
     // One `name: description` line each (no bullet: nothing nests here), the description folded onto its line.
-    const lines = view.lazy.map((s) => `${s.name}: ${s.description.replace(/\s+/g, " ").replace(INVISIBLE, "").trim()}`);
+    const fold = (d: string) => (shape.lazyShort ? oneLine(d) : d.replace(/\s+/g, " ").replace(INVISIBLE, "").trim());
+    const shown = view.lazy.filter((s) => !shape.lazyHidden.has(s.name));
+    const lines = shown.map((s) => `${s.name}: ${fold(s.description)}`);
+    const left = view.lazy.length - shown.length;
+    if (left > 0) lines.push(`… and ${plural(left, "more server")} to load: find them with discover_tool's query.`);
     parts.push(["<mcp_servers>", ...lines, "</mcp_servers>"].join("\n"));
   }
   const groups = [...view.groups].sort((a, b) => byCodePoint(a.server, b.server));
   // With nothing loaded yet there is no <tools> block: the dynamic paragraph already says how tools get there.
   if (groups.length > 0 || view.lazy.length === 0) {
-    const body = groups.map((g) => renderGroup(g, view.mode)).filter((s) => s !== "");
+    const shown = groups.filter((g) => !shape.hidden.has(g.server));
+    const body = shown.map((g) => renderGroup(g, view.mode, shape.detail.get(g.server))).filter((s) => s !== "");
+    if (shown.length < groups.length) body.push(hiddenLine(groups.filter((g) => shape.hidden.has(g.server))));
+    if (shape.detail.size > 0 || shown.length < groups.length) body.unshift(SEARCH_HINT);
     parts.push(["<tools>", ...body, "</tools>"].join("\n"));
   }
   return parts.join("\n\n");

@@ -1,6 +1,7 @@
 // The layout of the TEAMS KV namespace (documented in docs/storage.md); shared by the Worker and the team CLI.
 import * as z from "zod";
 import { log } from "../log.ts";
+import { View } from "./view.ts";
 
 export const kvKeys = {
   config: (team: string) => `team/${team}/config`,
@@ -13,14 +14,18 @@ export const kvKeys = {
   catalog: (team: string, server: string) => `team/${team}/catalog/${server}`,
 } as const;
 
-/** A stored token: only the hash of the secret is kept (label and time are also in the key's metadata). */
-export const TokenRecord = z.object({ hash: z.string(), label: z.string().optional(), createdAt: z.string() });
+/**
+ * A stored token: only the hash of the secret is kept (label, time and view are also in the key's metadata). `view`
+ * is the view its sessions get when the MCP URL names none (src/config/view.ts); absent means the default.
+ */
+export const TokenRecord = z.object({ hash: z.string(), label: z.string().optional(), createdAt: z.string(), view: View.optional() });
 export type TokenRecord = z.output<typeof TokenRecord>;
 
 /** Listed with the key, so a token list needs no reads. */
 export interface TokenMetadata {
   label?: string;
   createdAt: string;
+  view?: View;
 }
 
 /** A pinned tool definition: the hash first seen (or last approved), and a changed one waiting for approval. */

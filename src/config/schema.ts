@@ -134,11 +134,25 @@ const Promote = z
     "Tools shown to hosts first-class, with their full definitions, beside the meta-tools, and called directly by these names (`server/tool` in config-file mode, bare in single-MCP mode): the few an agent uses all the time. Each costs its whole definition in every session's context; a name no loaded server offers is left out.",
   );
 
+/** The catalog budget when a config sets none, and the least and most one may set (tokens of the whole tools/list). */
+export const CATALOG_BUDGET = { default: 1500, min: 600, max: 200_000 } as const;
+
+const CatalogBudget = z
+  .number()
+  .int()
+  .min(CATALOG_BUDGET.min, `catalog_budget is at least ${CATALOG_BUDGET.min} tokens: the meta-tools alone take about 400`)
+  .max(CATALOG_BUDGET.max)
+  .default(CATALOG_BUDGET.default)
+  .describe(
+    "The most tokens (o200k_base) a session's tools/list may cost a host: the meta-tools, promoted tools and discover_tool's catalog together. While the whole catalog fits it is shown whole; past that, the largest servers are shown by tool names only, then as one summary line each, then counted in a line that says to search.",
+  );
+
 /** Config-file mode: many servers, tools namespaced as `server/tool`. */
 export const MultiConfig = z.strictObject({
   $schema: SchemaRef,
   pin_tools: PinTools,
   promote: Promote,
+  catalog_budget: CatalogBudget,
   mcp: z.record(ServerName, ServerEntry).describe("The upstream servers, by name."),
 });
 
@@ -147,6 +161,7 @@ export const SingleConfig = z.strictObject({
   $schema: SchemaRef,
   pin_tools: PinTools,
   promote: Promote,
+  catalog_budget: CatalogBudget,
   ...ServerEntry.shape,
   description: z
     .never({ error: "single-MCP mode has no load_mcp, so its entry cannot be lazy: remove description" })

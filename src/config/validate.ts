@@ -2,7 +2,7 @@
 // shapes are not written by hand: they are the output of the schema's transforms (`UpstreamEntry` in schema.ts,
 // `ResolvedMulti` and `ResolvedSingle` here), and their types are inferred from them.
 import * as z from "zod";
-import { MultiConfig, ServerEntry, ServerName, SingleConfig, UpstreamEntry, normalizeEntry } from "./schema.ts";
+import { CATALOG_BUDGET, MultiConfig, ServerEntry, ServerName, SingleConfig, UpstreamEntry, normalizeEntry } from "./schema.ts";
 
 /** The name single-MCP mode gives its one upstream inside the proxy (never shown in tool names). */
 export const SINGLE_UPSTREAM = "mcp";
@@ -12,9 +12,17 @@ export type UpstreamSpec = { name: string } & z.output<typeof UpstreamEntry>;
 
 const spec = (name: string, entry: Omit<ServerEntry, "enabled">): UpstreamSpec => ({ name, ...normalizeEntry(entry) });
 
-function resolved<M extends "multi" | "single">(mode: M, upstreams: UpstreamSpec[], pin: boolean, promote: string[] | undefined) {
+function resolved<M extends "multi" | "single">(
+  mode: M,
+  upstreams: UpstreamSpec[],
+  pin: boolean,
+  promote: string[] | undefined,
+  catalogBudget: number,
+) {
   return {
     mode,
+    /** The most tokens a session's tools/list may cost a host. */
+    catalogBudget,
     /** Enabled upstreams in config order. */
     upstreams,
     /** Withhold tools whose definition changed since first seen, until an admin approves. */
@@ -31,12 +39,13 @@ const ResolvedMulti = MultiConfig.transform((config) =>
     Object.entries(config.mcp).flatMap(([name, entry]) => (entry.enabled ? [spec(name, entry)] : [])),
     config.pin_tools,
     config.promote,
+    config.catalog_budget,
   ),
 );
 
 /** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
-const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, ...entry }) =>
-  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote),
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, ...entry }) =>
+  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget),
 );
 
 export type ConfigMode = "multi" | "single";
@@ -48,6 +57,8 @@ export type ResolvedConfig = (z.output<typeof ResolvedMulti> | z.output<typeof R
 
 /** A stored config's promoted names read on their own (lenient reading: a broken list promotes nothing). */
 const PromoteNames = MultiConfig.shape.promote;
+/** A stored config's budget read on its own (lenient reading: a broken one is the default). */
+const Budget = MultiConfig.shape.catalog_budget.catch(CATALOG_BUDGET.default);
 
 /** One stored entry read on its own (lenient reading): its key must be a server name, its value an entry. */
 const OneEntry = z.record(ServerName, ServerEntry);
@@ -100,7 +111,8 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
   }
   const pin = (raw as { pin_tools?: unknown }).pin_tools === true;
   const promote = PromoteNames.safeParse((raw as { promote?: unknown }).promote);
-  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined), invalid } };
+  const budget = Budget.parse((raw as { catalog_budget?: unknown }).catalog_budget);
+  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget), invalid } };
 }
 
 /** An entry name from a broken config, shown safely (it may be anything). */

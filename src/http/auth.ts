@@ -4,6 +4,7 @@ import { validator } from "hono/validator";
 import { hashToken, tokenId } from "../auth/token.ts";
 import { TeamName } from "../config/schema.ts";
 import { loadToken } from "../config/load.ts";
+import type { TokenRecord } from "../config/keys.ts";
 import { SETTING_DEFAULTS, settings } from "../settings.ts";
 import { unauthorized } from "../responses.ts";
 import type { McpEnv, Principal } from "./context.ts";
@@ -44,12 +45,16 @@ export async function authenticate(
   // The token this isolate already accepted while the lookup is cached is compared as it is, with no hash: it
   // matched that very record, and any other token goes the full way below.
   const known = cache.acceptedToken(key);
-  if (known !== undefined && constantTimeEqual(known, token)) return { team, tokenId: id };
+  const knownRecord = cache.acceptedRecord(key);
+  if (known !== undefined && knownRecord && constantTimeEqual(known, token)) return principal(team, id, knownRecord);
   const [record, hash] = await Promise.all([cache.get(key, () => loadToken(kv, team, id)), hashToken(token)]);
   if (!record || !constantTimeEqual(record.hash, hash)) return null;
   cache.accept(key, token);
-  return { team, tokenId: id };
+  return principal(team, id, record);
 }
+
+const principal = (team: string, tokenId: string, record: TokenRecord): Principal =>
+  record.view ? { team, tokenId, view: record.view } : { team, tokenId };
 
 /** What `teamName` leaves for the token step (Hono's validated data, typed). */
 type TeamInput = { out: { param: { team: string } } };

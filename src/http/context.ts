@@ -1,10 +1,12 @@
 // What the MCP route's steps learn and hand on (Hono context variables, `c.set` / `c.get`), in the order they learn it.
+import type { View } from "../config/view.ts";
 import type { Env } from "../env.ts";
 
-/** Who is calling: a team and one of its tokens (learned by the token step). */
+/** Who is calling: a team and one of its tokens (learned by the token step), with the token's view setting if it has one. */
 export interface Principal {
   team: string;
   tokenId: string;
+  view?: View;
 }
 
 export interface McpVariables {
@@ -24,6 +26,8 @@ export interface McpVariables {
   sessionId: string;
   /** session-id.ts, session: true when this request starts the session. */
   initialize: boolean;
+  /** view.ts, view: the view the URL's `?view=` asks for (checked), undefined without one. */
+  view: View | undefined;
 }
 
 /** The MCP route's Hono environment: the Worker's bindings and the steps' variables. */

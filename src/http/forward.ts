@@ -3,6 +3,7 @@
 import type { Handler } from "hono";
 import { ROUTE_HEADERS, sessionObjectName } from "../env.ts";
 import type { McpEnv } from "./context.ts";
+import { startingView } from "./view.ts";
 
 /** Client headers that never travel further than the router. */
 const DROPPED = ["authorization", "cookie", ...Object.values(ROUTE_HEADERS)];
@@ -17,7 +18,10 @@ export const forward: Handler<McpEnv> = async (c) => {
   headers.set(ROUTE_HEADERS.team, who.team);
   headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
   headers.set(ROUTE_HEADERS.session, sessionId);
+  // The view: at initialize the one the session starts with; later only one the URL names (the object checks it).
+  const view = c.get("initialize") ? startingView(c.get("view"), who) : c.get("view");
   if (c.get("initialize")) headers.set(ROUTE_HEADERS.initialize, "1");
+  if (view) headers.set(ROUTE_HEADERS.view, view);
   const stub = c.env.SESSIONS.getByName(sessionObjectName(who.team, sessionId));
   const response = await stub.fetch(new Request(request.url, { method: request.method, headers, body: c.get("body"), signal: request.signal }));
   // CORS is the router's decision alone: the session transport sets none, and any the object's answer carried would

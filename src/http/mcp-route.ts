@@ -10,6 +10,7 @@ import { session, sessionKey } from "./session-id.ts";
 import { jsonMessage, sizeLimit } from "./body-steps.ts";
 import { forward } from "./forward.ts";
 import { initializedNotice } from "./notices.ts";
+import { view } from "./view.ts";
 
 /** The one path of the MCP endpoint; every step below is mounted on it alone. */
 export const MCP_PATH = "/t/:team/mcp";
@@ -24,6 +25,8 @@ export const mcp = new Hono<McpEnv>()
   .use(MCP_PATH, rateLimit)
   // guards.ts: POST/GET/DELETE (405), MCP-Protocol-Version (400) → `protocolVersion`, Content-Type (415), Accept (406).
   .use(MCP_PATH, method, protocolVersion, mediaTypes)
+  // view.ts: `?view=` must name a view (400) → `view`.
+  .use(MCP_PATH, view)
   // session-id.ts: SESSION_KEY must be set (503) → `sessionKey`; checked before the body is read, so a
   // misconfigured proxy answers 503 to whatever it is sent.
   .use(MCP_PATH, sessionKey)

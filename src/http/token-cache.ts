@@ -40,6 +40,12 @@ export class TokenCache {
     return this.#live(key)?.accepted;
   }
 
+  /** The cached record `acceptedToken` matched (what the token says besides its hash: its view). */
+  acceptedRecord(key: string): TokenRecord | undefined {
+    const hit = this.#live(key);
+    return hit?.accepted === undefined ? undefined : (hit.record ?? undefined);
+  }
+
   /** Notes that `token` matched the cached lookup of `key`; the entry still expires when its lookup does. */
   accept(key: string, token: string): void {
     const hit = this.#live(key);

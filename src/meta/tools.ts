@@ -1,16 +1,19 @@
 // The meta-tools a host sees (discover_tool, use_tool, and load_mcp in dynamic mode), wired onto the session's MCP server.
 import type { Server } from "@modelcontextprotocol/server";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { LoadError, ProxyError, UpstreamError, toToolResult, type ToolErrorKind } from "../errors.ts";
+import { LoadError, toToolResult } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge } from "../forward/bridge.ts";
 import { arrival } from "../catalog/catalog.ts";
 import { buildListing, defined } from "../catalog/listing.ts";
-import { oneLine, renderDiscoverDescription, renderSearchHits, renderToolDetails, renderUnknownTool } from "../catalog/render.ts";
-import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
+import { renderDiscoverDescription, renderSearchHits, renderToolDetails } from "../catalog/render.ts";
+import type { UpstreamRegistry } from "../upstream/registry.ts";
+import { callUpstreamTool, findTool, isResult, registryNames, toolError, type SessionIdentity, type ToolResultLinks } from "./call.ts";
 import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
 import { searchCatalog } from "./tool-search.ts";
+import { ToolList } from "./tool-list.ts";
+import type { TokenCounter } from "../catalog/tokenizer.ts";
 
 export const DISCOVER_TOOL = "discover_tool";
 export const USE_TOOL = "use_tool";
@@ -23,91 +26,44 @@ const discoverSchema = inputJsonSchema(DiscoverToolInput);
 const useSchema = inputJsonSchema(UseToolInput);
 const loadSchema = inputJsonSchema(LoadMcpInput);
 
-/**
- * A tool failure of the proxy's own that the model can read and act on (protocol failures stay JSON-RPC errors):
- * its kind travels in `_meta` (src/errors.ts, `ERROR_META_KEY`).
- */
-export function toolError(kind: ToolErrorKind, text: string, upstream?: string): CallToolResult {
-  return toToolResult(new ProxyError(kind, text, upstream));
-}
-
-/**
- * The promoted tools the session can serve now, first-class: each upstream definition whole, under the name hosts
- * call it by. A name no loaded server offers (not loaded yet, filtered, withheld by a pin) is left out; a meta-tool's
- * name is never taken.
- */
-function promotedTools(registry: UpstreamRegistry): Tool[] {
-  const meta = new Set([DISCOVER_TOOL, USE_TOOL, LOAD_MCP]);
-  const offered = registry.tools();
-  return registry.promoted.flatMap((name) => {
-    const found = meta.has(name) ? undefined : offered.get(name);
-    return found ? [{ ...found.tool, name }] : [];
-  });
-}
-
 function parseArgs<S extends z.ZodType>(schema: S, raw: unknown, tool: string): z.infer<S> | CallToolResult {
   const parsed = schema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
   return toolError("invalid_arguments", `Invalid arguments for ${tool}: ${argumentErrors(parsed.error)}`);
 }
 
-const isResult = (v: unknown): v is CallToolResult =>
-  typeof v === "object" && v !== null && "isError" in v && "content" in v;
-
-/** Who the session is, for log lines. */
-export interface SessionIdentity {
-  team: string;
-  session: string;
-}
-
-/** Remembers which upstream's tool result linked which resources (ResourceLinks in src/forward/resource-links.ts). */
-export interface ToolResultLinks {
-  remember(upstream: string, result: CallToolResult): Promise<void>;
-}
-
-export function registerMetaTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity, links?: ToolResultLinks): void {
+export function registerMetaTools(
+  server: Server,
+  registry: UpstreamRegistry,
+  bridge: HostBridge,
+  who: SessionIdentity,
+  counter: () => Promise<TokenCounter>,
+  links?: ToolResultLinks,
+): ToolList {
+  const list = new ToolList(
+    registry,
+    {
+      discover: { name: DISCOVER_TOOL, inputSchema: discoverSchema },
+      rest: [
+        { name: USE_TOOL, description: USE_TOOL_DESCRIPTION, inputSchema: useSchema },
+        ...(registry.dynamic ? [{ name: LOAD_MCP, description: LOAD_MCP_DESCRIPTION, inputSchema: loadSchema }] : []),
+      ],
+      reserved: new Set([DISCOVER_TOOL, USE_TOOL, LOAD_MCP]),
+    },
+    counter,
+  );
   server.setRequestHandler("tools/list", async () => {
     await registry.ensureEager();
     registry.retryFailed();
-    const tools: Tool[] = [
-      { name: DISCOVER_TOOL, description: renderDiscoverDescription(registry.view()), inputSchema: discoverSchema },
-      { name: USE_TOOL, description: USE_TOOL_DESCRIPTION, inputSchema: useSchema },
-    ];
-    if (registry.dynamic) tools.push({ name: LOAD_MCP, description: LOAD_MCP_DESCRIPTION, inputSchema: loadSchema });
-    tools.push(...promotedTools(registry));
-    return { tools };
+    return { tools: await list.tools() };
   });
 
+  const names = registryNames(registry, LOAD_MCP);
   server.setRequestHandler("tools/call", async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: raw } = request.params;
     /** An upstream tool, by the name the host uses (through use_tool, or directly when promoted). */
-    const callTool = async (toolName: string, input: Record<string, unknown>): Promise<CallToolResult> => {
-      const target = await findTool(registry, toolName);
-      if (isResult(target)) return target;
-      // A progress token of the host's travels upstream; the upstream's progress comes back under it.
-      const token = request.params._meta?.progressToken;
-      const onprogress =
-        token === undefined
-          ? undefined
-          : (p: { progress: number; total?: number; message?: string }) =>
-              void extra.mcpReq.notify({ method: "notifications/progress", params: { ...p, progressToken: token } }).catch(() => {});
-      const started = Date.now();
-      const done = (outcome: "ok" | "tool_error" | "failed") =>
-        log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
-      try {
-        const result = await bridge.during(target.upstream, extra, () =>
-          registry.call(target, input, { signal: extra.mcpReq.signal, ...(onprogress ? { onprogress } : {}) }),
-        );
-        done(result.isError ? "tool_error" : "ok");
-        // A resource the result links to and no list claims is routed back to this upstream later.
-        await links?.remember(target.upstream, result);
-        return result;
-      } catch (err) {
-        done("failed");
-        if (err instanceof UpstreamError) return toToolResult(err, `${toolName} failed: ${err.message}`);
-        throw err;
-      }
-    };
+    const callTool = (toolName: string, input: Record<string, unknown>): Promise<CallToolResult> =>
+      callUpstreamTool({ registry, bridge, who, links }, names, toolName, input, request.params._meta?.progressToken, extra);
     registry.retryFailed();
     switch (name) {
       case DISCOVER_TOOL: {
@@ -122,7 +78,7 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
           const hits = searchCatalog(registry, args.query, { limit: args.limit, server: args.server });
           return { content: [{ type: "text", text: renderSearchHits(args.query, hits) }], structuredContent: { query: args.query, tools: hits } };
         }
-        const target = await findTool(registry, args.tool_name ?? "");
+        const target = await findTool(registry, names, args.tool_name ?? "");
         if (isResult(target)) return target;
         const details = { ...target.tool, name: target.exposedName };
         return {
@@ -175,42 +131,5 @@ export function registerMetaTools(server: Server, registry: UpstreamRegistry, br
       }
     }
   });
+  return list;
 }
-
-/**
- * A tool by the name the host uses, once its upstream is in (an eager upstream still connecting is waited for,
- * within its connect deadline). A tool of an eager upstream that is
- * unavailable in this session sends that upstream one more attempt now (within its reconnect budget) rather than
- * waiting for the background retry; if it still cannot be reached, the answer says so, and why.
- */
-async function findTool(registry: UpstreamRegistry, name: string): Promise<ExposedTool | CallToolResult> {
-  // A call waits for its own upstream only: another one that is slow or hangs delays nothing here.
-  void registry.ensureEager();
-  const server = registry.serverOf(name);
-  if (server !== undefined && registry.connecting(server)) await registry.settled(server);
-  else if (server === undefined) await registry.ensureEager();
-  const found = registry.tools().get(name);
-  if (found) return found;
-  if (server === undefined || registry.unavailable(server) === undefined) return unknownTool(registry, name, server);
-  const { throttled } = await registry.retryNow(server);
-  const again = registry.tools().get(name);
-  if (again) return again;
-  const reason = registry.unavailable(server);
-  if (reason === undefined) return unknownTool(registry, name, server);
-  const tried = throttled ? `it was not tried again: ${throttled.message}` : "it was just tried again";
-  return toolError(
-    "unavailable",
-    `"${name}" cannot be called now: the server "${server}" is unavailable (${oneLine(reason)}); ${tried}. ` +
-      "Its tools return to the catalog once it answers.",
-    server,
-  );
-}
-
-/** Unknown names get the closest known ones; a tool of a server not loaded yet says to load it first. */
-function unknownTool(registry: UpstreamRegistry, name: string, server: string | undefined): CallToolResult {
-  if (server && registry.loadable().some((spec) => spec.name === server)) {
-    return toolError("unknown_tool", `Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${LOAD_MCP} with mcp_name "${server}" first.`, server);
-  }
-  return toolError("unknown_tool", renderUnknownTool(name, [...registry.tools().keys()]));
-}
-

@@ -2,13 +2,14 @@
 // alarm, deletes itself when abandoned, and takes an admin's reload or reconnect between requests.
 import { DurableObject } from "cloudflare:workers";
 import { loadTeamConfig } from "../config/load.ts";
+import { DEFAULT_VIEW, View } from "../config/view.ts";
 import { ROUTE_HEADERS, type Env, type SessionRpc } from "../env.ts";
 import { settings } from "../settings.ts";
 import { httpError, sessionNotFound } from "../responses.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { watchStream } from "./host-stream.ts";
 import { createRuntime, type Runtime } from "./runtime.ts";
-import { SessionStore, type SessionRecord } from "./state.ts";
+import { SessionStore, sessionView, type SessionRecord } from "./state.ts";
 
 /** Activity is written to storage at most this often, and at least four times per idle period (the alarm reads it). */
 const ACTIVITY_WRITE_MS = 60_000;
@@ -27,6 +28,9 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     const tokenId = request.headers.get(ROUTE_HEADERS.tokenId) ?? "";
     const sessionId = request.headers.get(ROUTE_HEADERS.session) ?? "";
     const initialize = request.headers.get(ROUTE_HEADERS.initialize) === "1";
+    // The router checked it: the view the session starts with at initialize, later only one the URL names.
+    const asked = View.safeParse(request.headers.get(ROUTE_HEADERS.view) ?? undefined);
+    const view = asked.success ? asked.data : undefined;
 
     let record = await this.#store.session();
     if (initialize && !record) {
@@ -35,10 +39,13 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
         const why = config ? "has nothing that validates" : "does not exist";
         return httpError("not_configured", `The team's config ${why}; an operator must store one with \`npm run team -- put\`.`);
       }
-      record = { team, tokenId, sessionId, createdAt: new Date().toISOString(), config: config.config };
+      record = { team, tokenId, sessionId, createdAt: new Date().toISOString(), config: config.config, view: view ?? DEFAULT_VIEW };
       await this.#store.putSession(record);
     } else if (!record || record.team !== team || record.tokenId !== tokenId || record.sessionId !== sessionId) {
       return sessionNotFound();
+    } else if (view !== undefined && view !== sessionView(record)) {
+      // The view is fixed at initialize (the host has listed its tools under it): asking for another is a mistake.
+      return httpError("invalid_view", `This session was started with ?view=${sessionView(record)}; start a new session to use ?view=${view}.`);
     } else if (await this.#store.reloadPending()) {
       record = await this.#reload(record);
     }

@@ -13,7 +13,9 @@ import { registerPrompts } from "../forward/prompts.ts";
 import { ResourceLinks } from "../forward/resource-links.ts";
 import { registerResources, resubscribe } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
+import { registerDirectTools } from "../meta/direct.ts";
 import { registerMetaTools } from "../meta/tools.ts";
+import { loadTokenCounter } from "../catalog/tokenizer.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { checkUpstreamUrl } from "../security/url-guard.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
@@ -25,7 +27,7 @@ import { DEFAULT_GATE_LIMITS, FetchGate } from "../upstream/fetch-gate.ts";
 import { resolveHeaders } from "../upstream/headers.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
 import { UpstreamRegistry } from "../upstream/registry.ts";
-import type { SessionRecord, SessionStore } from "./state.ts";
+import { sessionView, type SessionRecord, type SessionStore } from "./state.ts";
 import { SessionTransport } from "./transport.ts";
 
 export interface Runtime {
@@ -99,7 +101,10 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const level = await store.logLevel();
   if (level) await registry.setLogLevel(level);
 
-  registerMetaTools(server, registry, bridge, { team: record.team, session: record.sessionId.slice(0, 8) }, links);
+  // The view the session started with: the meta-tools (and promoted tools) within the budget, or every tool first-class.
+  const who = { team: record.team, session: record.sessionId.slice(0, 8) };
+  if (sessionView(record) === "direct") registerDirectTools(server, registry, bridge, who, links);
+  else registerMetaTools(server, registry, bridge, who, () => loadTokenCounter(env.ASSETS), links);
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
   registerCompletion(server, registry, bridge, links);

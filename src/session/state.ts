@@ -5,8 +5,9 @@ import * as z from "zod";
 import type { LoggingLevel } from "@modelcontextprotocol/server";
 import type { TransportState } from "./transport.ts";
 import { logUnreadable } from "../config/keys.ts";
-import { ServerEntry, normalizeEntry } from "../config/schema.ts";
+import { CATALOG_BUDGET, ServerEntry, normalizeEntry } from "../config/schema.ts";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
+import { DEFAULT_VIEW, View } from "../config/view.ts";
 import { StoredCatalog } from "../teams/catalog-cache.ts";
 import { accepted, type Same } from "../teams/kv.ts";
 import type { RegistryStore, UpstreamRecord } from "../upstream/records.ts";
@@ -22,19 +23,29 @@ const StoredConfig = z.object({
   upstreams: z.array(StoredSpec),
   pinTools: z.literal(true).optional(),
   promote: z.array(z.string()).optional(),
+  /** Sessions stored before budgets existed read as the default. */
+  catalogBudget: z.number().int().positive().default(CATALOG_BUDGET.default),
   invalid: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
 });
 const configMatches: Same<z.output<typeof StoredConfig>, ResolvedConfig> = true;
 
-/** Written once at initialize; the session keeps this config for its whole life. */
+/**
+ * Written once at initialize; the session keeps this config and view for its whole life. A record written before
+ * views existed has no `view` (records are kept as stored): `sessionView` reads it as the default, the only view
+ * there was.
+ */
 const SessionRecord = z.object({
   team: z.string(),
   tokenId: z.string(),
   sessionId: z.string(),
   createdAt: z.string(),
   config: StoredConfig,
+  view: View.optional(),
 });
 export type SessionRecord = z.output<typeof SessionRecord>;
+
+/** The session's view (src/config/view.ts); a record from before views is a meta-tools session. */
+export const sessionView = (record: SessionRecord): View => record.view ?? DEFAULT_VIEW;
 
 /** The session transport's state (session/transport.ts); the initialize params are the SDK's, kept as stored (an object when present). */
 const StoredTransport = z.object({

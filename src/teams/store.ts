@@ -5,6 +5,7 @@ import { kvKeys, type PinRecord, type TokenMetadata, type TokenRecord } from "..
 import { credentialWarnings, redactConfig } from "../config/redact.ts";
 import { secretNames } from "../config/schema.ts";
 import { parseConfig, type ConfigIssue } from "../config/validate.ts";
+import { View } from "../config/view.ts";
 import { SECRET_NAME, openSecret, sealSecret, type SealedSecret } from "../security/secrets.ts";
 import { ProxyError, type StoreErrorKind } from "../errors.ts";
 import { checkUpstreamUrl, type UrlPolicy } from "../security/url-guard.ts";
@@ -16,6 +17,7 @@ export interface TokenInfo {
   id: string;
   label?: string;
   createdAt: string;
+  view?: View;
 }
 
 export interface PinInfo {
@@ -92,11 +94,14 @@ export class TeamStore {
     return this.#deleteIfPresent(kvKeys.config(team));
   }
 
-  /** A new token; the token itself is returned once and only its hash is stored. */
-  async mintToken(team: string, label?: string): Promise<TokenInfo & { token: string }> {
+  /**
+   * A new token; the token itself is returned once and only its hash is stored. `view` is the view its sessions get
+   * when the MCP URL names none.
+   */
+  async mintToken(team: string, label?: string, view?: View): Promise<TokenInfo & { token: string }> {
     const minted = await mintToken();
     const createdAt = new Date().toISOString();
-    const metadata: TokenMetadata = { createdAt, ...(label ? { label } : {}) };
+    const metadata: TokenMetadata = { createdAt, ...(label ? { label } : {}), ...(view ? { view } : {}) };
     const record: TokenRecord = { hash: minted.hash, ...metadata };
     await this.#kv.put(kvKeys.token(team, minted.id), JSON.stringify(record), metadata);
     return { id: minted.id, token: minted.token, ...metadata };
@@ -106,7 +111,14 @@ export class TeamStore {
     const prefix = kvKeys.tokenPrefix(team);
     return (await this.#kv.list(prefix)).map((entry) => {
       const meta = (entry.metadata ?? {}) as Partial<TokenMetadata>;
-      return { id: entry.name.slice(prefix.length), createdAt: meta.createdAt ?? "", ...(meta.label ? { label: meta.label } : {}) };
+      // Metadata is ours but read as untrusted: a view it does not name is left out.
+      const view = View.safeParse(meta.view);
+      return {
+        id: entry.name.slice(prefix.length),
+        createdAt: meta.createdAt ?? "",
+        ...(meta.label ? { label: meta.label } : {}),
+        ...(view.success ? { view: view.data } : {}),
+      };
     });
   }
 

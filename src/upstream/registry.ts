@@ -75,6 +75,11 @@ export class UpstreamRegistry {
     return this.#config.mode;
   }
 
+  /** Every configured upstream's name, in config order (loaded or not). */
+  get servers(): string[] {
+    return this.#config.upstreams.map((u) => u.name);
+  }
+
   /** True when the config has any lazy entry (dynamic-discovery mode: load_mcp exists). */
   get dynamic(): boolean {
     return this.#config.upstreams.some(isLazy);
@@ -120,10 +125,14 @@ export class UpstreamRegistry {
     return this.#records.unavailable(name);
   }
 
-  /** Lazy upstreams the agent may still load, in config order. */
   /** The tools the config promotes, by the names hosts call them (those not offered are left out by the caller). */
   get promoted(): readonly string[] {
     return this.#config.promote ?? [];
+  }
+
+  /** The most tokens the session's tools/list may cost a host. */
+  get catalogBudget(): number {
+    return this.#config.catalogBudget;
   }
 
   /** What the config says an upstream is for (every lazy one has it; an eager one may). */
@@ -131,6 +140,7 @@ export class UpstreamRegistry {
     return this.#config.upstreams.find((u) => u.name === name)?.description;
   }
 
+  /** Lazy upstreams the agent may still load, in config order. */
   loadable(): UpstreamSpec[] {
     return this.#config.upstreams.filter((spec) => {
       const status = this.#records.get(spec.name)?.status;
@@ -214,7 +224,7 @@ export class UpstreamRegistry {
     for (const spec of this.#config.upstreams) {
       const record = this.#records.get(spec.name);
       if (record?.status === UpstreamStatus.ready) {
-        groups.push({ server: spec.name, state: "ready", tools: record.catalog.tools });
+        groups.push({ server: spec.name, state: "ready", tools: record.catalog.tools, description: spec.description });
       } else if (record?.status === UpstreamStatus.failed) {
         groups.push({ server: spec.name, state: "unavailable", reason: record.reason });
       } else if (!record && this.#startup.connecting(spec.name)) {

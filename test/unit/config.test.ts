@@ -6,7 +6,7 @@ import { credentialWarnings, maskHeaderValue, redactConfig } from "../../src/con
 import { kvKeys } from "../../src/config/keys.ts";
 import { loadTeamConfig, loadToken, type KvText } from "../../src/config/load.ts";
 import { parseConfig, parseConfigText, parseStoredConfig } from "../../src/config/validate.ts";
-import { SessionStore, type SessionRecord, type SessionStorage } from "../../src/session/state.ts";
+import { SessionStore, sessionView, type SessionRecord, type SessionStorage } from "../../src/session/state.ts";
 import { kvCatalogCache } from "../../src/teams/catalog-cache.ts";
 import type { KvLike } from "../../src/teams/kv.ts";
 import { checkPins } from "../../src/teams/pins.ts";
@@ -32,6 +32,7 @@ describe("config-file mode", () => {
       ok: true,
       config: {
         mode: "multi",
+        catalogBudget: 1500,
         upstreams: [
           { name: "b", transport: "streamable-http", url: "https://b.example/mcp", headers: {}, timeout: 30000 },
           { name: "a", transport: "streamable-http", url: "https://a.example/mcp", headers: { "X-Key": "${secret:K}" }, timeout: 0 },
@@ -67,7 +68,11 @@ describe("single-MCP mode", () => {
   it("takes one entry at the top level", () => {
     expect(parseConfig({ $schema: "x", transport: "http", url: "https://one.example/mcp" })).toEqual({
       ok: true,
-      config: { mode: "single", upstreams: [{ name: "mcp", transport: "streamable-http", url: "https://one.example/mcp", headers: {}, timeout: 30000 }] },
+      config: {
+        mode: "single",
+        catalogBudget: 1500,
+        upstreams: [{ name: "mcp", transport: "streamable-http", url: "https://one.example/mcp", headers: {}, timeout: 30000 }],
+      },
     });
   });
 
@@ -306,6 +311,19 @@ describe("session storage is read through schemas", () => {
     }
   });
 
+  it("reads a session record from before views as a meta-tools session, and keeps a stored view", async () => {
+    expect(sessionView((await new SessionStore(storageWith({ session })).session())!)).toBe("meta");
+    const direct = await new SessionStore(storageWith({ session: { ...session, view: "direct" } })).session();
+    expect(direct && sessionView(direct)).toBe("direct");
+    // A view this proxy does not know is an unreadable record (logged by its key): the session answers 404.
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      expect(await new SessionStore(storageWith({ session: { ...session, view: "code" } })).session()).toBeUndefined();
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
   /** A storage that counts reads by key, can hold a read back until released, and takes writes. */
   function countingStorage(values: Record<string, unknown>) {
     const map = new Map(Object.entries(values));
@@ -405,5 +423,33 @@ describe("promote", () => {
     expect(broken.ok && broken.config.promote).toBeUndefined();
     const good = parseStoredConfig({ promote: ["gh/a"], mcp: { ...mcp, bad: { url: 3 } } });
     expect(good.ok && good.config.promote).toEqual(["gh/a"]);
+  });
+});
+
+describe("catalog_budget", () => {
+  const mcp = { gh: { url: "https://gh.example/mcp" } };
+
+  it("is 1500 tokens unless set, in both modes, and keeps what a config sets", () => {
+    const unset = parseConfig({ mcp });
+    expect(unset.ok && unset.config.catalogBudget).toBe(1500);
+    const multi = parseConfig({ catalog_budget: 4000, mcp });
+    expect(multi.ok && multi.config.catalogBudget).toBe(4000);
+    const single = parseConfig({ url: "https://one.example/mcp", catalog_budget: 800 });
+    expect(single.ok && single.config.catalogBudget).toBe(800);
+  });
+
+  it("refuses a budget under the meta-tools' own cost, over 200,000, or not a whole number, saying why", () => {
+    const low = parseConfig({ catalog_budget: 100, mcp });
+    expect(!low.ok && low.errors.join("\n")).toMatch(/^catalog_budget: catalog_budget is at least 600 tokens/m);
+    expect(parseConfig({ catalog_budget: 200_001, mcp }).ok).toBe(false);
+    expect(parseConfig({ catalog_budget: 1500.5, mcp }).ok).toBe(false);
+    expect(parseConfig({ catalog_budget: "1500", mcp }).ok).toBe(false);
+  });
+
+  it("a stored config read leniently keeps a good budget and reads a broken one as the default", () => {
+    const good = parseStoredConfig({ catalog_budget: 3000, mcp: { ...mcp, bad: { url: 3 } } });
+    expect(good.ok && good.config.catalogBudget).toBe(3000);
+    const broken = parseStoredConfig({ catalog_budget: -1, mcp: { ...mcp, bad: { url: 3 } } });
+    expect(broken.ok && broken.config.catalogBudget).toBe(1500);
   });
 });

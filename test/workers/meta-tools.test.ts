@@ -158,7 +158,8 @@ describe("config-file mode", () => {
   });
 
   it("follows tools/list cursors to the end", async () => {
-    const token = await seedTeam("paged", { mcp: { gitlab: { url: replayUrl("gitlab") } } });
+    // A budget the whole catalog fits in, so every tool read across the pages shows with its line.
+    const token = await seedTeam("paged", { catalog_budget: 200_000, mcp: { gitlab: { url: replayUrl("gitlab") } } });
     const { client } = await connect("paged", token);
     const description = await discoverDescription(client);
     expect(description.split("\n").filter((l) => l.startsWith("- ")).length).toBe(118);

@@ -1,0 +1,359 @@
+// Counts o200k_base tokens exactly as the benchmarks do (js-tiktoken's `encode(text, [], []).length`: the text of a
+// special token such as `<|endoftext|>` is ordinary text), from a table built ahead of time by
+// scripts/build-tokenizer.ts and served through the Worker's static-assets binding. Loading only wraps the table's
+// bytes in typed arrays; counting pre-tokenizes with the o200k pattern, looks each piece up whole, and merges the
+// pieces that are not one token byte pair by byte pair, lowest rank first (leftmost among equals).
+//
+// The table (all numbers u32, little-endian, every section 4-byte aligned):
+//   0   magic "dmtk"                 4   format version            8   token count N       12  token bytes B
+//   16  slot bits S (2^S slots)      20  pattern length P (UTF-8)   24  encoding name, 16 bytes, zero-padded
+//   40  build key, 32 bytes (sha256 of the build's inputs; scripts/setup.mjs compares it to rebuild a stale table)
+//   72  the pre-tokenizer pattern, P bytes, zero-padded to a multiple of 4
+//   then offsets: N + 1 u32 (token r is bytes[offsets[r] .. offsets[r + 1]), tokens in rank order)
+//   then slots: 2^S u32, open addressing with linear probing; 0 is empty, else (fingerprint << 18) | (rank + 1),
+//        the fingerprint being the top 14 bits of the token's hash, its home slot the low S bits (S ≤ 18)
+//   then the token bytes, B bytes, concatenated in rank order; the file ends there.
+
+/** What the proxy needs of a tokenizer: how many o200k_base tokens a text is. */
+export interface TokenCounter {
+  count(text: string): number;
+}
+
+/** What `loadTokenCounter` needs of the static-assets binding (`env.ASSETS`, a `Fetcher`, is one). */
+export interface AssetsBinding {
+  fetch(url: string): Promise<Response>;
+}
+
+/** o200k_base's pre-tokenizer, the pattern js-tiktoken compiles with flags "gu" (its `pat_str`). */
+export const O200K_PATTERN = String.raw`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
+
+/** The table's layout constants, shared with scripts/build-tokenizer.ts, which writes it. */
+export const TABLE_FORMAT = {
+  magic: "dmtk",
+  version: 1,
+  encoding: "o200k_base",
+  /** Bytes before the pattern. */
+  fixedHeaderBytes: 72,
+  nameOffset: 24,
+  nameBytes: 16,
+  keyOffset: 40,
+  keyBytes: 32,
+  /** Low bits of a slot: rank + 1. The rest: the fingerprint. */
+  rankBits: 18,
+} as const;
+
+/** Where the Worker reads the table: assets/tokenizer/o200k_base.bin through the ASSETS binding (any host works). */
+export const TABLE_URL = "https://assets.local/tokenizer/o200k_base.bin";
+
+const RANK_MASK = (1 << TABLE_FORMAT.rankBits) - 1;
+/** Pieces longer than this (UTF-16 units) are not remembered; so the cache holds at most ~1M characters. */
+const CACHE_PIECE_CHARS = 256;
+const CACHE_ENTRIES = 4096;
+const TWO_32 = 2 ** 32;
+
+/**
+ * FNV-1a over bytes[start, end), then murmur3's 32-bit finalizer, so that both the low bits (the home slot) and the
+ * high bits (the fingerprint) depend on every byte.
+ */
+export function hashBytes(bytes: Uint8Array, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** The table's sections as typed-array views over its bytes (no copy, unless the bytes are not 4-byte aligned). */
+export interface TokenTable {
+  tokenCount: number;
+  offsets: Uint32Array;
+  slots: Uint32Array;
+  bytes: Uint8Array;
+  /** Hex of the build key in the header. */
+  buildKey: string;
+}
+
+const padded4 = (n: number) => (n + 3) & ~3;
+const ascii = (bytes: Uint8Array) => String.fromCharCode(...bytes);
+
+function refuse(why: string): never {
+  throw new Error(`tokenizer table refused: ${why}; rebuild it with \`node scripts/build-tokenizer.ts\` (npm test and npm run dev do when it is missing or stale)`);
+}
+
+/** Checks the header and the section sizes (O(1): the token data itself is trusted, it ships with the Worker). */
+export function readTable(input: ArrayBuffer | Uint8Array): TokenTable {
+  let raw = input instanceof Uint8Array ? input : new Uint8Array(input);
+  if (raw.byteOffset % 4 !== 0) raw = raw.slice();
+  const f = TABLE_FORMAT;
+  if (raw.byteLength < f.fixedHeaderBytes) refuse(`${raw.byteLength} bytes is shorter than its header`);
+  if (ascii(raw.subarray(0, 4)) !== f.magic) refuse(`it does not start with "${f.magic}" (not a token table)`);
+  const head = new Uint32Array(raw.buffer, raw.byteOffset, f.fixedHeaderBytes / 4);
+  const version = head[1]!;
+  const tokenCount = head[2]!;
+  const byteCount = head[3]!;
+  const slotBits = head[4]!;
+  const patternLength = head[5]!;
+  if (version !== f.version) refuse(`format version ${version}, this build reads version ${f.version}`);
+  const name = ascii(raw.subarray(f.nameOffset, f.nameOffset + f.nameBytes)).replace(/\0+$/, "");
+  if (name !== f.encoding) refuse(`it holds the encoding "${name}", not "${f.encoding}"`);
+  const patternEnd = f.fixedHeaderBytes + patternLength;
+  if (patternEnd > raw.byteLength) refuse("its pattern runs past its end (truncated)");
+  const pattern = new TextDecoder().decode(raw.subarray(f.fixedHeaderBytes, patternEnd));
+  if (pattern !== O200K_PATTERN) refuse("its pre-tokenizer pattern is not o200k_base's");
+  if (tokenCount < 256 || tokenCount > RANK_MASK - 1) refuse(`token count ${tokenCount} is out of range`);
+  if (slotBits > f.rankBits || 2 ** slotBits <= tokenCount) refuse(`${slotBits} slot bits cannot hold ${tokenCount} tokens`);
+  const offsetsAt = f.fixedHeaderBytes + padded4(patternLength);
+  const slotsAt = offsetsAt + 4 * (tokenCount + 1);
+  const bytesAt = slotsAt + 4 * 2 ** slotBits;
+  if (raw.byteLength !== bytesAt + byteCount) refuse(`it is ${raw.byteLength} bytes, its header says ${bytesAt + byteCount} (truncated or corrupt)`);
+  const offsets = new Uint32Array(raw.buffer, raw.byteOffset + offsetsAt, tokenCount + 1);
+  if (offsets[0] !== 0 || offsets[tokenCount] !== byteCount) refuse("its offsets do not span its token bytes (corrupt)");
+  const key = raw.subarray(f.keyOffset, f.keyOffset + f.keyBytes);
+  return {
+    tokenCount,
+    offsets,
+    slots: new Uint32Array(raw.buffer, raw.byteOffset + slotsAt, 2 ** slotBits),
+    bytes: raw.subarray(bytesAt, bytesAt + byteCount),
+    buildKey: Array.from(key, (b) => b.toString(16).padStart(2, "0")).join(""),
+  };
+}
+
+/** A binary min-heap of numbers (merge candidates: rank · 2^32 + position), its storage reused across pieces. */
+class MinHeap {
+  private items = new Float64Array(64);
+  size = 0;
+
+  push(value: number): void {
+    if (this.size === this.items.length) {
+      const grown = new Float64Array(this.items.length * 2);
+      grown.set(this.items);
+      this.items = grown;
+    }
+    const items = this.items;
+    let i = this.size++;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (items[parent]! <= value) break;
+      items[i] = items[parent]!;
+      i = parent;
+    }
+    items[i] = value;
+  }
+
+  pop(): number {
+    const items = this.items;
+    const top = items[0]!;
+    const last = items[--this.size]!;
+    const n = this.size;
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && items[child + 1]! < items[child]!) child++;
+      if (items[child]! >= last) break;
+      items[i] = items[child]!;
+      i = child;
+    }
+    items[i] = last;
+    return top;
+  }
+}
+
+class TableCounter implements TokenCounter {
+  private readonly offsets: Uint32Array;
+  private readonly slots: Uint32Array;
+  private readonly tokens: Uint8Array;
+  private readonly mask: number;
+  private readonly pattern = new RegExp(O200K_PATTERN, "gu");
+  private readonly cache = new Map<string, number>();
+  private readonly heap = new MinHeap();
+  /** The current piece's UTF-8 bytes. */
+  private buf = new Uint8Array(256);
+  /** Per byte position of the current piece: where the part starting there ends, where the one before starts,
+   * and the rank of that part merged with the next (-1: not a token, -2: no part starts here any more). */
+  private next = new Int32Array(256);
+  private prev = new Int32Array(256);
+  private pairRank = new Int32Array(256);
+
+  constructor(table: TokenTable) {
+    this.offsets = table.offsets;
+    this.slots = table.slots;
+    this.tokens = table.bytes;
+    this.mask = table.slots.length - 1;
+  }
+
+  count(text: string): number {
+    const pattern = this.pattern;
+    pattern.lastIndex = 0;
+    let total = 0;
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+      const piece = match[0];
+      // o200k's pattern never matches nothing; this only keeps a broken pattern from looping forever.
+      if (piece.length === 0) pattern.lastIndex++;
+      else total += this.countPiece(piece);
+    }
+    return total;
+  }
+
+  private countPiece(piece: string): number {
+    // One UTF-16 unit of at most 0x7f is one byte, and every byte is a token.
+    if (piece.length === 1 && piece.charCodeAt(0) < 0x80) return 1;
+    const cached = this.cache.get(piece);
+    if (cached !== undefined) return cached;
+    const n = this.encode(piece);
+    const tokens = n === 1 || this.rank(0, n) >= 0 ? 1 : this.merge(n);
+    if (piece.length <= CACHE_PIECE_CHARS) {
+      if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
+      this.cache.set(piece, tokens);
+    }
+    return tokens;
+  }
+
+  /** UTF-8 of `s` into `buf` (a lone surrogate becomes U+FFFD, as TextEncoder does); returns its length. */
+  private encode(s: string): number {
+    if (this.buf.length < s.length * 3) this.buf = new Uint8Array(s.length * 3);
+    const buf = this.buf;
+    let n = 0;
+    for (let i = 0; i < s.length; i++) {
+      let c = s.charCodeAt(i);
+      if (c < 0x80) {
+        buf[n++] = c;
+      } else if (c < 0x800) {
+        buf[n++] = 0xc0 | (c >> 6);
+        buf[n++] = 0x80 | (c & 0x3f);
+      } else {
+        if (c >= 0xd800 && c <= 0xdfff) {
+          const low = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+          if (c <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) {
+            c = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
+            i++;
+            buf[n++] = 0xf0 | (c >> 18);
+            buf[n++] = 0x80 | ((c >> 12) & 0x3f);
+            buf[n++] = 0x80 | ((c >> 6) & 0x3f);
+            buf[n++] = 0x80 | (c & 0x3f);
+            continue;
+          }
+          c = 0xfffd;
+        }
+        buf[n++] = 0xe0 | (c >> 12);
+        buf[n++] = 0x80 | ((c >> 6) & 0x3f);
+        buf[n++] = 0x80 | (c & 0x3f);
+      }
+    }
+    return n;
+  }
+
+  /** The rank of buf[start, end) as one token, or -1. */
+  private rank(start: number, end: number): number {
+    const buf = this.buf;
+    const length = end - start;
+    const h = hashBytes(buf, start, end);
+    const fingerprint = h >>> TABLE_FORMAT.rankBits;
+    for (let i = h & this.mask; ; i = (i + 1) & this.mask) {
+      const slot = this.slots[i]!;
+      if (slot === 0) return -1;
+      if (slot >>> TABLE_FORMAT.rankBits !== fingerprint) continue;
+      const rank = (slot & RANK_MASK) - 1;
+      const at = this.offsets[rank]!;
+      if (this.offsets[rank + 1]! - at !== length) continue;
+      let same = true;
+      for (let k = 0; k < length; k++) {
+        if (this.tokens[at + k] !== buf[start + k]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return rank;
+    }
+  }
+
+  /**
+   * Tokens in buf[0, n) (n ≥ 2, not one token): parts start as single bytes; the adjacent pair whose bytes form the
+   * lowest-ranked token is merged, the leftmost among equal ranks, until no pair is a token. The candidates wait in
+   * a heap keyed rank · 2^32 + position; one whose rank is no longer its part's is stale (a part only grows, and a
+   * longer byte string is another token), so it is skipped. O(n log n), so a long word cannot stall the Worker.
+   */
+  private merge(n: number): number {
+    if (this.next.length < n + 1) {
+      this.next = new Int32Array(n + 1);
+      this.prev = new Int32Array(n + 1);
+      this.pairRank = new Int32Array(n + 1);
+    }
+    const { next, prev, pairRank, heap } = this;
+    heap.size = 0;
+    for (let p = 0; p < n; p++) {
+      next[p] = p + 1;
+      prev[p] = p - 1;
+    }
+    for (let p = 0; p < n - 1; p++) {
+      const r = this.rank(p, p + 2);
+      pairRank[p] = r;
+      if (r >= 0) heap.push(r * TWO_32 + p);
+    }
+    pairRank[n - 1] = -1;
+    let parts = n;
+    while (heap.size > 0) {
+      const key = heap.pop();
+      const r = Math.floor(key / TWO_32);
+      const p = key - r * TWO_32;
+      if (pairRank[p] !== r) continue;
+      const q = next[p]!;
+      const end = next[q]!;
+      next[p] = end;
+      if (end < n) prev[end] = p;
+      pairRank[q] = -2;
+      parts--;
+      const after = end < n ? this.rank(p, next[end]!) : -1;
+      pairRank[p] = after;
+      if (after >= 0) heap.push(after * TWO_32 + p);
+      const before = prev[p]!;
+      if (before >= 0) {
+        const r2 = this.rank(before, end);
+        pairRank[before] = r2;
+        if (r2 >= 0) heap.push(r2 * TWO_32 + before);
+      }
+    }
+    return parts;
+  }
+}
+
+/** A counter over a table's bytes (from the file, or the ASSETS binding). Pure; throws if the table is refused. */
+export function tokenCounterFromTable(bytes: ArrayBuffer | Uint8Array): TokenCounter {
+  return new TableCounter(readTable(bytes));
+}
+
+/**
+ * A loader with its own memory: concurrent callers share one fetch, a loaded counter is kept, and a failed load is
+ * forgotten once it has failed (the next call tries again). `loadTokenCounter` is the isolate's one loader.
+ */
+export function createTokenCounterLoader(): (assets: AssetsBinding) => Promise<TokenCounter> {
+  let shared: Promise<TokenCounter> | undefined;
+  return (assets) => {
+    if (shared) return shared;
+    const loading = fetchTable(assets).then(tokenCounterFromTable);
+    shared = loading;
+    loading.catch(() => {
+      if (shared === loading) shared = undefined;
+    });
+    return loading;
+  };
+}
+
+async function fetchTable(assets: AssetsBinding): Promise<ArrayBuffer> {
+  const response = await assets.fetch(TABLE_URL);
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(
+      `tokenizer table missing: the ASSETS binding answered ${response.status} for ${new URL(TABLE_URL).pathname} ` +
+        "(assets/tokenizer/o200k_base.bin is generated: `node scripts/build-tokenizer.ts`, which npm test, npm run dev " +
+        "and npm run deploy run when it is missing or stale)",
+    );
+  }
+  return response.arrayBuffer();
+}
+
+/** The isolate's counter, loaded once from `env.ASSETS` (about 3 MB, read as it is). */
+export const loadTokenCounter: (assets: AssetsBinding) => Promise<TokenCounter> = createTokenCounterLoader();

@@ -1,0 +1,157 @@
+// The direct view's tools/list and tools/call: every tool the team may use, first-class under a host-safe name
+// (src/catalog/direct-names.ts), paged, with the `_meta` hints hosts that search tools themselves read; calls go
+// the way use_tool's do (src/meta/call.ts). There are no meta-tools: lazy servers are loaded for the session at its
+// first tools/list (or at the first call of one of their tools), since a host that defers tools itself has no use
+// for a second, model-driven indirection.
+import type { CallToolResult, Server, Tool } from "@modelcontextprotocol/server";
+import { LoadError, toToolResult } from "../errors.ts";
+import { log } from "../log.ts";
+import type { HostBridge, HostExtra } from "../forward/bridge.ts";
+import { paginate } from "../forward/paging.ts";
+import { arrival } from "../catalog/catalog.ts";
+import { DIRECT_SEPARATOR, ambiguousServers, directNames } from "../catalog/direct-names.ts";
+import { oneLine } from "../catalog/render.ts";
+import { EAGER_WAIT_MS } from "../upstream/startup.ts";
+import { waitAtMost } from "../upstream/backoff.ts";
+import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
+import { callUpstreamTool, type SessionIdentity, type ToolNames, type ToolResultLinks } from "./call.ts";
+
+/** Claude Code's keys (read by its MCP client for any server): a phrase its tool search matches, and "never defer". */
+export const SEARCH_HINT_KEY = "anthropic/searchHint";
+export const ALWAYS_LOAD_KEY = "anthropic/alwaysLoad";
+
+/** What the direct view serves now: tools by their direct names, and the listing in name order. */
+interface DirectIndex {
+  byName: Map<string, ExposedTool>;
+  listing: Tool[];
+}
+
+/** A few words a host's tool search can match: the server's name (config-file mode) and the description's first sentence. */
+export function searchHint(mode: "multi" | "single", server: string, description: string | undefined): string | undefined {
+  const words = [mode === "multi" ? server : "", oneLine(description)].filter((w) => w !== "").join(" ");
+  return words === "" ? undefined : words;
+}
+
+/**
+ * A tool as the direct view lists it: the upstream definition whole under its direct name, with the upstream's own
+ * `_meta` except the two keys the proxy sets: the search hint, and always-load for the config's promoted tools
+ * only (an upstream cannot make itself cost context in every session).
+ */
+function listed(registry: UpstreamRegistry, name: string, found: ExposedTool, promoted: ReadonlySet<string>): Tool {
+  const { [SEARCH_HINT_KEY]: _hint, [ALWAYS_LOAD_KEY]: _always, ...upstreamMeta } = found.tool._meta ?? {};
+  const hint = searchHint(registry.mode, found.upstream, found.tool.description);
+  const meta = {
+    ...upstreamMeta,
+    ...(hint === undefined ? {} : { [SEARCH_HINT_KEY]: hint }),
+    ...(promoted.has(found.exposedName) ? { [ALWAYS_LOAD_KEY]: true } : {}),
+  };
+  return { ...found.tool, name, _meta: meta };
+}
+
+/** The direct names of the tools the registry serves now, built once per registry index (a catalog change makes a new one). */
+function indexer(registry: UpstreamRegistry): () => DirectIndex {
+  // Which servers need hashed names depends on the whole config, never on which servers are loaded right now.
+  const ambiguous = ambiguousServers(registry.servers);
+  const promoted = new Set(registry.promoted);
+  let built: { from: Map<string, ExposedTool>; index: DirectIndex } | undefined;
+  return () => {
+    const tools = registry.tools();
+    if (built?.from === tools) return built.index;
+    const names = directNames(
+      registry.mode,
+      [...tools.values()].map((t) => ({ server: t.upstream, tool: t.tool.name, registryName: t.exposedName })),
+      ambiguous,
+    );
+    const byName = new Map<string, ExposedTool>();
+    for (const [name, registryName] of names) byName.set(name, tools.get(registryName)!);
+    const listing = [...byName.keys()].sort().map((name) => listed(registry, name, byName.get(name)!, promoted));
+    built = { from: tools, index: { byName, listing } };
+    return built.index;
+  };
+}
+
+/**
+ * Loads lazy servers for the session: every one still loadable at a tools/list, one at the call of its tool.
+ * Loads are the registry's (coalesced, atomic, three failures evict). A server that arrives after the host has been
+ * given a list is announced, on the stream of the request that loaded it when there is one.
+ */
+class LazyLoads {
+  readonly #registry: UpstreamRegistry;
+  readonly #bridge: HostBridge;
+  readonly #who: SessionIdentity;
+  /** Set when a tools/list answer is computed: from then on an arrival changes what the host has. */
+  listed = false;
+
+  constructor(registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity) {
+    this.#registry = registry;
+    this.#bridge = bridge;
+    this.#who = who;
+  }
+
+  /** Loads every lazy server not loaded yet, waiting at most EAGER_WAIT_MS (the rest arrive later, announced). */
+  all(): Promise<void> {
+    const loads = this.#registry.loadable().map((spec) => this.load(spec.name).catch(() => undefined));
+    return loads.length === 0 ? Promise.resolve() : waitAtMost(Promise.all(loads), EAGER_WAIT_MS);
+  }
+
+  async load(name: string, extra?: HostExtra): Promise<void> {
+    const started = Date.now();
+    try {
+      const outcome = await this.#registry.load(name);
+      if (!outcome.changed) return;
+      log({ event: "load_mcp", ...this.#who, upstream: name, ms: Date.now() - started, outcome: "ok" });
+      if (this.listed) await this.#bridge.announce(arrival(outcome.catalog), extra);
+    } catch (err) {
+      if (err instanceof LoadError && err.attempted) {
+        log({ event: "load_mcp", ...this.#who, upstream: name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
+      }
+      throw err;
+    }
+  }
+}
+
+/** The configured upstream a direct name belongs to: the one upstream, or the longest server name it starts with. */
+function serverOfDirect(registry: UpstreamRegistry, name: string): string | undefined {
+  if (registry.mode === "single") return registry.serverOf(name);
+  let best: string | undefined;
+  for (const server of registry.servers) {
+    if (name.startsWith(`${server}${DIRECT_SEPARATOR}`) && (best === undefined || server.length > best.length)) best = server;
+  }
+  return best;
+}
+
+export function registerDirectTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity, links?: ToolResultLinks): void {
+  const index = indexer(registry);
+  const lazy = new LazyLoads(registry, bridge, who);
+  const naming: ToolNames = {
+    serverOf: (name) => serverOfDirect(registry, name),
+    find: (name) => index().byName.get(name),
+    names: () => [...index().byName.keys()],
+    notLoaded: (name, upstream) => `Unknown tool: "${name}". The server "${upstream}" is not loaded yet; list the tools again to load it.`,
+  };
+
+  server.setRequestHandler("tools/list", async (request) => {
+    await Promise.all([registry.ensureEager(), lazy.all()]);
+    registry.retryFailed();
+    const { listing } = index();
+    lazy.listed = true;
+    const { page, nextCursor } = paginate(listing, request.params?.cursor);
+    return nextCursor === undefined ? { tools: page } : { tools: page, nextCursor };
+  });
+
+  server.setRequestHandler("tools/call", async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: raw } = request.params;
+    registry.retryFailed();
+    // A tool of a lazy server not loaded yet (the host kept a name from an earlier session): its server is loaded now.
+    const upstream = naming.serverOf(name);
+    if (upstream !== undefined && naming.find(name) === undefined && registry.loadable().some((spec) => spec.name === upstream)) {
+      try {
+        await lazy.load(upstream, extra);
+      } catch (err) {
+        if (err instanceof LoadError) return toToolResult(err);
+        throw err;
+      }
+    }
+    return callUpstreamTool({ registry, bridge, who, links }, naming, name, raw ?? {}, request.params._meta?.progressToken, extra);
+  });
+}

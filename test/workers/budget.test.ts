@@ -1,0 +1,65 @@
+// The catalog budget through the real runtime: a session's whole tools/list costs at most the team's budget,
+// counted here with js-tiktoken (the benchmarks' tokenizer), not the Worker's own counter; the same state gives the
+// same bytes in every session; promoted tools count against it.
+import { getEncoding } from "js-tiktoken";
+import { describe, expect, it } from "vitest";
+import { connect, replayUrl, seedTeam } from "./helpers.ts";
+
+const encoder = getEncoding("o200k_base");
+/** What a host pays for the list (shared/corpus/README.md, "host tokens"). */
+const paid = (tools: Array<{ name: string; description?: string | undefined; inputSchema?: unknown }>) =>
+  encoder.encode(JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }))), [], []).length;
+
+const servers = { gitlab: { url: replayUrl("gitlab") }, kubernetes: { url: replayUrl("kubernetes") }, memory: { url: replayUrl("memory") } };
+
+describe("catalog budget", () => {
+  it("keeps the whole tools/list within the default 1,500 tokens, shortening the largest server first", async () => {
+    const token = await seedTeam("budget-default", { mcp: servers });
+    const { client } = await connect("budget-default", token);
+    const { tools } = await client.listTools();
+    expect(paid(tools)).toBeLessThanOrEqual(1500);
+    const description = tools.find((t) => t.name === "discover_tool")!.description!;
+    expect(description).toMatch(/^gitlab \(118 tools, names only\): |^gitlab: 118 tools — /m);
+    expect(description).toContain("find their tools with discover_tool's query");
+    // What is cut short stays reachable: a search finds a gitlab tool.
+    const found = await client.callTool({ name: "discover_tool", arguments: { query: "merge request", server: "gitlab" } });
+    expect(JSON.stringify(found.structuredContent)).toContain("gitlab/");
+    await client.close();
+  });
+
+  it("shows the whole catalog when the team's budget holds it, and the same bytes in every session of the same state", async () => {
+    const token = await seedTeam("budget-big", { catalog_budget: 50_000, mcp: servers });
+    const first = await connect("budget-big", token);
+    const a = await first.client.listTools();
+    expect(a.tools.find((t) => t.name === "discover_tool")!.description).toContain("gitlab:\n- ");
+    const second = await connect("budget-big", token);
+    const b = await second.client.listTools();
+    expect(JSON.stringify(b.tools)).toBe(JSON.stringify(a.tools));
+    expect(JSON.stringify((await first.client.listTools()).tools)).toBe(JSON.stringify(a.tools));
+    await first.client.close();
+    await second.client.close();
+  });
+
+  it("counts promoted tools against the budget: the catalog shrinks to make room for them", async () => {
+    const small = { kubernetes: servers.kubernetes, memory: servers.memory };
+    const wide = await seedTeam("budget-wide", { catalog_budget: 200_000, mcp: small });
+    const probe = await connect("budget-wide", wide);
+    const whole = await probe.client.listTools();
+    await probe.client.close();
+    // A budget that holds exactly the whole catalog: without promotion it is shown whole.
+    const budget = paid(whole.tools);
+    const description = (list: typeof whole.tools) => list.find((t) => t.name === "discover_tool")!.description!;
+    const plain = await seedTeam("budget-plain", { catalog_budget: budget, mcp: small });
+    const other = await connect("budget-plain", plain);
+    expect(description((await other.client.listTools()).tools)).toBe(description(whole.tools));
+    await other.client.close();
+    const promote = ["kubernetes/kubectl_get", "memory/read_graph"];
+    const token = await seedTeam("budget-promoted", { catalog_budget: budget, promote, mcp: small });
+    const { client } = await connect("budget-promoted", token);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(promote));
+    expect(paid(tools)).toBeLessThanOrEqual(budget);
+    expect(description(tools).length).toBeLessThan(description(whole.tools).length);
+    await client.close();
+  });
+});
