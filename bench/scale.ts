@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TopLevelSpec } from "vega-lite";
 import { startWranglerDev, type Running } from "../harness/processes.ts";
+import { CATALOG_BUDGET } from "../src/config/schema.ts";
 import type { CatalogGroup, CatalogView } from "../src/catalog/catalog.ts";
 import { exposedName } from "../src/catalog/names.ts";
 import { renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "../src/catalog/render.ts";
@@ -25,7 +26,7 @@ const WINDOW = 200_000;
 /** A tenth of the window: a description this large already crowds out the conversation. */
 const CROWDED = 20_000;
 
-interface Upstream {
+export interface Upstream {
   name: string;
   description: string;
   tools: Tool[];
@@ -38,7 +39,7 @@ const BASES = [...CORPUS_SERVERS]
   .map((s) => ({ ...s, catalog: loadCorpus(s.file) }));
 
 /** Upstream i is corpus server i mod 20, named `<server>-<copy>`. */
-function syntheticTeam(n: number): Upstream[] {
+export function syntheticTeam(n: number): Upstream[] {
   return Array.from({ length: n }, (_, i) => {
     const base = BASES[i % BASES.length]!;
     return {
@@ -210,7 +211,12 @@ export async function throughProxy(sizes: number[], smoke: boolean): Promise<Pro
     const tokens = Object.fromEntries(
       sizes.map((n) => [
         n,
-        provisionTeam(dir, state, `scale-${n}`, { mcp: Object.fromEntries(syntheticTeam(n).map((u) => [u.name, { url: replay.url(u.name) }])) }),
+        // The largest budget a config may set: this section shows the catalog as it grows unshortened (bench/budget.ts
+        // measures the default budget at scale).
+        provisionTeam(dir, state, `scale-${n}`, {
+          catalog_budget: CATALOG_BUDGET.max,
+          mcp: Object.fromEntries(syntheticTeam(n).map((u) => [u.name, { url: replay.url(u.name) }])),
+        }),
       ]),
     );
     // A copy of src/ taken now: wrangler dev restarts on every edit of src/, which would drop the sessions mid-run.
@@ -484,7 +490,9 @@ export function markdown(f: Figures): string {
     out.push(
       "### Through the running proxy",
       "",
-      "The same synthetic teams through `wrangler dev`, every upstream a replay route on loopback, all eager. A new session's " +
+      "The same synthetic teams through `wrangler dev`, every upstream a replay route on loopback, all eager, with the largest " +
+        "`catalog_budget` a config may set (200,000), so the catalog is shown whole (the default budget at scale: \"Catalog " +
+        "budget at scale\" below). A new session's " +
         "first `tools/list` waits for every upstream to connect and list (in parallel); later lists are served from the " +
         "session's memory. `discover_tool` is called with random known names, one open session per team. The teams are measured " +
         "interleaved, session by session and call by call, so a change in the machine's load hits them alike.",

@@ -76,6 +76,8 @@ export const nameWords = (name: string): string[] =>
  */
 export function serverSummary(tools: readonly CatalogTool[], description?: string): string {
   if (description) return oneLine(description);
+  const known = summaries.get(tools);
+  if (known !== undefined) return known;
   // Counted by stem, so `issue` and `issues` are one word, shown in its most used form (the shorter on a tie).
   const byStem = new Map<string, { n: number; forms: Map<string, number> }>();
   for (const tool of tools) {
@@ -89,13 +91,18 @@ export function serverSummary(tools: readonly CatalogTool[], description?: strin
   }
   const form = (forms: Map<string, number>) =>
     [...forms].sort((a, b) => b[1] - a[1] || a[0].length - b[0].length || byCodePoint(a[0], b[0]))[0]![0];
-  return [...byStem.values()]
+  const summary = [...byStem.values()]
     .map((e) => ({ n: e.n, word: form(e.forms) }))
     .sort((a, b) => b.n - a.n || byCodePoint(a.word, b.word))
     .slice(0, 6)
     .map((e) => e.word)
     .join(", ");
+  summaries.set(tools, summary);
+  return summary;
 }
+
+/** Summaries by catalog (a budget's search renders a server's summary in many probes). */
+const summaries = new WeakMap<readonly CatalogTool[], string>();
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
