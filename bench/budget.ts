@@ -16,7 +16,7 @@ import type { CatalogGroup, CatalogView } from "../src/catalog/catalog.ts";
 import { renderDiscoverDescription } from "../src/catalog/render.ts";
 import { tokenCounterFromTable } from "../src/catalog/tokenizer.ts";
 import { CATALOG_BUDGET } from "../src/config/schema.ts";
-import { metaDefinitions } from "../src/meta/tools.ts";
+import { metaDefinitions } from "../src/meta/definitions.ts";
 import { table } from "./lib/markdown.ts";
 import { isSmoke, median, writeResult } from "./lib/results.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
@@ -80,8 +80,9 @@ function inProcess(tools: number, mode: Mode, smoke: boolean): InProcess {
   const reps = smoke ? 2 : tools >= 5000 ? 5 : 15;
   const times: number[] = [];
   for (let i = 0; i < reps; i++) {
-    // A fresh view each time, as a session sees its first list: nothing is remembered between fits.
-    const again = viewOf(team, mode);
+    // A fresh view of fresh catalog objects each time, as a session sees its first list: nothing remembered
+    // between fits (server summaries are remembered per catalog object).
+    const again = viewOf(team.map((u) => ({ ...u, tools: [...u.tools] })), mode);
     const t = performance.now();
     fitCatalog(again, BUDGET, list, counter);
     times.push(performance.now() - t);

@@ -10,6 +10,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { getEncoding } from "js-tiktoken";
 import type { TopLevelSpec } from "vega-lite";
 import { startWranglerDev, type Running } from "../harness/processes.ts";
+import { CATALOG_BUDGET } from "../src/config/schema.ts";
 import { NAMESPACE_HINT, oneLine } from "../src/catalog/render.ts";
 import { connectClient, provisionTeam } from "../harness/clients.ts";
 import { CORPUS_DIR, corpusFiles, loadCorpus, startReplayServer, type CorpusServer } from "../harness/replay-server.ts";
@@ -385,6 +386,8 @@ export interface Figures {
     /** Catalog lines where a sentence end runs into the next word (`Sentry.Use`): line breaks deleted, not folded. */
     glued: { lines: number; examples: string[] };
   };
+  /** The same 20 eager servers with the default catalog_budget: what a session starts with. */
+  budgeted: { budget: number; tokens: number; ratio: number };
   dynamic: {
     /** The proxy lists load_mcp and every lazy server under <mcp_servers>. */
     complete: boolean;
@@ -471,12 +474,15 @@ async function main(): Promise<void> {
     const entry = (s: BenchServer, lazy: boolean) => ({ url: replay.url(s.name), ...(lazy ? { description: s.description } : {}) });
     const started = performance.now();
     const tokens: Record<string, string> = {
-      all: provisionTeam(dir, state, "all", { mcp: Object.fromEntries(servers.map((s) => [s.name, entry(s, false)])) }),
+      // The whole catalog (the largest budget a config may set): what the catalog's lines cost, studied below.
+      all: provisionTeam(dir, state, "all", { catalog_budget: CATALOG_BUDGET.max, mcp: Object.fromEntries(servers.map((s) => [s.name, entry(s, false)])) }),
+      // The same team with the default budget: what a session actually starts with.
+      budgeted: provisionTeam(dir, state, "budgeted", { mcp: Object.fromEntries(servers.map((s) => [s.name, entry(s, false)])) }),
       lazy: provisionTeam(dir, state, "lazy", { mcp: Object.fromEntries(servers.map((s) => [s.name, entry(s, true)])) }),
     };
     for (const name of aloneNames) {
       const s = servers.find((x) => x.name === name)!;
-      tokens[`one-${name}`] = provisionTeam(dir, state, `one-${name}`, { mcp: { [name]: entry(s, false) } });
+      tokens[`one-${name}`] = provisionTeam(dir, state, `one-${name}`, { catalog_budget: CATALOG_BUDGET.max, mcp: { [name]: entry(s, false) } });
     }
     console.log(`provisioned ${Object.keys(tokens).length} teams in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     // A copy of src/ taken now: wrangler dev restarts on every edit of src/, which would drop the sessions mid-run.
@@ -529,6 +535,13 @@ async function main(): Promise<void> {
       return { configTools, discover };
     });
     const configTokens = hostTokens(configTools);
+    const budgetedTools = await inSession(url("budgeted"), tokens.budgeted!, async (client) => (await client.listTools()).tools);
+    const budgeted: Figures["budgeted"] = {
+      budget: CATALOG_BUDGET.default,
+      tokens: hostTokens(budgetedTools),
+      ratio: hostTokens(budgetedTools) / directTotal,
+    };
+    console.log(`config-file mode, default budget ${budgeted.budget}: ${budgeted.tokens} tokens = ${pct(budgeted.ratio)} of direct`);
     const configFile: Figures["configFile"] = {
       tokens: configTokens,
       ratio: configTokens / directTotal,
@@ -617,6 +630,7 @@ async function main(): Promise<void> {
     const figures: Figures = {
       direct: { tokens: directTotal, oneArray, tools: allTools.length, servers: servers.length, readme, perServer: perServerDirect },
       configFile,
+      budgeted,
       dynamic,
       perServer,
       discover,
@@ -640,7 +654,10 @@ async function main(): Promise<void> {
 export async function writeCharts(f: Figures, smoke: boolean): Promise<void> {
   const rows = [
     { what: `direct: all ${f.direct.tools} tools`, tokens: f.direct.tokens, label: `${f.direct.tokens}` },
-    { what: "config-file mode, 20 eager", tokens: f.configFile.tokens, label: `${f.configFile.tokens} (${pct(f.configFile.ratio, 1)})` },
+    { what: "config-file, 20 eager, whole catalog", tokens: f.configFile.tokens, label: `${f.configFile.tokens} (${pct(f.configFile.ratio, 1)})` },
+    ...(f.budgeted
+      ? [{ what: `config-file, 20 eager, budget ${f.budgeted.budget}`, tokens: f.budgeted.tokens, label: `${f.budgeted.tokens} (${pct(f.budgeted.ratio, 1)})` }]
+      : []),
     { what: "dynamic mode, 20 lazy", tokens: f.dynamic.tokens, label: `${f.dynamic.tokens} (${pct(f.dynamic.ratio, 1)})` },
     ...(f.loadMcp
       ? [{ what: `dynamic, after load_mcp ${f.loadMcp.server}`, tokens: f.loadMcp.afterLoadTokens, label: `${f.loadMcp.afterLoadTokens} (${pct(f.loadMcp.afterLoadRatio, 1)})` }]
@@ -761,7 +778,10 @@ export function markdown(f: Figures): string {
       ["what the host holds at session start", "tokens", "of direct", "goal", "verdict"],
       [
         [`direct exposure: ${f.direct.tools} tools of ${f.direct.servers} servers`, d, "100%", "", ""],
-        ["config-file mode: 20 servers eager", cf.tokens, pct(cf.ratio), `≤ ${pct(cf.goal, 0)}`, `**${verdict(cf.tokens, d, cf.goal)}**`],
+        ["config-file mode: 20 servers eager, whole catalog (`catalog_budget` 200,000)", cf.tokens, pct(cf.ratio), `≤ ${pct(cf.goal, 0)}`, `**${verdict(cf.tokens, d, cf.goal)}**`],
+        ...(f.budgeted
+          ? [[`config-file mode: 20 servers eager, default \`catalog_budget\` (${f.budgeted.budget.toLocaleString("en-US")})`, f.budgeted.tokens, pct(f.budgeted.ratio), `≤ ${f.budgeted.budget}`, `**${f.budgeted.tokens <= f.budgeted.budget ? "met" : "missed"}**`]]
+          : []),
         [
           `dynamic mode: 20 servers lazy${dyn.complete ? "" : " (incomplete: the proxy did not list load_mcp)"}`,
           dyn.tokens,

@@ -12,11 +12,33 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   reconnect(name: string): Promise<boolean>;
 }
 
-/** What sessions and the admin API call on a team's session index (`TeamIndex` implements it). */
+/**
+ * A team's token accounting for one UTC day, or a session's share not yet sent: numbers only (the zod schema and what
+ * each means: src/session/usage.ts, README "Usage").
+ */
+export interface UsageFigures {
+  sessions: number;
+  direct: number;
+  listed: number;
+  answers: { lookups: number; searches: number; loads: number };
+  calls: { lookups: number; searches: number; loads: number; tools: number };
+}
+
+/** Figures of one UTC day (`YYYY-MM-DD`). */
+export interface UsageDay {
+  day: string;
+  figures: UsageFigures;
+}
+
+/** What sessions and the admin API call on a team's index (`TeamIndex` implements it). */
 export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   add(sessionId: string): Promise<void>;
   remove(sessionId: string): Promise<void>;
   list(): Promise<string[]>;
+  /** Adds a session's figures to the team's days; days past the kept window are dropped, and older stored ones deleted. */
+  addUsage(days: UsageDay[]): Promise<void>;
+  /** The team's figures of the last `days` UTC days (today included), oldest first; days with nothing recorded left out. */
+  usage(days: number): Promise<UsageDay[]>;
 }
 
 export interface Env {

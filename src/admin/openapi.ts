@@ -18,6 +18,8 @@ import {
   TokenList,
   SessionCount,
   UpstreamParam,
+  UsageQuery,
+  UsageReport,
 } from "./schemas.ts";
 
 const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
@@ -39,7 +41,7 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
     info: {
       title: `${PRODUCT.name} admin API`,
       version: PRODUCT.version,
-      description: "Team configs, tokens, secrets and tool pins. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
+      description: "Team configs, tokens, secrets, tool pins and token usage. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
     },
     components: { securitySchemes: { admin: { type: "http", scheme: "bearer" } } },
     security: [{ admin: [] }],
@@ -71,6 +73,13 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
       },
       "/admin/teams/{team}/upstreams/{server}/reconnect": {
         post: { summary: "Reconnect one upstream in every live session of the team", requestParams: { path: UpstreamParam }, responses: { "200": json(SessionCount, "Sessions reconnected."), ...errors } },
+      },
+      "/admin/teams/{team}/usage": {
+        get: {
+          summary: "Token accounting of the team's sessions per UTC day: what direct exposure would have cost, what they were sent",
+          requestParams: { path: TeamParam, query: UsageQuery },
+          responses: { "200": json(UsageReport, "The days with usage, and their totals."), ...errors },
+        },
       },
       "/admin/teams/{team}/pins/{server}/{tool}/approve": {
         post: { summary: "Approve a changed tool definition", requestParams: { path: PinParam }, responses: { "204": { description: "Approved." }, ...errors } },

@@ -1,8 +1,10 @@
-// The admin API under /admin: team configs, tokens, secrets and pins, behind the ADMIN_TOKEN Worker secret.
+// The admin API under /admin: team configs, tokens, secrets, pins and usage, behind the ADMIN_TOKEN Worker secret.
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
+import { kvKeys } from "../config/keys.ts";
 import { formatIssues } from "../config/validate.ts";
-import { sessionObjectName, type Env, type SessionRpc } from "../env.ts";
+import { sessionObjectName, type Env, type SessionRpc, type UsageDay } from "../env.ts";
+import { addFigures, emptyFigures } from "../session/usage.ts";
 import { constantTimeEqual } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { log } from "../log.ts";
@@ -11,11 +13,23 @@ import { bindingKv } from "../teams/binding-kv.ts";
 import { TeamStore, TeamStoreError } from "../teams/store.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { adminOpenApi } from "./openapi.ts";
-import { PinParam, SecretParam, SecretPutBody, TeamParam, TokenCreateBody, TokenIdParam, UpstreamParam } from "./schemas.ts";
+import {
+  PinParam,
+  SecretParam,
+  SecretPutBody,
+  TeamParam,
+  TokenCreateBody,
+  TokenIdParam,
+  UpstreamParam,
+  UsageQuery,
+  type UsageReport,
+} from "./schemas.ts";
 
 type AdminContext = Context<{ Bindings: Env }>;
 
 const ADMIN_BODY_LIMIT = 1024 * 1024;
+/** Days the usage route answers when `?days=` is not given. */
+const USAGE_DEFAULT_DAYS = 30;
 
 const problem = (c: AdminContext, status: 400 | 401 | 404 | 413 | 415 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
   c.json({ error, message, ...(issues ? { issues } : {}) }, status, status === 401 ? { "WWW-Authenticate": `Bearer realm="${REALM} admin"` } : undefined);
@@ -183,6 +197,24 @@ admin.post("/teams/:team/upstreams/:server/reconnect", async (c) => {
   const sessions = await inLiveSessions(c, p.team, (s) => s.reconnect(p.server));
   log({ event: "admin", action: "upstream.reconnect", team: p.team, target: p.server, outcome: "ok" });
   return c.json({ sessions });
+});
+
+/** The usage answer: each day's figures, their sum, and what the sum means (sent, saved, ratio). */
+function usageReport(team: string, days: readonly UsageDay[]): z.infer<typeof UsageReport> {
+  const sum = days.reduce((total, d) => addFigures(total, d.figures), emptyFigures());
+  const sent = sum.listed + sum.answers.lookups + sum.answers.searches + sum.answers.loads;
+  const ratio = sum.direct === 0 ? null : Math.round((sent / sum.direct) * 10_000) / 10_000;
+  return { team, days: days.map((d) => ({ day: d.day, ...d.figures })), totals: { ...sum, sent, saved: sum.direct - sent, ratio } };
+}
+
+admin.get("/teams/:team/usage", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  const query = UsageQuery.safeParse(c.req.query());
+  if (!query.success) return problem(c, 400, "invalid_query", "The query is not valid.", formatIssues(query.error));
+  if ((await c.env.TEAMS.get(kvKeys.config(p.team))) === null) return problem(c, 404, "not_found", `Team ${p.team} has no config.`);
+  const days = await c.env.TEAM_INDEX.getByName(p.team).usage(query.data.days ?? USAGE_DEFAULT_DAYS);
+  return c.json(usageReport(p.team, days));
 });
 
 admin.all("*", (c) => problem(c, 404, "not_found", "No such admin route; see /admin/openapi.json."));

@@ -3,6 +3,7 @@ import * as z from "zod";
 import { ServerName, TeamName } from "../config/schema.ts";
 import { View } from "../config/view.ts";
 import { SECRET_NAME } from "../security/secrets.ts";
+import { DayKey, USAGE_DAYS_KEPT, UsageFigures } from "../session/usage.ts";
 
 export const TeamParam = z.object({ team: TeamName });
 export const TokenIdParam = z.object({ team: TeamName, id: z.string().regex(/^[0-9a-f]{16}$/, "token ids are 16 hex digits") });
@@ -51,6 +52,38 @@ export const PinInfo = z
   .object({ server: z.string(), tool: z.string(), hash: z.string(), pending: z.string().optional(), pendingSince: z.string().optional() })
   .meta({ id: "PinInfo" });
 export const PinList = z.object({ pins: z.array(PinInfo) });
+
+const DAYS_RULE = `days is a whole number from 1 to ${USAGE_DAYS_KEPT}`;
+/** `?days=N` of the usage route: how many UTC days back from today (today included), default 30. */
+export const UsageQuery = z.object({
+  days: z
+    .string()
+    .regex(/^\d{1,3}$/, DAYS_RULE)
+    .transform(Number)
+    .pipe(z.number().min(1, DAYS_RULE).max(USAGE_DAYS_KEPT, DAYS_RULE))
+    .optional()
+    .describe(`How many UTC days back from today, today included (1–${USAGE_DAYS_KEPT}, default 30).`),
+});
+
+/** One day of a team's usage: its figures (the stored shape, src/session/usage.ts) beside the day. */
+export const UsageDayFigures = z.object({ day: DayKey.describe("A UTC day, YYYY-MM-DD."), ...UsageFigures.shape }).meta({ id: "UsageDay" });
+
+export const UsageTotals = z
+  .object({
+    ...UsageFigures.shape,
+    sent: z.number().int().min(0).describe("listed + every answer: the tokens the sessions were actually sent."),
+    saved: z.number().int().describe("direct − sent (negative when the meta-tools cost more than direct exposure would have)."),
+    ratio: z.number().nullable().describe("sent / direct, 4 decimals; null when nothing was reachable."),
+  })
+  .meta({ id: "UsageTotals" });
+
+export const UsageReport = z
+  .object({
+    team: z.string(),
+    days: z.array(UsageDayFigures).describe("Days with recorded usage in the window, oldest first."),
+    totals: UsageTotals,
+  })
+  .meta({ id: "UsageReport" });
 
 /** A team config as the admin API takes it: validated by the config schema itself. */
 export const ConfigBody = z.record(z.string(), z.unknown()).describe("A team config (see /config.schema.json).");

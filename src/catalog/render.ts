@@ -131,10 +131,23 @@ function hiddenLine(groups: readonly CatalogGroup[]): string {
   return `… and ${plural(groups.length, "more server")} with ${plural(tools, "tool")}: find them with discover_tool's query.`;
 }
 
-/** discover_tool's answer to a search: one line per tool, best first, or why there is none. */
-export function renderSearchHits(query: string, hits: ReadonlyArray<{ name: string; description: string }>): string {
-  if (hits.length === 0) return `No loaded tool matches "${oneLine(query)}": try other words, or pick from the list in discover_tool's description.`;
-  return hits.map((h) => (h.description ? `- ${h.name}: ${h.description}` : `- ${h.name}`)).join("\n");
+/**
+ * discover_tool's answer to a search: one line per tool, best first, or why there is none; then the servers not
+ * loaded yet that match, which load_mcp would add.
+ */
+export function renderSearchHits(
+  query: string,
+  hits: ReadonlyArray<{ name: string; description: string }>,
+  servers: ReadonlyArray<{ name: string; description: string }> = [],
+): string {
+  const line = (h: { name: string; description: string }) => (h.description ? `- ${h.name}: ${h.description}` : `- ${h.name}`);
+  const parts = [
+    hits.length === 0
+      ? `No loaded tool matches "${oneLine(query)}": try other words, or pick from the list in discover_tool's description.`
+      : hits.map(line).join("\n"),
+  ];
+  if (servers.length > 0) parts.push(["Servers not loaded yet that match (load_mcp adds their tools):", ...servers.map(line)].join("\n"));
+  return parts.join("\n\n");
 }
 
 /** discover_tool's description: instructions, then `<mcp_servers>` (dynamic mode), then `<tools>`, in the given shape. */

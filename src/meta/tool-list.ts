@@ -5,14 +5,7 @@ import { fitCatalog, type FittedCatalog } from "../catalog/budget.ts";
 import type { CatalogView } from "../catalog/catalog.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
-
-/** The meta-tools other than discover_tool's description, which the list fills in. */
-export interface MetaDefinitions {
-  discover: Omit<Tool, "description">;
-  rest: readonly Tool[];
-  /** Names promoted tools may never take. */
-  reserved: ReadonlySet<string>;
-}
+import type { MetaDefinitions } from "./definitions.ts";
 
 /**
  * The promoted tools the session can serve now, first-class: each upstream definition whole, under the name hosts
@@ -47,10 +40,14 @@ export class ToolList {
   readonly #meta: MetaDefinitions;
   readonly #counter: () => Promise<TokenCounter>;
 
-  constructor(registry: UpstreamRegistry, meta: MetaDefinitions, counter: () => Promise<TokenCounter>) {
+  /** Told of every list served, fresh or remembered (the session's usage meter). */
+  readonly #served: ((fitted: FittedCatalog) => void) | undefined;
+
+  constructor(registry: UpstreamRegistry, meta: MetaDefinitions, counter: () => Promise<TokenCounter>, served?: (fitted: FittedCatalog) => void) {
     this.#registry = registry;
     this.#meta = meta;
     this.#counter = counter;
+    this.#served = served;
   }
 
   /** What discover_tool's description and the whole list cost, as last listed (usage accounting reads it). */
@@ -67,7 +64,10 @@ export class ToolList {
     const view = this.#registry.view();
     const promoted = promotedTools(this.#registry, this.#meta.reserved);
     const last = this.#last;
-    if (last && sameView(last.view, view) && samePromoted(last.promoted, promoted)) return last.tools;
+    if (last && sameView(last.view, view) && samePromoted(last.promoted, promoted)) {
+      this.#served?.(last.fitted);
+      return last.tools;
+    }
     const counter = await this.#counter();
     const budget = this.#registry.catalogBudget;
     let kept = promoted;
@@ -77,6 +77,7 @@ export class ToolList {
       if (fitted.fits || kept.length === 0) {
         const tools = list(fitted.description);
         this.#last = { view, promoted, tools, fitted };
+        this.#served?.(fitted);
         return tools;
       }
       kept = kept.slice(0, -1);

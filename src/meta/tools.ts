@@ -10,26 +10,57 @@ import { buildListing, defined } from "../catalog/listing.ts";
 import { renderDiscoverDescription, renderSearchHits, renderToolDetails } from "../catalog/render.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import { callUpstreamTool, findTool, isResult, registryNames, toolError, type SessionIdentity, type ToolResultLinks } from "./call.ts";
-import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors, inputJsonSchema } from "./schemas.ts";
+import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL, metaDefinitions } from "./definitions.ts";
+import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors } from "./schemas.ts";
 import { searchCatalog } from "./tool-search.ts";
+import { searchLazyServers } from "./server-search.ts";
 import { ToolList } from "./tool-list.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
+import type { FittedCatalog } from "../catalog/budget.ts";
 
-export const DISCOVER_TOOL = "discover_tool";
-export const USE_TOOL = "use_tool";
-export const LOAD_MCP = "load_mcp";
-// Every session pays for these texts in context (BENCHMARKS.md, "Context tokens"): each word has to earn its place.
-export const USE_TOOL_DESCRIPTION = "Calls a tool listed by discover_tool.";
-export const LOAD_MCP_DESCRIPTION = "Loads a server listed under <mcp_servers>; its tools then join discover_tool's list.";
-
-const discoverSchema = inputJsonSchema(DiscoverToolInput);
-const useSchema = inputJsonSchema(UseToolInput);
-const loadSchema = inputJsonSchema(LoadMcpInput);
+/** At most this many servers not loaded yet come with a search's answer. */
+const LAZY_HITS = 3;
 
 function parseArgs<S extends z.ZodType>(schema: S, raw: unknown, tool: string): z.infer<S> | CallToolResult {
   const parsed = schema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
   return toolError("invalid_arguments", `Invalid arguments for ${tool}: ${argumentErrors(parsed.error)}`);
+}
+
+
+/** What a call is, for the session's usage accounting: a discover_tool lookup or search, a load, an upstream tool call. */
+export type MetaCallKind = "lookup" | "search" | "load" | "tool";
+
+/** The session's usage meter (src/session/usage.ts): told sizes and kinds, never argument or result text to keep. */
+export interface UsageRecorder {
+  /** A tools/list was served: discover_tool's description and the whole list's tokens (the meter counts the same list once). */
+  listed(list: Pick<FittedCatalog, "description" | "tokens">): void;
+  /** A call was answered; `answer` is the text a meta-tool sent back (counted later, then dropped), absent for upstream tool calls. */
+  called(kind: MetaCallKind, answer?: string): void;
+}
+
+/** Which kind of call a tools/call is, for the meter; undefined for an unknown name. Reads only whether `query` is given. */
+function callKind(registry: UpstreamRegistry, name: string, raw: Record<string, unknown> | undefined): MetaCallKind | undefined {
+  if (name === DISCOVER_TOOL) return raw?.["query"] !== undefined ? "search" : "lookup";
+  if (name === LOAD_MCP) return registry.dynamic ? "load" : undefined;
+  if (name === USE_TOOL || registry.promoted.includes(name)) return "tool";
+  return undefined;
+}
+
+/** The tools/call handler, each answer told to the meter once made: its kind, and the text of a meta-tool's own answer. */
+function metered<R extends { params: { name: string; arguments?: Record<string, unknown> | undefined } }, E>(
+  registry: UpstreamRegistry,
+  meter: UsageRecorder | undefined,
+  handler: (request: R, extra: E) => Promise<CallToolResult>,
+): (request: R, extra: E) => Promise<CallToolResult> {
+  if (!meter) return handler;
+  return async (request, extra) => {
+    const result = await handler(request, extra);
+    const kind = callKind(registry, request.params.name, request.params.arguments);
+    if (kind === "tool") meter.called(kind);
+    else if (kind) meter.called(kind, result.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
+    return result;
+  };
 }
 
 export function registerMetaTools(
@@ -39,19 +70,9 @@ export function registerMetaTools(
   who: SessionIdentity,
   counter: () => Promise<TokenCounter>,
   links?: ToolResultLinks,
+  meter?: UsageRecorder,
 ): ToolList {
-  const list = new ToolList(
-    registry,
-    {
-      discover: { name: DISCOVER_TOOL, inputSchema: discoverSchema },
-      rest: [
-        { name: USE_TOOL, description: USE_TOOL_DESCRIPTION, inputSchema: useSchema },
-        ...(registry.dynamic ? [{ name: LOAD_MCP, description: LOAD_MCP_DESCRIPTION, inputSchema: loadSchema }] : []),
-      ],
-      reserved: new Set([DISCOVER_TOOL, USE_TOOL, LOAD_MCP]),
-    },
-    counter,
-  );
+  const list = new ToolList(registry, metaDefinitions(registry.dynamic), counter, meter && ((fitted) => meter.listed(fitted)));
   server.setRequestHandler("tools/list", async () => {
     await registry.ensureEager();
     registry.retryFailed();
@@ -59,7 +80,7 @@ export function registerMetaTools(
   });
 
   const names = registryNames(registry, LOAD_MCP);
-  server.setRequestHandler("tools/call", async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/call", metered(registry, meter, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: raw } = request.params;
     /** An upstream tool, by the name the host uses (through use_tool, or directly when promoted). */
     const callTool = (toolName: string, input: Record<string, unknown>): Promise<CallToolResult> =>
@@ -76,7 +97,12 @@ export function registerMetaTools(
             return toolError("invalid_arguments", `No loaded server is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
           }
           const hits = searchCatalog(registry, args.query, { limit: args.limit, server: args.server });
-          return { content: [{ type: "text", text: renderSearchHits(args.query, hits) }], structuredContent: { query: args.query, tools: hits } };
+          // Servers not loaded yet that match, when the search is not narrowed to one loaded server.
+          const servers = args.server === undefined ? searchLazyServers(registry, args.query, LAZY_HITS) : [];
+          return {
+            content: [{ type: "text", text: renderSearchHits(args.query, hits, servers) }],
+            structuredContent: { query: args.query, tools: hits, ...(servers.length > 0 ? { servers } : {}) },
+          };
         }
         const target = await findTool(registry, names, args.tool_name ?? "");
         if (isResult(target)) return target;
@@ -130,6 +156,6 @@ export function registerMetaTools(
         return toolError("unknown_tool", `Unknown tool: "${name}". This server offers ${offered}; upstream tools are called through ${USE_TOOL}.`);
       }
     }
-  });
+  }));
   return list;
 }

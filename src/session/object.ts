@@ -6,10 +6,12 @@ import { DEFAULT_VIEW, View } from "../config/view.ts";
 import { ROUTE_HEADERS, type Env, type SessionRpc } from "../env.ts";
 import { settings } from "../settings.ts";
 import { httpError, sessionNotFound } from "../responses.ts";
+import { log } from "../log.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { watchStream } from "./host-stream.ts";
 import { createRuntime, type Runtime } from "./runtime.ts";
 import { SessionStore, sessionView, type SessionRecord } from "./state.ts";
+import { UsageMeter } from "./usage.ts";
 
 /** Activity is written to storage at most this often, and at least four times per idle period (the alarm reads it). */
 const ACTIVITY_WRITE_MS = 60_000;
@@ -20,6 +22,8 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   /** Host GET streams open right now: while there is one, upstreams keep their streams open too. */
   #hostStreams = 0;
   #activityWritten = 0;
+  /** This session's token accounting (src/session/usage.ts); what it has not sent yet is in storage too. */
+  readonly #meter = new UsageMeter(this.ctx.storage);
   /** The upstream connection gate of the live runtime (its counters are what tests read). */
   gate: FetchGate | undefined;
 
@@ -50,19 +54,22 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
       record = await this.#reload(record);
     }
 
-    await this.#touch();
+    const touched = await this.#touch();
     const runtime = await this.#boot(record);
     const response = await runtime.transport.handleRequest(request);
     if (initialize) {
       if (response.ok) {
         // Answer initialize at once; the first tools/list waits for these connections.
         this.ctx.waitUntil(runtime.registry.ensureEager());
+        this.#meter.started(record.createdAt);
         await this.#index(record.team).add(record.sessionId);
       } else if (!(await this.#store.transport())?.initialized) {
         await this.#end();
       }
     }
     if (request.method === "DELETE" && response.ok) await this.#end();
+    // Usage goes to the team's index when activity is written (at most once a minute), beside the answer, not before it.
+    else if (touched) this.ctx.waitUntil(this.#flushUsage(record.team));
     if (request.method === "GET" && response.ok && response.body) {
       return watchStream(
         response,
@@ -101,6 +108,8 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
       await this.#end();
       return;
     }
+    // What an idle session (or an evicted one, whose figures wait in storage) has not sent yet goes now.
+    await this.#flushUsage(record.team);
     if (now - last >= idleMs && this.#hostStreams === 0) {
       // Close the upstream clients and let the whole runtime go: its state is in storage, and the next request
       // builds it again as after an eviction, so an idle session holds no memory while the object lives on.
@@ -146,19 +155,20 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
    * the alarm looks at it within one idle period: after an idle close the alarm waits for the time-to-live, so a
    * session used again pulls it forward, or its new clients would stay open until then.
    */
-  async #touch(): Promise<void> {
+  async #touch(): Promise<boolean> {
     const now = Date.now();
     const idleMs = settings(this.env).upstreamIdleSeconds * 1000;
-    if (now - this.#activityWritten < Math.min(ACTIVITY_WRITE_MS, idleMs / 4)) return;
+    if (now - this.#activityWritten < Math.min(ACTIVITY_WRITE_MS, idleMs / 4)) return false;
     this.#activityWritten = now;
     await this.#store.putActivity(now);
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm === null || alarm > now + idleMs) await this.ctx.storage.setAlarm(now + idleMs);
+    return true;
   }
 
   /** Builds the runtime once per object life; a failed boot is retried next time. */
   #boot(record: SessionRecord): Promise<Runtime> {
-    this.#runtime ??= createRuntime(this.env, record, this.#store).then(
+    this.#runtime ??= this.#meter.restore().then(() => createRuntime(this.env, record, this.#store, this.#meter)).then(
       (runtime) => {
         this.gate = runtime.gate;
         // A runtime built while the host holds its GET stream (after a reload, say) streams from the start.
@@ -177,6 +187,26 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     return this.env.TEAM_INDEX.getByName(team);
   }
 
+  /**
+   * Sends the usage figures not sent yet to the team's index. They leave the session's storage first; a send that
+   * fails gives them back for the next flush (at the end of the session they are lost).
+   */
+  async #flushUsage(team: string): Promise<void> {
+    try {
+      await this.#meter.restore();
+      const days = await this.#meter.take();
+      if (days.length === 0) return;
+      try {
+        await this.#index(team).addUsage(days);
+      } catch (err) {
+        this.#meter.giveBack(days);
+        throw err;
+      }
+    } catch (err) {
+      log({ event: "unhandled", error: `usage not sent to the team index: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
+
   /** Lets the runtime go (its state is in storage): its upstream clients are closed. */
   async #dropRuntime(): Promise<void> {
     const runtime = await this.#runtime?.catch(() => undefined);
@@ -188,7 +218,9 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   /** Ends the session: upstream sessions closed, storage wiped, so the id answers 404 from now on. */
   async #end(): Promise<void> {
     const record = await this.#store.session();
-    await this.#dropRuntime();
+    // The last usage figures go to the team's index while the upstream sessions close; then the meter stops.
+    await Promise.all([record && this.#flushUsage(record.team), this.#dropRuntime()]);
+    this.#meter.close();
     await this.ctx.storage.deleteAlarm();
     await this.#store.clear();
     if (record) await this.#index(record.team).remove(record.sessionId);

@@ -29,6 +29,7 @@ import { applyToolPolicy } from "../upstream/policy.ts";
 import { UpstreamRegistry } from "../upstream/registry.ts";
 import { sessionView, type SessionRecord, type SessionStore } from "./state.ts";
 import { SessionTransport } from "./transport.ts";
+import type { UsageMeter } from "./usage.ts";
 
 export interface Runtime {
   transport: SessionTransport;
@@ -48,7 +49,7 @@ export const PROXY_CAPABILITIES = {
   logging: {},
 } as const;
 
-export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore): Promise<Runtime> {
+export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, meter?: UsageMeter): Promise<Runtime> {
   const server = new Server(
     { name: PRODUCT.name, version: PRODUCT.version },
     // The JSON Schema validator is the SDK's own choice for workerd (`@cfworker/json-schema`: no code generation).
@@ -103,8 +104,11 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
 
   // The view the session started with: the meta-tools (and promoted tools) within the budget, or every tool first-class.
   const who = { team: record.team, session: record.sessionId.slice(0, 8) };
+  const counter = () => loadTokenCounter(env.ASSETS);
+  // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
+  meter?.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
   if (sessionView(record) === "direct") registerDirectTools(server, registry, bridge, who, links);
-  else registerMetaTools(server, registry, bridge, who, () => loadTokenCounter(env.ASSETS), links);
+  else registerMetaTools(server, registry, bridge, who, counter, links, meter);
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
   registerCompletion(server, registry, bridge, links);

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import {
   DEFAULT_ANALYSIS,
+  DEFAULT_RANKING,
   SEARCH_LIMIT_DEFAULT,
   SEARCH_LIMIT_MAX,
   indexTools,
@@ -9,8 +10,10 @@ import {
   readToolIndex,
   searchLimit,
   searchTools,
+  splitDescription,
   terms,
   words,
+  type SearchHit,
   type SearchInput,
   type ToolIndex,
 } from "../../src/catalog/search.ts";
@@ -70,12 +73,25 @@ describe("words and terms", () => {
     expect(terms("the a of to I 7", { ...DEFAULT_ANALYSIS, exact: false })).toEqual(["7"]);
   });
 
-  it("reads common abbreviations and verbs as the tools' words", () => {
+  it("reads common abbreviations as their words, and nothing else as another word", () => {
     const t = (w: string) => terms(w, { ...DEFAULT_ANALYSIS, exact: false });
     expect(t("MR")).toEqual(t("merge request"));
+    expect(t("PRs")).toEqual(t("pull request"));
     expect(t("repos")).toEqual(t("repository"));
-    expect(t("remove")).toEqual(t("delete"));
-    expect(t("removing")).toEqual(t("delete"));
+    expect(t("k8s")).toEqual(expect.arrayContaining(t("kubernetes")));
+    expect(terms("MR", { ...DEFAULT_ANALYSIS, aliases: false, exact: false })).toEqual(["mr"]);
+    // Verbs stay themselves in the index: equivalents only widen queries (see searchTools).
+    expect(t("remove")).not.toEqual(t("delete"));
+  });
+
+  it("splits a description into its first sentence and the rest", () => {
+    expect(splitDescription("Delete a branch. Needs maintainer rights.\nIrreversible.")).toEqual([
+      "Delete a branch.",
+      " Needs maintainer rights.\nIrreversible.",
+    ]);
+    expect(splitDescription("List v1.2 tags")).toEqual(["List v1.2 tags", ""]);
+    expect(splitDescription("First line\nsecond line")).toEqual(["First line\n", "second line"]);
+    expect(splitDescription(undefined)).toEqual(["", ""]);
   });
 });
 
@@ -120,8 +136,70 @@ describe("searchTools", () => {
 
   it("filters by server", () => {
     const hits = searchTools(both(), "read file", { server: "git" });
-    expect(hits.map((h) => h.name)).toEqual(["git/get_file_contents"]);
+    expect(hits[0]?.name).toBe("git/get_file_contents");
+    expect(hits.every((h) => h.server === "git")).toBe(true);
     expect(searchTools(both(), "read file", { server: "nowhere" })).toEqual([]);
+  });
+
+  it("weighs the first sentence of a description above the rest", () => {
+    const index = indexTools([
+      tool("s", "alpha", "Archive a project. Projects can be restored later."),
+      tool("s", "beta", "Restore an archived project. Works for a year."),
+    ]);
+    expect(searchTools(index, "restore project")[0]?.name).toBe("s/beta");
+    const flat = { ...DEFAULT_RANKING, fields: { ...DEFAULT_RANKING.fields, summary: DEFAULT_RANKING.fields.description } };
+    const hits = searchTools(index, "restore project", { ranking: flat });
+    // With the first sentence no heavier, only the name and length tell them apart; the default's margin is larger.
+    const margin = (h: SearchHit[]) => h[0]!.score - h[1]!.score;
+    expect(margin(searchTools(index, "restore project"))).toBeGreaterThan(margin(hits));
+  });
+
+  it("widens a query with general verb equivalents, below the query's own words", () => {
+    const index = indexTools([
+      tool("s", "delete_branch", "Delete a branch."),
+      tool("s", "remove_label", "Remove a label from a branch."),
+      tool("s", "rename_branch", "Give a branch a new name."),
+    ]);
+    // "remove" finds delete_branch through the equivalence…
+    const hits = searchTools(index, "remove the branch").map((h) => h.name);
+    expect(hits).toContain("s/delete_branch");
+    expect(hits.indexOf("s/delete_branch")).toBeLessThan(hits.indexOf("s/rename_branch"));
+    // …but a tool with the user's own word stays first, and turning the widening off loses the equivalent.
+    expect(searchTools(index, "remove label")[0]?.name).toBe("s/remove_label");
+    const off = { ...DEFAULT_RANKING, synonyms: 0 };
+    expect(searchTools(index, "erase", { ranking: off })).toEqual([]);
+    expect(searchTools(index, "erase")[0]?.name).toBe("s/delete_branch");
+  });
+
+  it("drops the filler of a request from queries", () => {
+    const asked = searchTools(both(), "hey, can you just quickly tell me the branches right now? thanks");
+    expect(asked.map((h) => h.name)).toEqual(searchTools(both(), "branches").map((h) => h.name));
+    const off = { ...DEFAULT_RANKING, filler: false };
+    const index = indexTools([...GIT, tool("x", "right_now", "Tell the time right now.")]);
+    expect(searchTools(index, "tell me the branches right now", { ranking: off })[0]?.name).toBe("x/right_now");
+    expect(searchTools(index, "tell me the branches right now")[0]?.name).toBe("git/list_branches");
+  });
+
+  it("reads a word that begins a server's name, or that a server's name begins, as that name", () => {
+    const db = indexTools([tool("mongodb", "find", "Query documents."), tool("mongodb", "count", "Count documents.")]);
+    const pg = indexTools([tool("postgres", "query", "Run SQL.")]);
+    expect(searchTools([db, pg], "mongo").map((h) => h.server)).toEqual(["mongodb", "mongodb"]);
+    expect(searchTools([db, pg], "postgresql").map((h) => h.name)).toEqual(["postgres/query"]);
+    const off = { ...DEFAULT_RANKING, serverPrefixes: false };
+    expect(searchTools([db, pg], "mongo", { ranking: off })).toEqual([]);
+    // Short words are no server's prefix.
+    expect(searchTools([db, pg], "mon")).toEqual([]);
+  });
+
+  it("keeps a server's fields once per server, counted for each of its tools", () => {
+    const index = indexTools(GIT);
+    expect(index.servers.map((s) => s.name)).toEqual(["git"]);
+    expect(index.servers[0]!.terms).toContain("host");
+    expect(index.terms).not.toContain("host");
+    // A tool with the word in its own fields and its server's ranks above its siblings with it only in the server's.
+    const hits = searchTools(index, "hosting branches");
+    expect(hits[0]?.name).toBe("git/list_branches");
+    expect(hits.length).toBe(GIT.length);
   });
 
   it("returns 8 by default and at most 25, at least 1", () => {
@@ -144,6 +222,20 @@ describe("searchTools", () => {
     expect(split.map((h) => h.score)).toEqual(one.map((h) => h.score));
     // A word common in one index but rare overall weighs as rare.
     expect(searchTools([indexTools(FILES)], "local").length).toBe(3);
+  });
+
+  it("keeps each searched set's statistics apart, whatever was searched before", () => {
+    const git = indexTools(GIT);
+    const files = indexTools(FILES);
+    const fresh = (list: ToolIndex[]) => searchTools(list.map((i) => readToolIndex(JSON.parse(JSON.stringify(i)))!), "read file path", { limit: 25 });
+    // Sets sharing their first index, searched in turn: each answers as if it were the only one ever searched.
+    for (const list of [[git, files], [git], [git, files], [files, git], [files]]) {
+      expect(searchTools(list, "read file path", { limit: 25 })).toEqual(fresh(list));
+    }
+    // More sets than are kept, then the first again.
+    const others = Array.from({ length: 6 }, (_, n) => indexTools([tool("o", `other_${n}`, "Read another file.")]));
+    for (const o of others) searchTools([git, o], "file");
+    expect(searchTools([git, files], "read file path", { limit: 25 })).toEqual(fresh([git, files]));
   });
 
   it("is deterministic", () => {
@@ -188,7 +280,13 @@ describe("the stored form", () => {
     expect(readToolIndex({ ...good, terms: "nope" })).toBeUndefined();
     expect(readToolIndex({ ...good, lengths: [1, 2, 3] })).toBeUndefined();
     expect(readToolIndex({ ...good, terms: [...(good.terms as string[])].reverse() })).toBeUndefined();
-    expect(readToolIndex({ ...good, postings: (good.postings as number[][]).map(() => [99, 1, 0, 0, 0]) })).toBeUndefined();
+    expect(readToolIndex({ ...good, postings: (good.postings as number[][]).map(() => [99, 1]) })).toBeUndefined();
+    expect(readToolIndex({ ...good, postings: (good.postings as number[][]).map(() => [0, 1, 0, 1]) })).toBeUndefined();
+    expect(readToolIndex({ ...good, postings: (good.postings as number[][]).map(() => [0, 0]) })).toBeUndefined();
+    expect(readToolIndex({ ...good, servers: [] })).toBeUndefined();
+    const servers = good.servers as Array<Record<string, unknown>>;
+    expect(readToolIndex({ ...good, servers: [{ ...servers[0], lengths: [1] }] })).toBeUndefined();
+    expect(readToolIndex({ ...good, servers: [...servers, ...servers] })).toBeUndefined();
     expect(readToolIndex(null)).toBeUndefined();
     expect(readToolIndex(good)).toEqual(good);
   });

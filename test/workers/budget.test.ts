@@ -62,4 +62,29 @@ describe("catalog budget", () => {
     expect(description(tools).length).toBeLessThan(description(whole.tools).length);
     await client.close();
   });
+
+  it("leaves lazy servers out past the budget, and a search finds them by what they do", async () => {
+    const mcp: Record<string, { url: string; description: string }> = {};
+    for (let i = 0; i < 60; i++) {
+      mcp[`svc-${String(i).padStart(2, "0")}`] = {
+        url: replayUrl("memory"),
+        description: `Service number ${i} of the fleet: reads its dashboards, alerts and on-call rotas, and pages whoever is on call for it.`,
+      };
+    }
+    mcp["ledger"] = { url: replayUrl("memory"), description: "Accounting ledger: invoices, payouts and the general journal of the finance team." };
+    const token = await seedTeam("budget-lazy", { catalog_budget: 800, mcp });
+    const { client } = await connect("budget-lazy", token);
+    const { tools } = await client.listTools();
+    expect(paid(tools)).toBeLessThanOrEqual(800);
+    const description = tools.find((t) => t.name === "discover_tool")!.description!;
+    expect(description).toMatch(/… and \d+ more servers to load: find them with discover_tool's query\./);
+    // The last in config order is left out first: the ledger is not in the description, and a search finds it.
+    expect(description).not.toContain("ledger");
+    const found = await client.callTool({ name: "discover_tool", arguments: { query: "journal of the finance team's invoices" } });
+    expect(found.isError).toBeFalsy();
+    const servers = (found.structuredContent as { servers?: Array<{ name: string }> }).servers ?? [];
+    expect(servers[0]?.name).toBe("ledger");
+    expect((found.content as Array<{ text: string }>)[0]!.text).toContain("Servers not loaded yet that match (load_mcp adds their tools):\n- ledger: ");
+    await client.close();
+  });
 });

@@ -192,7 +192,8 @@ describe("limits", () => {
 
   it("never has more than 6 upstream requests in flight, even with 10 upstreams connecting at once", async () => {
     const mcp = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`s${i}`, { url: replayUrl("flt-slow") }]));
-    const token = await seedTeam("f-slots", { mcp });
+    // The whole catalog (the largest budget): the test reads each server's lines.
+    const token = await seedTeam("f-slots", { catalog_budget: 200_000, mcp });
     const { client, sessionId } = await connect("f-slots", token);
     const description = await discoverDescription(client);
     for (let i = 0; i < 10; i++) expect(description).toContain(`s${i}:\n- add_observations:`);
