@@ -32,6 +32,9 @@ import { table } from "./lib/markdown.ts";
 import { isSmoke, median, quantile, writeResult } from "./lib/results.ts";
 import { random } from "./lib/random.ts";
 import { isMain } from "./report.ts";
+import { fitCatalog } from "../src/catalog/budget.ts";
+import { CATALOG_BUDGET } from "../src/config/schema.ts";
+import { metaDefinitions } from "../src/meta/definitions.ts";
 import { CORPUS_SERVERS, countTokens, hostTokens } from "./tokens.ts";
 
 export const QUERIES_FILE = join(import.meta.dirname, "selection", "queries.json");
@@ -343,7 +346,10 @@ interface Sized {
 }
 
 interface AgentPath {
+  /** The whole tools/list at session start with the default catalog_budget (what the path starts with). */
   descriptionTokens: number;
+  /** The same list with the whole catalog (the largest budget). */
+  wholeListTokens: number;
   search: { p50: number; p90: number };
   details: { p50: number; p90: number };
   total: { p50: number; p90: number };
@@ -448,7 +454,12 @@ function agentPath(corpus: readonly Upstream[], indexes: readonly ToolIndex[], q
     lazy: [],
     dynamic: false,
   };
-  const descriptionTokens = countTokens(renderDiscoverDescription(view));
+  // What a session starts with: the meta-tools and the catalog at the default budget, as src/meta/tool-list.ts lists them.
+  const meta = metaDefinitions(false);
+  const list = (description: string) => [{ ...meta.discover, description }, ...meta.rest];
+  const counter = { count: countTokens };
+  const descriptionTokens = fitCatalog(view, CATALOG_BUDGET.default, list, counter).tokens;
+  const wholeListTokens = hostTokens(list(renderDiscoverDescription(view)));
   const byName = new Map<string, Tool>(corpus.flatMap((u) => u.tools.map((t): [string, Tool] => [`${u.name}/${t.name}`, t])));
   const search: number[] = [];
   const details: number[] = [];
@@ -474,6 +485,7 @@ function agentPath(corpus: readonly Upstream[], indexes: readonly ToolIndex[], q
   }
   return {
     descriptionTokens,
+    wholeListTokens,
     search: spread(search),
     details: spread(details),
     total: spread(search.map((s, i) => descriptionTokens + s + details[i]!)),
@@ -694,7 +706,7 @@ export function markdown(f: Figures): string {
     table(["idea", "effect"], DROPPED.map(([idea, effect]) => [idea, effect])),
     "",
     "**The agent's path**: tokens (o200k) a host spends to reach the right tool in config-file mode over the 20 servers: " +
-      "discover_tool's description at session start, one `query` answer (the 8 hits as `renderSearchHits` writes them) " +
+      "the session's whole `tools/list` at start (the meta-tools with the catalog at the default budget), one `query` answer (the 8 hits as `renderSearchHits` writes them) " +
       "and one `tool_name` answer (`renderToolDetails` of the expected tool), per query of both sets, against exposing " +
       `every tool directly. One search puts the right tool among its 8 hits for ${f2(a.hit8)} of the queries; for the ` +
       "rest the host reads the catalog in the description or searches again.",
@@ -702,11 +714,12 @@ export function markdown(f: Figures): string {
     table(
       ["part", "median", "p90"],
       [
-        ["discover_tool description (once a session)", n(a.descriptionTokens), n(a.descriptionTokens)],
+        ["`tools/list` at session start, default `catalog_budget` (once a session)", n(a.descriptionTokens), n(a.descriptionTokens)],
         ["one search answer (top 8)", n(a.search.p50), n(a.search.p90)],
         ["one tool_name answer", n(a.details.p50), n(a.details.p90)],
         ["**the path**", `**${n(a.total.p50)}**`, `**${n(a.total.p90)}**`],
         [`every tool exposed directly (${f.tools} tools)`, n(a.directTokens), n(a.directTokens)],
+        ["(for comparison: `tools/list` with the whole catalog)", n(a.wholeListTokens ?? 0), n(a.wholeListTokens ?? 0)],
       ],
       ["---", "--:", "--:"],
     ),
