@@ -15,6 +15,7 @@ import { EAGER_WAIT_MS } from "../upstream/startup.ts";
 import { waitAtMost } from "../upstream/backoff.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { callUpstreamTool, type SessionIdentity, type ToolNames, type ToolResultLinks } from "./call.ts";
+import type { UsageRecorder } from "./tools.ts";
 
 /** Claude Code's keys (read by its MCP client for any server): a phrase its tool search matches, and "never defer". */
 export const SEARCH_HINT_KEY = "anthropic/searchHint";
@@ -120,7 +121,14 @@ function serverOfDirect(registry: UpstreamRegistry, name: string): string | unde
   return best;
 }
 
-export function registerDirectTools(server: Server, registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity, links?: ToolResultLinks): void {
+export function registerDirectTools(
+  server: Server,
+  registry: UpstreamRegistry,
+  bridge: HostBridge,
+  who: SessionIdentity,
+  links?: ToolResultLinks,
+  meter?: UsageRecorder,
+): void {
   const index = indexer(registry);
   const lazy = new LazyLoads(registry, bridge, who);
   const naming: ToolNames = {
@@ -152,6 +160,9 @@ export function registerDirectTools(server: Server, registry: UpstreamRegistry, 
         throw err;
       }
     }
-    return callUpstreamTool({ registry, bridge, who, links }, naming, name, raw ?? {}, request.params._meta?.progressToken, extra);
+    const result = await callUpstreamTool({ registry, bridge, who, links }, naming, name, raw ?? {}, request.params._meta?.progressToken, extra);
+    // Counted as use_tool's calls are: a call of a tool the session has, whatever its outcome.
+    if (naming.find(name) !== undefined) meter?.called("tool");
+    return result;
   });
 }

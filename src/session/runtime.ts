@@ -107,7 +107,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const counter = () => loadTokenCounter(env.ASSETS);
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
   meter?.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
-  if (sessionView(record) === "direct") registerDirectTools(server, registry, bridge, who, links);
+  if (sessionView(record) === "direct") registerDirectTools(server, registry, bridge, who, links, meter);
   else registerMetaTools(server, registry, bridge, who, counter, links, meter);
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);

@@ -3,6 +3,7 @@
 // Tokens are checked with js-tiktoken (the benchmarks' tokenizer), not the Worker's own counter.
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { getEncoding } from "js-tiktoken";
 import { describe, expect, it } from "vitest";
 import { adminFetch, connect, loadMcp, replayUrl, seedTeam, text, waitFor } from "./helpers.ts";
@@ -98,6 +99,29 @@ describe("usage per team", () => {
     expect(JSON.stringify(report)).not.toContain(CANARY);
     // The ended session's storage is wiped, its unsent figures with it.
     expect(await runInDurableObject(session, async (_o, state) => (await state.storage.list()).size)).toBe(0);
+  });
+
+  it("counts a direct-view session's tool calls, and its lists as every definition it could reach", async () => {
+    await seedTeam("usage-direct", { mcp: { memory: { url: replayUrl("memory") } } });
+    const minted = await adminFetch("POST", "/teams/usage-direct/tokens", { view: "direct" });
+    expect(minted.status, await minted.clone().text()).toBe(201);
+    const { token } = (await minted.json()) as { token: string };
+    const { client, transport } = await connect("usage-direct", token);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain("memory__search_nodes");
+    // A raw request: the SDK client would check the replayed answer against the tool's output schema.
+    const call = await client.request({ method: "tools/call", params: { name: "memory__search_nodes", arguments: { query: CANARY } } }, CallToolResultSchema);
+    expect(call.isError, text(call)).toBeFalsy();
+    const unknown = await client.callTool({ name: "memory__no_such_tool", arguments: {} });
+    expect(unknown.isError).toBe(true);
+    await transport.terminateSession();
+    await client.close();
+    const report = await usageWhen("usage-direct", (r) => r.totals.calls.tools === 1 && r.totals.sessions === 1);
+    // One call of a tool the session has; the unknown name is not a tool call.
+    expect(report.totals.calls).toEqual({ lookups: 0, searches: 0, loads: 0, tools: 1 });
+    expect(report.totals.listed).toBe(report.totals.direct);
+    expect(report.totals.direct).toBeGreaterThan(0);
+    expect(JSON.stringify(report)).not.toContain(CANARY);
   });
 
   it("adds up the sessions of a team, and drops days past the kept window as new ones come", async () => {
