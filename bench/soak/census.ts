@@ -67,6 +67,11 @@ export interface ObjectCensus {
   bytesEmpty: number;
   /** Rows of the fullest object. */
   maxRows: number;
+  /**
+   * Rows kept on purpose and bounded, left out of `rows`: the team index's usage days (`usage:<day>`, at most 90 a
+   * team, src/session/team-index.ts). Only the rows above say whether anything was left behind.
+   */
+  keptRows: number;
 }
 
 export interface KeptSample {
@@ -117,7 +122,11 @@ interface ObjectRows {
   mtimeMs: number;
   rows: number;
   dataBytes: number;
+  kept: number;
 }
+
+/** Keys kept on purpose (and bounded), per class: not counted as left behind. */
+const KEPT_PREFIX: Record<string, string | undefined> = { TeamIndex: "usage:" };
 
 /**
  * Per object file: its rows and data bytes when last read, so an unchanged file is not opened again. A file that
@@ -126,17 +135,19 @@ interface ObjectRows {
 const objectCache = new Map<string, ObjectRows>();
 
 /** The rows of one object's SQLite file (workerd keeps them in `_cf_KV`), from the cache while the file is unchanged. */
-function objectRows(DatabaseSync: Sqlite["DatabaseSync"], file: string, mtimeMs: number): ObjectRows | undefined {
+function objectRows(DatabaseSync: Sqlite["DatabaseSync"], file: string, mtimeMs: number, keptPrefix: string | undefined): ObjectRows | undefined {
   let entry = objectCache.get(file);
   if (entry !== undefined && entry.mtimeMs === mtimeMs) return entry;
   try {
     const db = new DatabaseSync(file, { readOnly: true });
     try {
       const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '_cf_KV'").get();
+      // Rows under the kept prefix are counted apart (`substr` on the key's text: no pattern characters to escape).
+      const kept = keptPrefix === undefined ? "0" : `coalesce(sum(substr(CAST(key AS TEXT), 1, ${keptPrefix.length}) = '${keptPrefix}'), 0)`;
       const row = table
-        ? (db.prepare("SELECT count(*) AS n, coalesce(sum(length(key) + length(value)), 0) AS b FROM _cf_KV").get() as { n: number; b: number })
-        : { n: 0, b: 0 };
-      entry = { mtimeMs, rows: Number(row.n), dataBytes: Number(row.b) };
+        ? (db.prepare(`SELECT count(*) AS n, coalesce(sum(length(key) + length(value)), 0) AS b, ${kept} AS k FROM _cf_KV`).get() as { n: number; b: number; k: number })
+        : { n: 0, b: 0, k: 0 };
+      entry = { mtimeMs, rows: Number(row.n) - Number(row.k), dataBytes: Number(row.b), kept: Number(row.k) };
     } finally {
       db.close();
     }
@@ -154,7 +165,7 @@ function objectRows(DatabaseSync: Sqlite["DatabaseSync"], file: string, mtimeMs:
  * workerd keeps a file for every object that ever stored anything, even after deleteAll().
  */
 async function censusOfObjects(state: string, className: string): Promise<ObjectCensus> {
-  const out: ObjectCensus = { files: 0, holdingData: 0, unreadable: 0, rows: 0, dataBytes: 0, bytesEmpty: 0, maxRows: 0 };
+  const out: ObjectCensus = { files: 0, holdingData: 0, unreadable: 0, rows: 0, dataBytes: 0, bytesEmpty: 0, maxRows: 0, keptRows: 0 };
   const dir = join(state, "v3", "do", `${WORKER_NAME}-${className}`);
   let names: string[];
   try {
@@ -167,16 +178,18 @@ async function censusOfObjects(state: string, className: string): Promise<Object
     const file = join(dir, name);
     const { bytes, mtimeMs } = sqliteFileState(file);
     out.files++;
-    const entry = objectRows(DatabaseSync, file, mtimeMs);
+    const entry = objectRows(DatabaseSync, file, mtimeMs, KEPT_PREFIX[className]);
     if (entry === undefined) {
       out.unreadable++;
     } else if (entry.rows > 0) {
+      out.keptRows += entry.kept;
       out.holdingData++;
       out.rows += entry.rows;
       out.dataBytes += entry.dataBytes;
       out.maxRows = Math.max(out.maxRows, entry.rows);
     } else {
-      out.bytesEmpty += bytes;
+      out.keptRows += entry.kept;
+      if (entry.kept === 0) out.bytesEmpty += bytes;
     }
   }
   return out;

@@ -14,7 +14,7 @@ function storageAfterRun(f: Figures): string {
   return (
     `SOAK storage after the run: still kept ${ms(c.waitAfterRunS, 1)} s after the last session (time-to-live ${c.sessionTtlS} s, deadline ${c.waitDeadlineS} s): ` +
     `${a.sessions.holdingData} session objects holding ${a.sessions.rows} rows, ${a.sessions.dataBytes} bytes (at most ${a.sessions.maxRows} rows in one); ` +
-    `team index ${a.teamIndex.rows} rows; unreadable files: ${a.sessions.unreadable} session, ${a.teamIndex.unreadable} index; index files ${a.teamIndex.files}`
+    `team index ${a.teamIndex.rows} rows (and ${a.teamIndex.keptRows} usage days, kept on purpose); unreadable files: ${a.sessions.unreadable} session, ${a.teamIndex.unreadable} index; index files ${a.teamIndex.files}`
   );
 }
 
