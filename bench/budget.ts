@@ -88,7 +88,8 @@ function inProcess(tools: number, mode: Mode, smoke: boolean): InProcess {
     times.push(performance.now() - t);
   }
   const tokens = countTokens(JSON.stringify(list(fitted.description).map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }))));
-  const detail = [...fitted.shape.detail.values()];
+  // A server left out may have been shortened first: only the servers shown count by their form.
+  const detail = [...fitted.shape.detail].filter(([server]) => !fitted.shape.hidden.has(server)).map(([, form]) => form);
   const hidden = fitted.shape.hidden.size;
   const names = detail.filter((d) => d === "names").length;
   const summary = detail.filter((d) => d === "summary").length;
@@ -122,6 +123,8 @@ interface ThroughProxy {
   tokens: number;
   within: boolean;
   sameAsInProcess: boolean;
+  /** Servers the proxy's first list showed as connecting or unavailable (a reason its text can differ). */
+  idle: number;
   firstListMs: number;
 }
 
@@ -180,6 +183,7 @@ async function throughProxy(sizes: number[], smoke: boolean): Promise<ThroughPro
         tokens: paid,
         within: paid <= BUDGET,
         sameAsInProcess: paid === expected.tokens && description.length > 0,
+        idle: (description.match(/^[\w-]+: (connecting|unavailable) — /gm) ?? []).length,
         firstListMs: median(times),
       };
       console.log(`proxy, ${mode}, ${n} tools: first tools/list ${fig.firstListMs.toFixed(0)} ms, ${paid} tokens (${fig.within ? "within" : "OVER"} ${BUDGET})`);
@@ -235,10 +239,24 @@ export function markdown(f: Figures): string {
       "session then connects every upstream at once): the first `tools/list` of a new session, median over sessions.",
     "",
     table(
-      ["tools", "mode", "upstreams", "sessions", "tokens", "within", "same as in-process", "first tools/list (ms)"],
-      f.proxy.map((r) => [fmt(r.tools), r.mode, r.upstreams, r.sessions, fmt(r.tokens), r.within ? "yes" : "**no**", r.sameAsInProcess ? "yes" : "**no**", r.firstListMs.toFixed(0)]),
-      ["--:", "---", "--:", "--:", "--:", "---", "---", "--:"],
+      ["tools", "mode", "upstreams", "sessions", "tokens", "within", "same as in-process", "shown connecting or unavailable", "first tools/list (ms)"],
+      f.proxy.map((r) => [
+        fmt(r.tools),
+        r.mode,
+        r.upstreams,
+        r.sessions,
+        fmt(r.tokens),
+        r.within ? "yes" : "**no**",
+        r.sameAsInProcess ? "yes" : "no",
+        r.idle ?? 0,
+        r.firstListMs.toFixed(0),
+      ]),
+      ["--:", "---", "--:", "--:", "--:", "---", "---", "--:", "--:"],
     ),
+    "",
+    "A proxy list that differs from the in-process fit shows a different state, not a different rule: with hundreds of " +
+      "eager upstreams some are still connecting (or failed) when the first list is served, and are shown so; the " +
+      "list is fitted to the budget all the same.",
     "",
     over.length === 0
       ? `Goal: session-start tokens stay within the budget at every size: **met** (largest: ${fmt(Math.max(...f.inProcess.map((r) => r.tokens), ...f.proxy.map((r) => r.tokens)))} of ${fmt(f.budget)}).`

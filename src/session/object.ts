@@ -68,8 +68,9 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
       }
     }
     if (request.method === "DELETE" && response.ok) await this.#end();
-    // Usage goes to the team's index when activity is written (at most once a minute), beside the answer, not before it.
-    else if (touched) this.ctx.waitUntil(this.#flushUsage(record.team));
+    // Usage goes to the team's index when activity is written (at most once a minute), beside the answer, not before
+    // it; not at initialize, where the team's index is busy adding the session (the figures wait for the next one).
+    else if (touched && !initialize) this.ctx.waitUntil(this.#flushUsage(record.team));
     if (request.method === "GET" && response.ok && response.body) {
       return watchStream(
         response,

@@ -204,7 +204,7 @@ export class UsageMeter implements UsageRecorder {
     this.#state.counted = true;
     const at = Date.parse(createdAt);
     this.#day(dayOf(Number.isFinite(at) ? at : this.#now())).sessions += 1;
-    this.#recorded(false);
+    this.#recorded();
   }
 
   listed(list: Pick<FittedCatalog, "description" | "tokens">): void {
@@ -215,7 +215,7 @@ export class UsageMeter implements UsageRecorder {
       this.#state.lastList = signature;
       this.#day(dayOf(this.#now())).listed += list.tokens;
     }
-    this.#recorded(true);
+    this.#recorded();
   }
 
   called(kind: MetaCallKind, answer?: string): void {
@@ -223,7 +223,7 @@ export class UsageMeter implements UsageRecorder {
     const day = dayOf(this.#now());
     this.#day(day).calls[CALL_FIELD[kind]] += 1;
     if (kind !== "tool" && answer) this.#answers.push({ day, kind, text: answer });
-    this.#recorded(false);
+    this.#recorded();
   }
 
   /** Counts what waits, measures what the session can reach, and writes the state (after whatever is under way). */
@@ -254,7 +254,7 @@ export class UsageMeter implements UsageRecorder {
     if (this.#closed) return;
     this.#state.pending = mergeDays(this.#state.pending, days);
     this.#dirty = true;
-    this.#recorded(false);
+    this.#recorded();
   }
 
   /** The session has ended (its storage is about to be wiped): nothing is recorded or written any more. */
@@ -269,14 +269,13 @@ export class UsageMeter implements UsageRecorder {
   }
 
   /**
-   * Writes the state now when nothing is left to count (`measure`: bring `direct` up to date first, if the token
-   * table is loaded); else on the next turn, once counted.
+   * Writes the state now when nothing is left to count; else on the next turn, once counted. Measuring what the
+   * session can reach counts every reachable definition (100k tokens for a large team), so it never runs on the
+   * answer's path.
    */
-  #recorded(measure: boolean): void {
+  #recorded(): void {
     const tools = this.#reach?.tools();
-    const stale = tools !== undefined && tools !== this.#sampled;
-    if (stale && measure && this.#counter) this.#measure(tools, this.#counter);
-    if (this.#answers.length > 0 || (stale && this.#sampled !== tools)) return this.#schedule();
+    if (this.#answers.length > 0 || (tools !== undefined && tools !== this.#sampled)) return this.#schedule();
     void this.#persist().catch(() => {});
   }
 
