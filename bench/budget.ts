@@ -236,7 +236,8 @@ export function markdown(f: Figures): string {
     ),
     "",
     "Through `wrangler dev` (the SDK client, every upstream a replay route on loopback; eager teams up to 5,000 tools, since one " +
-      "session then connects every upstream at once): the first `tools/list` of a new session, median over sessions.",
+      "session then connects every upstream at once): the first `tools/list` of a new session, median over sessions (after " +
+      "the first session of a team, a new one lists at once from the team's catalog cache and connects beside it).",
     "",
     table(
       ["tools", "mode", "upstreams", "sessions", "tokens", "within", "same as in-process", "shown connecting or unavailable", "first tools/list (ms)"],
