@@ -190,13 +190,16 @@ describe("the session's meter", () => {
     expect(pendingToday()!.calls.tools).toBe(1);
     const direct = pendingToday()!.direct;
     expect(direct).toBeGreaterThan(0);
-    // From then on a call is in storage as it returns, and a list after a catalog change has its direct measured at once.
+    // From then on a call is in storage as it returns; after a catalog change a list is written on the next turn,
+    // with what the session now reaches measured (counting every definition never delays an answer).
     meter.called("tool");
     await Promise.resolve();
     expect(pendingToday()!.calls.tools).toBe(2);
     grow();
     meter.listed(fitted("grown", 300));
     await Promise.resolve();
+    expect(pendingToday()!.direct).toBe(direct);
+    await tick();
     expect(pendingToday()!.listed).toBe(300);
     expect(pendingToday()!.direct).toBeGreaterThan(direct);
     // An answer's text waits for the next turn to be counted.
