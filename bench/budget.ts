@@ -4,7 +4,7 @@
 // counted independently with js-tiktoken, against the whole catalog; which form the description takes; the time to
 // fit it with the Worker's own counter. Then the same teams through `wrangler dev` with the SDK client: the first
 // tools/list of a new session, its tokens and time. `--smoke`: the two smaller sizes, few repetitions, nothing written.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -20,6 +20,7 @@ import { metaDefinitions } from "../src/meta/definitions.ts";
 import { table } from "./lib/markdown.ts";
 import { isSmoke, median, writeResult } from "./lib/results.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
+import { teardown } from "./lib/teardown.ts";
 import { isMain } from "./report.ts";
 import { syntheticTeam, type Upstream } from "./scale.ts";
 import { LOCAL_VARS, countTokens, hostTokens } from "./tokens.ts";
@@ -191,10 +192,7 @@ async function throughProxy(sizes: number[], smoke: boolean): Promise<ThroughPro
     }
     return out;
   } finally {
-    await proxy?.stop();
-    snapshot?.remove();
-    await replay.close();
-    rmSync(dir, { recursive: true, force: true });
+    await teardown({ proxy, snapshot, replay, dir });
   }
 }
 

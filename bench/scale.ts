@@ -3,7 +3,7 @@
 // index and lookups, in-process; then one point through the running proxy at 100 upstreams (and 10 beside it).
 // Reports medians over repeated runs and where the description alone outgrows a 200k-token context window.
 // `--smoke`: 10 and 100 upstreams, few repetitions, nothing written.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -19,6 +19,7 @@ import { table } from "./lib/markdown.ts";
 import { isSmoke, median, percentiles, writeResult, type Percentiles } from "./lib/results.ts";
 import { random } from "./lib/random.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
+import { teardown } from "./lib/teardown.ts";
 import { isMain, writeChart } from "./report.ts";
 import { CORPUS_SERVERS, LOCAL_VARS, countTokens } from "./tokens.ts";
 
@@ -296,10 +297,7 @@ export async function throughProxy(sizes: number[], smoke: boolean): Promise<Pro
     }
     return out;
   } finally {
-    await proxy?.stop();
-    snapshot?.remove();
-    await replay.close();
-    rmSync(dir, { recursive: true, force: true });
+    await teardown({ proxy, snapshot, replay, dir });
   }
 }
 

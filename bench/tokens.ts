@@ -2,7 +2,7 @@
 // (config-file mode with all 20 corpus servers eager, dynamic mode with all 20 lazy, each server alone), against
 // exposing every upstream tool directly; plus one discover_tool answer and one load_mcp listing. `--smoke`: the
 // same path with fewer teams and calls, nothing written.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -16,6 +16,7 @@ import { connectClient, provisionTeam } from "../harness/clients.ts";
 import { CORPUS_DIR, corpusFiles, loadCorpus, startReplayServer, type CorpusServer } from "../harness/replay-server.ts";
 import { isSmoke, median, writeResult } from "./lib/results.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
+import { teardown } from "./lib/teardown.ts";
 import { isMain, writeChart } from "./report.ts";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -641,10 +642,7 @@ async function main(): Promise<void> {
     writeResult("tokens", figures, markdown(figures), smoke);
     if (!smoke) console.log("wrote bench/results/tokens.json, bench/results/tokens.md, bench/charts/tokens.svg, bench/charts/tokens-per-server.svg");
   } finally {
-    await proxy?.stop();
-    snapshot?.remove();
-    await replay.close();
-    rmSync(dir, { recursive: true, force: true });
+    await teardown({ proxy, snapshot, replay, dir });
   }
 }
 
