@@ -11,6 +11,7 @@ import { getEncoding } from "js-tiktoken";
 import type { TopLevelSpec } from "vega-lite";
 import { startWranglerDev, type Running } from "../harness/processes.ts";
 import { CATALOG_BUDGET } from "../src/config/schema.ts";
+import { hostTokens as countHostTokens, hostView, type HostTool, type ListedTool } from "../src/catalog/budget.ts";
 import { NAMESPACE_HINT, oneLine } from "../src/catalog/render.ts";
 import { connectClient, provisionTeam } from "../harness/clients.ts";
 import { CORPUS_DIR, corpusFiles, loadCorpus, startReplayServer, type CorpusServer } from "../harness/replay-server.ts";
@@ -173,21 +174,8 @@ const encoder = getEncoding("o200k_base");
 /** o200k_base tokens; special-token strings count as ordinary text, as in shared/corpus/count_tokens.mjs. */
 export const countTokens = (text: string): number => encoder.encode(text, [], []).length;
 
-interface ToolLike {
-  name: string;
-  description?: string | undefined;
-  inputSchema?: unknown;
-}
-export interface HostTool {
-  name: string;
-  description?: string | undefined;
-  input_schema?: unknown;
-}
-
-/** The shape in which a host hands tool definitions to a model (shared/corpus/README.md, "host tokens"). */
-export const hostView = (tools: readonly ToolLike[]): HostTool[] =>
-  tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
-export const hostTokens = (tools: readonly ToolLike[]): number => countTokens(JSON.stringify(hostView(tools)));
+/** What a host pays for these tools (src/catalog/budget.ts's rule), counted with js-tiktoken. */
+export const hostTokens = (tools: readonly ListedTool[]): number => countHostTokens(tools, { count: countTokens });
 
 /** The total the corpus README states for all its servers, to check this count against. */
 export function readmeTotal(): { servers: number; tools: number; hostTokens: number } | undefined {

@@ -16,8 +16,19 @@ export interface ListedTool {
  * input_schema}` per tool (shared/corpus/README.md, "host tokens"; bench/tokens.ts counts the same way).
  */
 export function hostTokens(tools: readonly ListedTool[], counter: TokenCounter): number {
-  return counter.count(JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }))));
+  return counter.count(JSON.stringify(hostView(tools)));
 }
+
+/** A tool as a host hands it to its model. */
+export interface HostTool {
+  name: string;
+  description?: string | undefined;
+  input_schema?: unknown;
+}
+
+/** The shape in which a host hands tool definitions to a model (shared/corpus/README.md, "host tokens"). */
+export const hostView = (tools: readonly ListedTool[]): HostTool[] =>
+  tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
 
 /** One step down from the whole catalog; the steps are taken in order, each on top of those before. */
 type Step =

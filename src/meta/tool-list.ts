@@ -50,11 +50,6 @@ export class ToolList {
     this.#served = served;
   }
 
-  /** What discover_tool's description and the whole list cost, as last listed (usage accounting reads it). */
-  get lastFitted(): FittedCatalog | undefined {
-    return this.#last?.fitted;
-  }
-
   /**
    * The list, its cost within the budget: the whole catalog while it fits, else a shorter form
    * (src/catalog/budget.ts). When not even the shortest form fits beside the promoted tools, promoted tools are

@@ -71,7 +71,7 @@ export function registerMetaTools(
   counter: () => Promise<TokenCounter>,
   links?: ToolResultLinks,
   meter?: UsageRecorder,
-): ToolList {
+): void {
   const list = new ToolList(registry, metaDefinitions(registry.dynamic), counter, meter && ((fitted) => meter.listed(fitted)));
   server.setRequestHandler("tools/list", async () => {
     await registry.ensureEager();
@@ -157,5 +157,4 @@ export function registerMetaTools(
       }
     }
   }));
-  return list;
 }

@@ -148,9 +148,8 @@ type WaitingAnswer = { day: string; kind: keyof typeof ANSWER_FIELD; text: strin
  * One session's meter. Recording is a few additions in memory on the request's path; when nothing needs counting
  * (a call, a tools/list whose tokens the list already knows) the state is written at once, a small write that holds
  * no answer back (`allowUnconfirmed`). Answer texts are counted, and what the session can reach measured, on the next
- * turn of the event loop, after the answer, one step at a time; the state is written again then. A tools/list served
- * after the catalog changed measures `direct` at once when the token table is loaded (the list was just counted with
- * it too): the state after a list is then in storage as the answer leaves.
+ * turn of the event loop, after the answer, one step at a time; the state is written again then. So is `direct`
+ * after the catalog changed: measuring it counts every reachable definition, which never delays an answer.
  */
 export class UsageMeter implements UsageRecorder {
   readonly #storage: UsageStorage;
