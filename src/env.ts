@@ -73,6 +73,8 @@ export interface Env {
   MAX_BODY_BYTES?: string;
   /** Upper bound of one upstream answer (a tool result, a catalog page) in bytes (default 8 MiB). */
   MAX_UPSTREAM_RESPONSE_BYTES?: string;
+  /** "off" serves 2025 sessions only, turning MCP 2026-07-28 requests away (default "on"). */
+  MODERN_ERA?: string;
   /** Per-token request limiter (Workers rate-limiting binding). */
   TOKEN_LIMITER?: RateLimit;
 }
@@ -84,6 +86,13 @@ export const ROUTE_HEADERS = {
   session: "x-dynmcp-session",
   initialize: "x-dynmcp-initialize",
   view: "x-dynmcp-view",
+  /** "modern": a 2026-07-28 request, served by the object's per-request handler (docs/protocol-2026.md). */
+  era: "x-dynmcp-era",
+  /** 2026 era: the checked toolset handle this object holds, and when it expires (ISO 8601). */
+  toolset: "x-dynmcp-toolset",
+  toolsetExpires: "x-dynmcp-toolset-expires",
+  /** 2026 era: why the request's toolset handle was refused, as the sentence the caller gets. */
+  toolsetProblem: "x-dynmcp-toolset-problem",
 } as const;
 
 /** The name of a session's object in SESSIONS: a session id is only unique within its team. */

@@ -32,7 +32,9 @@ export type ToolErrorKind =
   /** load_mcp: the attempt failed; the server can be loaded again. */
   | "load_failed"
   /** load_mcp: the last allowed attempt failed; the server is no longer offered. */
-  | "evicted";
+  | "evicted"
+  /** 2026 era: a toolset handle that is malformed, not this token's, or expired. */
+  | "invalid_toolset";
 
 /** The proxy's own failures of a forwarded request, answered as a JSON-RPC error. */
 export type RpcErrorKind =

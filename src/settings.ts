@@ -35,6 +35,8 @@ export const SettingsSchema = z
     TOKEN_CACHE_SECONDS: numberSetting(SETTING_DEFAULTS.tokenCacheSeconds),
     MAX_BODY_BYTES: numberSetting(SETTING_DEFAULTS.maxBodyBytes, 1),
     MAX_UPSTREAM_RESPONSE_BYTES: numberSetting(SETTING_DEFAULTS.maxUpstreamResponseBytes, 1),
+    /** "off" turns 2026-07-28 requests away (as an unsupported version: clients fall back to 2025 sessions). */
+    MODERN_ERA: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("on"),
   })
   .transform((s) => ({
     upstreamIdleSeconds: s.UPSTREAM_IDLE_SECONDS,
@@ -42,6 +44,7 @@ export const SettingsSchema = z
     tokenCacheSeconds: s.TOKEN_CACHE_SECONDS,
     maxBodyBytes: s.MAX_BODY_BYTES,
     maxUpstreamResponseBytes: s.MAX_UPSTREAM_RESPONSE_BYTES,
+    modernEra: s.MODERN_ERA === "on",
   }));
 export type Settings = z.output<typeof SettingsSchema>;
 

@@ -1,7 +1,7 @@
 // Pure: the shape of discover_tool's description that keeps a session's whole tools/list within the team's token
 // budget, counted as the benchmarks count what a host pays (o200k_base, src/catalog/tokenizer.ts).
 import type { CatalogGroup, CatalogView } from "./catalog.ts";
-import { FULL_SHAPE, byCodePoint, renderDiscoverDescription, type CatalogShape } from "./render.ts";
+import { FULL_SHAPE, SESSION_WORDING, byCodePoint, renderDiscoverDescription, type CatalogShape, type CatalogWording } from "./render.ts";
 import type { TokenCounter } from "./tokenizer.ts";
 
 /** A tool as tools/list lists it, reduced to what a host hands its model. */
@@ -148,6 +148,7 @@ export function fitCatalog(
   budget: number,
   list: (description: string) => readonly ListedTool[],
   counter: TokenCounter,
+  wording: CatalogWording = SESSION_WORDING,
 ): FittedCatalog {
   const { steps: all, chars } = plan(view);
   const seen = new Map<number, Omit<FittedCatalog, "fits">>();
@@ -155,7 +156,7 @@ export function fitCatalog(
     const known = seen.get(level);
     if (known) return known;
     const shape = level === 0 ? FULL_SHAPE : shapeAfter(all, level);
-    const description = renderDiscoverDescription(view, shape);
+    const description = renderDiscoverDescription(view, shape, wording);
     const at = { description, tokens: hostTokens(list(description), counter), level, shape };
     seen.set(level, at);
     return at;

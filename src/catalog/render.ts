@@ -15,6 +15,22 @@ export const NAMESPACE_HINT = "Tool names are server/tool.";
 export const DYNAMIC_PREAMBLE =
   "Servers under <mcp_servers> are not loaded yet: load_mcp with a server's name adds its tools to <tools> for the rest of the session.";
 
+/** The instruction lines of a catalog: discover_tool's description (2025-era sessions) or its answer (2026 era). */
+export interface CatalogWording {
+  preamble: string;
+  dynamic: string;
+}
+
+/** A 2025-era session's wording: the catalog is discover_tool's description, and load_mcp grows it. */
+export const SESSION_WORDING: CatalogWording = { preamble: DISCOVER_PREAMBLE, dynamic: DYNAMIC_PREAMBLE };
+
+/** The 2026 era's wording: the catalog is discover_tool's answer, and a loaded server is reached through a toolset handle. */
+export const TOOLSET_WORDING: CatalogWording = {
+  preamble: "This team's tools, called with use_tool. discover_tool with tool_name gives a tool's full schema; with query it finds tools.",
+  dynamic:
+    "Servers under <mcp_servers> are not loaded: load_mcp with a server's name returns its tools and a toolset handle; pass toolset to discover_tool and use_tool to reach them.",
+};
+
 const ONE_LINE_MAX = 100;
 /** Control, zero-width and bidirectional characters never reach the catalog text. */
 const INVISIBLE = /[\u0000-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
@@ -151,12 +167,12 @@ export function renderSearchHits(
 }
 
 /** discover_tool's description: instructions, then `<mcp_servers>` (dynamic mode), then `<tools>`, in the given shape. */
-export function renderDiscoverDescription(view: CatalogView, shape: CatalogShape = FULL_SHAPE): string {
+export function renderDiscoverDescription(view: CatalogView, shape: CatalogShape = FULL_SHAPE, wording: CatalogWording = SESSION_WORDING): string {
   // The namespace hint wherever there are grouped tools to call, or servers whose tools load_mcp would add.
   const hint = view.mode === "multi" && (view.lazy.length > 0 || view.groups.some((g) => g.state === "ready"));
-  const parts = [DISCOVER_PREAMBLE + (hint ? `\n${NAMESPACE_HINT}` : "")];
+  const parts = [wording.preamble + (hint ? `\n${NAMESPACE_HINT}` : "")];
   if (view.lazy.length > 0) {
-    parts.push(DYNAMIC_PREAMBLE);
+    parts.push(wording.dynamic);
     // One `name: description` line each (no bullet: nothing nests here), the description folded onto its line.
     const fold = (d: string) => (shape.lazyShort ? oneLine(d) : d.replace(/\s+/g, " ").replace(INVISIBLE, "").trim());
     const shown = view.lazy.filter((s) => !shape.lazyHidden.has(s.name));

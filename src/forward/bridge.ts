@@ -1,12 +1,14 @@
 // The way back from upstreams to the host: server-to-client requests, logging, resource updates, list changes.
 import {
+  LOG_LEVEL_META_KEY,
   ProtocolError,
+  Server,
   ProtocolErrorCode,
   type ClientCapabilities,
   type Notification,
   type Request,
   type Result,
-  type Server,
+  type LoggingLevel,
   type ServerContext,
   type ServerNotification,
 } from "@modelcontextprotocol/server";
@@ -32,8 +34,53 @@ export interface BridgeOptions {
 
 const NO_CHANGE: CatalogChange = { tools: false, resources: false, prompts: false };
 
+/**
+ * Who the bridge talks to. A 2025-era session's SDK server (its host's capabilities, server-to-client requests, and
+ * notifications without a request on the GET stream); or, for the 2026 era, `REQUEST_ONLY_HOST`: no standing
+ * connection, so everything travels on the stream of the request in progress or nowhere.
+ */
+export interface BridgeHost {
+  capabilities(): ClientCapabilities;
+  request(message: { method: keyof typeof RELAYS; params?: Record<string, unknown> }): Promise<Result>;
+  notification(notification: ServerNotification): Promise<void>;
+  /** True for the 2026 era: logs go only to a request that asked for them with its `logLevel`. */
+  perRequestLogs: boolean;
+}
+
+const serverHost = (server: Server): BridgeHost => ({
+  capabilities: () => server.getClientCapabilities() ?? {},
+  request: (message) => server.request(message as never) as Promise<Result>,
+  notification: (notification) => server.notification(notification),
+  perRequestLogs: false,
+});
+
+/**
+ * The 2026 era's host: it declared no capability the upstream could use for a request of its own (input requests
+ * travel as results in that era, not yet relayed: docs/protocol-2026.md), and a notification outside a request
+ * has nowhere to go (list changes reach 2026 clients through subscriptions/listen).
+ */
+export const REQUEST_ONLY_HOST: BridgeHost = {
+  capabilities: () => ({}),
+  request: async (message) => {
+    throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `A 2026-07-28 client cannot be sent ${message.method} outside a request.`);
+  },
+  notification: async () => {},
+  perRequestLogs: true,
+};
+
+/** Severity order of log levels (RFC 5424, as MCP uses it). */
+const LEVELS: readonly LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+/** A 2026-era request hears an upstream's log message only if it carried `logLevel` and the message is at least that severe. */
+function wantsLog(extra: HostExtra | undefined, level: unknown): boolean {
+  const asked = extra?.mcpReq.envelope?.[LOG_LEVEL_META_KEY as keyof NonNullable<HostExtra["mcpReq"]["envelope"]>] as LoggingLevel | undefined;
+  if (asked === undefined || !LEVELS.includes(asked)) return false;
+  const at = LEVELS.indexOf(level as LoggingLevel);
+  return at >= LEVELS.indexOf(asked);
+}
+
 export class HostBridge implements UpstreamHooks {
-  readonly #server: Server;
+  readonly #host: BridgeHost;
   readonly #mode: ConfigMode;
   readonly #subscriptions: ReadonlySet<string>;
   readonly #refreshUpstream: (upstream: string) => Promise<CatalogChange>;
@@ -41,14 +88,14 @@ export class HostBridge implements UpstreamHooks {
   readonly #active = new Map<string, HostExtra[]>();
 
   /** Without options (a bridge only relaying, as in tests): no subscriptions, and list changes are not read again. */
-  constructor(server: Server, mode: ConfigMode, options: BridgeOptions = { subscriptions: new Set(), refresh: async () => NO_CHANGE }) {
-    this.#server = server;
+  constructor(host: Server | BridgeHost, mode: ConfigMode, options: BridgeOptions = { subscriptions: new Set(), refresh: async () => NO_CHANGE }) {
+    this.#host = host instanceof Server ? serverHost(host) : host;
     this.#mode = mode;
     this.#subscriptions = options.subscriptions;
     this.#refreshUpstream = options.refresh;
   }
 
-  capabilities = (): ClientCapabilities => this.#server.getClientCapabilities() ?? {};
+  capabilities = (): ClientCapabilities => this.#host.capabilities();
 
   /** Runs `work` as part of a host request to `upstream`, so what the upstream sends meanwhile goes on that request's stream. */
   async during<T>(upstream: string, extra: HostExtra, work: () => Promise<T>): Promise<T> {
@@ -71,12 +118,13 @@ export class HostBridge implements UpstreamHooks {
     }
     const extra = this.#active.get(upstream)?.at(-1);
     const message = { method: request.method as keyof typeof RELAYS, ...(request.params ? { params: request.params } : {}) };
-    return extra ? extra.mcpReq.send(message) : this.#server.request(message);
+    return extra ? extra.mcpReq.send(message) : this.#host.request(message);
   };
 
   notify = (upstream: string, notification: Notification): void => {
     switch (notification.method) {
       case "notifications/message": {
+        if (this.#host.perRequestLogs && !wantsLog(this.#active.get(upstream)?.at(-1), (notification.params as { level?: unknown } | undefined)?.level)) return;
         // Config-file mode names the server in `logger`; single-MCP mode passes the upstream's own logger on.
         const params = (notification.params ?? {}) as { logger?: string };
         const logger = this.#mode === "single" ? params.logger : params.logger ? `${upstream}/${params.logger}` : upstream;
@@ -140,6 +188,6 @@ export class HostBridge implements UpstreamHooks {
         // The request's stream is gone: fall through to the GET stream.
       }
     }
-    await this.#server.notification(notification).catch(() => {});
+    await this.#host.notification(notification).catch(() => {});
   }
 }

@@ -58,6 +58,8 @@ export function registerResources(
   bridge: HostBridge,
   subscriptions: Set<string>,
   links?: ResourceLinks,
+  /** False for the 2026 era, which has no resources/subscribe (subscriptions/listen replaces it). */
+  subscribe = true,
 ): void {
   server.setRequestHandler("resources/list", async (request) => {
     await registry.ensureEager();
@@ -110,6 +112,7 @@ export function registerResources(
     else subscriptions.delete(uri);
     return {};
   };
+  if (!subscribe) return;
   server.setRequestHandler("resources/subscribe", subscription("resources/subscribe"));
   server.setRequestHandler("resources/unsubscribe", subscription("resources/unsubscribe"));
 

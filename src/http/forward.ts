@@ -13,8 +13,7 @@ export const forward: Handler<McpEnv> = async (c) => {
   const who = c.get("principal");
   const sessionId = c.get("sessionId");
   // One native copy of the client's headers, then the few that stop here are taken out.
-  const headers = new Headers(request.headers);
-  for (const name of DROPPED) headers.delete(name);
+  const headers = objectHeaders(request);
   headers.set(ROUTE_HEADERS.team, who.team);
   headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
   headers.set(ROUTE_HEADERS.session, sessionId);
@@ -24,12 +23,25 @@ export const forward: Handler<McpEnv> = async (c) => {
   if (view) headers.set(ROUTE_HEADERS.view, view);
   const stub = c.env.SESSIONS.getByName(sessionObjectName(who.team, sessionId));
   const response = await stub.fetch(new Request(request.url, { method: request.method, headers, body: c.get("body"), signal: request.signal }));
-  // CORS is the router's decision alone: the session transport sets none, and any the object's answer carried would
-  // be dropped here. The answer's headers are copied once (a fetched answer's are immutable); the origin step sets
-  // its own on this copy.
+  return withoutObjectCors(response);
+};
+
+/** The client's headers for an object: a copy without its credentials and without any route header it sent. */
+export function objectHeaders(request: Request): Headers {
+  const headers = new Headers(request.headers);
+  for (const name of DROPPED) headers.delete(name);
+  return headers;
+}
+
+/**
+ * CORS is the router's decision alone: the session transport sets none, and any the object's answer carried would
+ * be dropped here. The answer's headers are copied once (a fetched answer's are immutable); the origin step sets
+ * its own on this copy.
+ */
+export function withoutObjectCors(response: Response): Response {
   const out = new Headers(response.headers);
   let foreign: string[] | undefined;
   for (const name of out.keys()) if (name.startsWith("access-control-")) (foreign ??= []).push(name);
   if (foreign) for (const name of foreign) out.delete(name);
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers: out });
-};
+}

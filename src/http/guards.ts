@@ -2,6 +2,7 @@
 import type { MiddlewareHandler } from "hono";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { httpError } from "../responses.ts";
+import { MODERN_VERSION } from "../modern/server.ts";
 import type { McpEnv } from "./context.ts";
 
 /** Versions whose transport still allowed JSON-RPC batches (removed in 2025-06-18). */
@@ -19,12 +20,20 @@ export const method: MiddlewareHandler<McpEnv> = async (c, next) => {
   await next();
 };
 
-/** An MCP-Protocol-Version header must name a version the proxy speaks; it becomes `protocolVersion`. */
+/** The answer to an MCP-Protocol-Version header that names no version the proxy speaks. */
+export const unsupportedVersion = (version: string): Response =>
+  httpError("unsupported_version", `Unsupported MCP-Protocol-Version ${JSON.stringify(version.slice(0, 40))}; supported: ${MODERN_VERSION}, ${SUPPORTED_LIST}.`);
+
+/** A 2025 version (the 2026 one is the era step's to check, against the body's envelope). */
+export const isSessionVersion = (version: string): boolean => SUPPORTED.has(version);
+
+/**
+ * An MCP-Protocol-Version header must name a version the proxy speaks; it becomes `protocolVersion`. A POST's is
+ * checked by the era step (era.ts), once the body says which era the request is of.
+ */
 export const protocolVersion: MiddlewareHandler<McpEnv> = async (c, next) => {
   const version = c.req.raw.headers.get("mcp-protocol-version");
-  if (version !== null && !SUPPORTED.has(version)) {
-    return httpError("unsupported_version", `Unsupported MCP-Protocol-Version ${JSON.stringify(version.slice(0, 40))}; supported: ${SUPPORTED_LIST}.`);
-  }
+  if (version !== null && c.req.raw.method !== "POST" && !SUPPORTED.has(version)) return unsupportedVersion(version);
   c.set("protocolVersion", version);
   await next();
 };

@@ -9,6 +9,7 @@ import { jsonRpc, mediaTypes, method, protocolVersion } from "./guards.ts";
 import { session, sessionKey } from "./session-id.ts";
 import { jsonMessage, sizeLimit } from "./body-steps.ts";
 import { forward } from "./forward.ts";
+import { era } from "./era.ts";
 import { initializedNotice } from "./notices.ts";
 import { view } from "./view.ts";
 
@@ -31,8 +32,9 @@ export const mcp = new Hono<McpEnv>()
   // misconfigured proxy answers 503 to whatever it is sent.
   .use(MCP_PATH, sessionKey)
   // POST only (a GET's or DELETE's body is neither limited nor read nor forwarded). body-steps.ts: the size limit (Hono's bodyLimit, 413), JSON (-32700) → `body`, `message`;
-  // guards.ts: batches only where the version has them, and the JSON-RPC shape (-32600).
-  .post(MCP_PATH, sizeLimit, jsonMessage, jsonRpc)
+  // guards.ts: batches only where the version has them, and the JSON-RPC shape (-32600);
+  // era.ts: a 2026-07-28 request (its `_meta` envelope) is answered there or sent to its object; 2025 ones go on.
+  .post(MCP_PATH, sizeLimit, jsonMessage, jsonRpc, era)
   // session-id.ts: the session id is the caller's (404), or the request is initialize (400) → `sessionId`, `initialize`;
   // rate-limit.ts: the limiter's verdict, waited for here (429); notices.ts: notifications/initialized answered
   // here (202); forward.ts: to the session's object.

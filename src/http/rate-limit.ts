@@ -4,7 +4,7 @@
 // goes to the session object, so the router's other checks (protocol, body, session id) run meanwhile instead of
 // after it. The answers stay what they were when the verdict came first: an over-limit request is answered 429
 // and never reaches the object, whichever later step would have answered it otherwise (docs/security.md).
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { httpError } from "../responses.ts";
 import type { McpEnv } from "./context.ts";
 
@@ -36,11 +36,16 @@ export const rateLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
   }
 };
 
+/** The verdict, taken once (a failure of the binding reaches the error handler from here only): the 429, or nothing. */
+export async function overRateLimit(c: Context<McpEnv>): Promise<Response | undefined> {
+  const verdict = c.get("rateLimit");
+  c.set("rateLimit", undefined);
+  return verdict && !(await verdict) ? tooManyRequests() : undefined;
+}
+
 /** The verdict, waited for just before the session object is called: 429 with Retry-After over the limit. */
 export const withinRateLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
-  const verdict = c.get("rateLimit");
-  // Taken once: a failure of the binding reaches the error handler from here only.
-  c.set("rateLimit", undefined);
-  if (verdict && !(await verdict)) return tooManyRequests();
+  const over = await overRateLimit(c);
+  if (over) return over;
   await next();
 };

@@ -1,35 +1,19 @@
 // Session ids that carry a signature over team and token: a foreign id is refused before any object wakes. The MCP
 // route's session steps: the signing key must be configured, and the request's session id must be the caller's.
 import type { MiddlewareHandler } from "hono";
-import { base64url } from "../bytes.ts";
 import { log } from "../log.ts";
 import { httpError, sessionNotFound } from "../responses.ts";
-import { constantTimeEqual } from "./auth.ts";
+import { mac128, macMatches, nonce128 } from "./signing.ts";
 import type { McpEnv, Principal } from "./context.ts";
 
 const SESSION_HEADER = "mcp-session-id";
-const encoder = new TextEncoder();
 
-const keys = new Map<string, Promise<CryptoKey>>();
-
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    keys.set(secret, key);
-  }
-  return key;
-}
-
-async function signature(secret: string, who: Principal, nonce: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(`${who.team}\n${who.tokenId}\n${nonce}`));
-  return base64url(new Uint8Array(mac, 0, 16));
-}
+const signedText = (who: Principal, nonce: string): string => `${who.team}\n${who.tokenId}\n${nonce}`;
 
 /** `<nonce>.<signature>`: 128 random bits, then 128 bits of HMAC over team, token id and nonce. */
 export async function mintSessionId(secret: string, who: Principal): Promise<string> {
-  const nonce = base64url(crypto.getRandomValues(new Uint8Array(16)));
-  return `${nonce}.${await signature(secret, who, nonce)}`;
+  const nonce = nonce128();
+  return `${nonce}.${await mac128(secret, signedText(who, nonce))}`;
 }
 
 /** Ids this isolate already verified for a team and token (a hot session is checked by HMAC once). */
@@ -43,7 +27,7 @@ export async function sessionIdBelongsTo(secret: string, who: Principal, session
   if (verified.has(key)) return true;
   const m = SESSION_ID.exec(sessionId);
   if (!m) return false;
-  const ok = constantTimeEqual(m[2]!, await signature(secret, who, m[1]!));
+  const ok = await macMatches(secret, signedText(who, m[1]!), m[2]!);
   if (ok) {
     if (verified.size >= MAX_VERIFIED) verified.clear();
     verified.add(key);

@@ -1,7 +1,7 @@
 // The meta-tools' definitions as tools/list shows them (names, descriptions, input schemas from the zod inputs),
 // discover_tool's description left for the list to fill in. Pure, so the benchmarks list exactly what sessions do.
 import type { Tool } from "@modelcontextprotocol/server";
-import { DiscoverToolInput, LoadMcpInput, UseToolInput, inputJsonSchema } from "./schemas.ts";
+import { DiscoverToolInput, LoadMcpInput, ToolsetDiscoverInput, ToolsetLoadInput, ToolsetUseInput, UseToolInput, inputJsonSchema } from "./schemas.ts";
 
 export const DISCOVER_TOOL = "discover_tool";
 export const USE_TOOL = "use_tool";
@@ -32,4 +32,41 @@ export function metaDefinitions(dynamic: boolean): MetaDefinitions {
     ],
     reserved: new Set([DISCOVER_TOOL, USE_TOOL, LOAD_MCP]),
   };
+}
+
+// The 2026-07-28 era's meta-tools (src/modern/): the same three names, with fixed descriptions, since a modern
+// tools/list may not change as a side effect of other requests (the catalog is discover_tool's answer instead).
+export const MODERN_DISCOVER_DESCRIPTION =
+  "Finds this team's tools. No arguments: the catalog (tools by server, and the servers load_mcp can add). query: a search. tool_name: one tool's full schema. toolset: include the servers that toolset loaded.";
+export const MODERN_USE_DESCRIPTION = "Calls a tool discover_tool lists (tool_name as listed); pass toolset for a tool of a server you loaded.";
+
+/** A lifetime in the largest whole unit that fits it: "24 hours", "90 minutes". */
+function lifetimeText(seconds: number): string {
+  const units: Array<[number, string]> = [[86_400, "day"], [3_600, "hour"], [60, "minute"], [1, "second"]];
+  for (const [size, unit] of units) {
+    if (seconds >= size && seconds % size === 0) {
+      const n = seconds / size;
+      return `${n} ${unit}${n === 1 ? "" : "s"}`;
+    }
+  }
+  return `${seconds} seconds`;
+}
+
+/** load_mcp's description states how long the handle it returns lives (the specification asks for it). */
+export const modernLoadDescription = (lifetimeSeconds: number): string =>
+  `Loads a server discover_tool lists as loadable; returns its tools and a toolset handle, valid for ${lifetimeText(lifetimeSeconds)}, to pass to discover_tool and use_tool. Pass a toolset to add the server to it.`;
+
+const modernSchemas = {
+  discover: inputJsonSchema(ToolsetDiscoverInput),
+  use: inputJsonSchema(ToolsetUseInput),
+  load: inputJsonSchema(ToolsetLoadInput),
+};
+
+/** The modern tools/list: always these three, in this order, whatever is loaded anywhere. */
+export function modernDefinitions(lifetimeSeconds: number): Tool[] {
+  return [
+    { name: DISCOVER_TOOL, description: MODERN_DISCOVER_DESCRIPTION, inputSchema: modernSchemas.discover },
+    { name: USE_TOOL, description: MODERN_USE_DESCRIPTION, inputSchema: modernSchemas.use },
+    { name: LOAD_MCP, description: modernLoadDescription(lifetimeSeconds), inputSchema: modernSchemas.load },
+  ];
 }

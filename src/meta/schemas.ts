@@ -3,23 +3,38 @@ import * as z from "zod";
 
 // Names carry no description: the tools' own descriptions say what they name (server/tool, <mcp_servers>), and
 // every session pays for each word here in context (BENCHMARKS.md, "Context tokens").
+const discoverFields = {
+  tool_name: z.string().optional(),
+  query: z.string().max(1000).optional(),
+  server: z.string().optional(),
+  limit: z.number().int().min(1).max(25).optional(),
+};
+
 export const DiscoverToolInput = z
-  .object({
-    tool_name: z.string().optional(),
-    query: z.string().max(1000).optional(),
-    server: z.string().optional(),
-    limit: z.number().int().min(1).max(25).optional(),
-  })
+  .object(discoverFields)
   .refine((a) => (a.tool_name === undefined) !== (a.query === undefined), { message: "give either tool_name or query" });
 
-export const UseToolInput = z.object({
+const useFields = {
   tool_name: z.string(),
   tool_input: z.record(z.string(), z.unknown()).default({}).describe("The tool's arguments"),
-});
+};
+export const UseToolInput = z.object(useFields);
 
 export const LoadMcpInput = z.object({
   mcp_name: z.string(),
 });
+
+// The 2026-07-28 era's meta-tools (src/modern/): no session remembers what was loaded, so a toolset handle that
+// load_mcp returns is passed back; discover_tool without tool_name or query answers the catalog itself.
+const toolset = z.string().max(200).optional();
+
+export const ToolsetDiscoverInput = z
+  .object({ ...discoverFields, toolset })
+  .refine((a) => a.tool_name === undefined || a.query === undefined, { message: "give tool_name or query, not both" });
+
+export const ToolsetUseInput = z.object({ ...useFields, toolset });
+
+export const ToolsetLoadInput = LoadMcpInput.extend({ toolset });
 
 type JsonObjectSchema = { type: "object"; [key: string]: unknown };
 

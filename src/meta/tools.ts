@@ -7,9 +7,9 @@ import { log } from "../log.ts";
 import type { HostBridge } from "../forward/bridge.ts";
 import { arrival } from "../catalog/catalog.ts";
 import { buildListing, defined } from "../catalog/listing.ts";
-import { renderDiscoverDescription, renderSearchHits, renderToolDetails } from "../catalog/render.ts";
+import { renderSearchHits, renderToolDetails } from "../catalog/render.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
-import { callUpstreamTool, findTool, isResult, registryNames, toolError, type SessionIdentity, type ToolResultLinks } from "./call.ts";
+import { callUpstreamTool, findTool, isResult, registryNames, toolError, type SessionIdentity, type ToolNames, type ToolResultLinks } from "./call.ts";
 import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL, metaDefinitions } from "./definitions.ts";
 import { DiscoverToolInput, LoadMcpInput, UseToolInput, argumentErrors } from "./schemas.ts";
 import { searchCatalog } from "./tool-search.ts";
@@ -21,7 +21,7 @@ import type { FittedCatalog } from "../catalog/budget.ts";
 /** At most this many servers not loaded yet come with a search's answer. */
 const LAZY_HITS = 3;
 
-function parseArgs<S extends z.ZodType>(schema: S, raw: unknown, tool: string): z.infer<S> | CallToolResult {
+export function parseArgs<S extends z.ZodType>(schema: S, raw: unknown, tool: string): z.infer<S> | CallToolResult {
   const parsed = schema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
   return toolError("invalid_arguments", `Invalid arguments for ${tool}: ${argumentErrors(parsed.error)}`);
@@ -48,7 +48,7 @@ function callKind(registry: UpstreamRegistry, name: string, raw: Record<string, 
 }
 
 /** The tools/call handler, each answer told to the meter once made: its kind, and the text of a meta-tool's own answer. */
-function metered<R extends { params: { name: string; arguments?: Record<string, unknown> | undefined } }, E>(
+export function metered<R extends { params: { name: string; arguments?: Record<string, unknown> | undefined } }, E>(
   registry: UpstreamRegistry,
   meter: UsageRecorder | undefined,
   handler: (request: R, extra: E) => Promise<CallToolResult>,
@@ -60,6 +60,39 @@ function metered<R extends { params: { name: string; arguments?: Record<string, 
     if (kind === "tool") meter.called(kind);
     else if (kind) meter.called(kind, result.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
     return result;
+  };
+}
+
+/** discover_tool's search: the matching tools, and (unless narrowed to one loaded server) lazy servers that match. */
+export async function searchAnswer(registry: UpstreamRegistry, args: { query: string; server?: string | undefined; limit?: number | undefined }): Promise<CallToolResult> {
+  await registry.ensureEager();
+  if (args.server !== undefined && !registry.ready().some((u) => u.name === args.server)) {
+    const loaded = registry.ready().map((u) => u.name);
+    return toolError("invalid_arguments", `No loaded server is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
+  }
+  const hits = searchCatalog(registry, args.query, { limit: args.limit, server: args.server });
+  const servers = args.server === undefined ? searchLazyServers(registry, args.query, LAZY_HITS) : [];
+  return {
+    content: [{ type: "text", text: renderSearchHits(args.query, hits, servers) }],
+    structuredContent: { query: args.query, tools: hits, ...(servers.length > 0 ? { servers } : {}) },
+  };
+}
+
+/** discover_tool's lookup: one tool's whole definition, as text and structured. */
+export async function detailsAnswer(registry: UpstreamRegistry, names: ToolNames, toolName: string): Promise<CallToolResult> {
+  const target = await findTool(registry, names, toolName);
+  if (isResult(target)) return target;
+  const details = { ...target.tool, name: target.exposedName };
+  return {
+    content: [{ type: "text", text: renderToolDetails(details) }],
+    structuredContent: defined({
+      name: target.exposedName,
+      title: target.tool.title,
+      description: target.tool.description,
+      inputSchema: target.tool.inputSchema,
+      outputSchema: target.tool.outputSchema,
+      annotations: target.tool.annotations,
+    }),
   };
 }
 
@@ -90,34 +123,8 @@ export function registerMetaTools(
       case DISCOVER_TOOL: {
         const args = parseArgs(DiscoverToolInput, raw, name);
         if (isResult(args)) return args;
-        if (args.query !== undefined) {
-          await registry.ensureEager();
-          if (args.server !== undefined && !registry.ready().some((u) => u.name === args.server)) {
-            const loaded = registry.ready().map((u) => u.name);
-            return toolError("invalid_arguments", `No loaded server is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
-          }
-          const hits = searchCatalog(registry, args.query, { limit: args.limit, server: args.server });
-          // Servers not loaded yet that match, when the search is not narrowed to one loaded server.
-          const servers = args.server === undefined ? searchLazyServers(registry, args.query, LAZY_HITS) : [];
-          return {
-            content: [{ type: "text", text: renderSearchHits(args.query, hits, servers) }],
-            structuredContent: { query: args.query, tools: hits, ...(servers.length > 0 ? { servers } : {}) },
-          };
-        }
-        const target = await findTool(registry, names, args.tool_name ?? "");
-        if (isResult(target)) return target;
-        const details = { ...target.tool, name: target.exposedName };
-        return {
-          content: [{ type: "text", text: renderToolDetails(details) }],
-          structuredContent: defined({
-            name: target.exposedName,
-            title: target.tool.title,
-            description: target.tool.description,
-            inputSchema: target.tool.inputSchema,
-            outputSchema: target.tool.outputSchema,
-            annotations: target.tool.annotations,
-          }),
-        };
+        if (args.query !== undefined) return searchAnswer(registry, { ...args, query: args.query });
+        return detailsAnswer(registry, names, args.tool_name ?? "");
       }
       case USE_TOOL: {
         const args = parseArgs(UseToolInput, raw, name);

@@ -9,7 +9,7 @@ import { httpError, sessionNotFound } from "../responses.ts";
 import { log } from "../log.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { watchStream } from "./host-stream.ts";
-import { createRuntime, type Runtime } from "./runtime.ts";
+import { createModernRuntime, createRuntime, type ModernRuntime, type Runtime } from "./runtime.ts";
 import { SessionStore, sessionView, type SessionRecord } from "./state.ts";
 import { UsageMeter } from "./usage.ts";
 
@@ -18,7 +18,8 @@ const ACTIVITY_WRITE_MS = 60_000;
 
 export class SessionObject extends DurableObject<Env> implements SessionRpc {
   readonly #store = new SessionStore(this.ctx.storage);
-  #runtime: Promise<Runtime> | undefined;
+  /** A 2025 session's runtime, or a 2026-era object's (record.era), built on the first request of each object life. */
+  #runtime: Promise<Runtime | ModernRuntime> | undefined;
   /** Host GET streams open right now: while there is one, upstreams keep their streams open too. */
   #hostStreams = 0;
   #activityWritten = 0;
@@ -35,6 +36,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     // The router checked it: the view the session starts with at initialize, later only one the URL names.
     const asked = View.safeParse(request.headers.get(ROUTE_HEADERS.view) ?? undefined);
     const view = asked.success ? asked.data : undefined;
+    if (request.headers.get(ROUTE_HEADERS.era) === "modern") return this.#modern(request, team, tokenId, sessionId);
 
     let record = await this.#store.session();
     if (initialize && !record) {
@@ -56,6 +58,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
 
     const touched = await this.#touch();
     const runtime = await this.#boot(record);
+    if (!("transport" in runtime)) return sessionNotFound();
     const response = await runtime.transport.handleRequest(request);
     if (initialize) {
       if (response.ok) {
@@ -78,6 +81,36 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
         () => --this.#hostStreams === 0 && void runtime.registry.setStreaming(false),
       );
     }
+    return response;
+  }
+
+  /**
+   * A 2026-era request (the router chose this object: a principal's, or a toolset's by its handle). The object's
+   * record is written on its first request, with the team's config of that moment; later ones take admin reloads
+   * as sessions do. Each request is served whole by the per-request handler; the upstream registry stays.
+   */
+  async #modern(request: Request, team: string, tokenId: string, objectId: string): Promise<Response> {
+    let record = await this.#store.session();
+    if (!record) {
+      const config = await loadTeamConfig(this.env.TEAMS, team);
+      if (!config?.ok) {
+        const why = config ? "has nothing that validates" : "does not exist";
+        return httpError("not_configured", `The team's config ${why}; an operator must store one with \`npm run team -- put\`.`);
+      }
+      record = { team, tokenId, sessionId: objectId, createdAt: new Date().toISOString(), config: config.config, view: DEFAULT_VIEW, era: "modern" };
+      await this.#store.putSession(record);
+      this.#meter.started(record.createdAt);
+      await this.#index(team).add(objectId);
+    } else if (record.era !== "modern" || record.team !== team || record.tokenId !== tokenId || record.sessionId !== objectId) {
+      return sessionNotFound();
+    } else if (await this.#store.reloadPending()) {
+      record = await this.#reload(record);
+    }
+    const touched = await this.#touch();
+    const runtime = await this.#boot(record);
+    if (!("handler" in runtime)) return sessionNotFound();
+    const response = await runtime.handler.fetch(request);
+    if (touched) this.ctx.waitUntil(this.#flushUsage(record.team));
     return response;
   }
 
@@ -168,8 +201,10 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   }
 
   /** Builds the runtime once per object life; a failed boot is retried next time. */
-  #boot(record: SessionRecord): Promise<Runtime> {
-    this.#runtime ??= this.#meter.restore().then(() => createRuntime(this.env, record, this.#store, this.#meter)).then(
+  #boot(record: SessionRecord): Promise<Runtime | ModernRuntime> {
+    const create = (): Promise<Runtime | ModernRuntime> =>
+      record.era === "modern" ? createModernRuntime(this.env, record, this.#store, this.#meter) : createRuntime(this.env, record, this.#store, this.#meter);
+    this.#runtime ??= this.#meter.restore().then(create).then(
       (runtime) => {
         this.gate = runtime.gate;
         // A runtime built while the host holds its GET stream (after a reload, say) streams from the start.

@@ -1,16 +1,17 @@
 // Wires one session's parts: the MCP server with its meta-tools and forwarding, the upstream registry with its
 // policies and cache, the upstream clients' gate, and the streamable-HTTP transport.
-import { Server } from "@modelcontextprotocol/server";
-import type { UpstreamCatalog } from "../catalog/catalog.ts";
+import { Server, type McpHttpHandler } from "@modelcontextprotocol/server";
+import type { CatalogChange, UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { PRODUCT, type Env } from "../env.ts";
 import { settings } from "../settings.ts";
 import { UpstreamError } from "../errors.ts";
-import { HostBridge } from "../forward/bridge.ts";
+import { HostBridge, REQUEST_ONLY_HOST } from "../forward/bridge.ts";
 import { registerCompletion } from "../forward/completion.ts";
 import { registerLogging } from "../forward/logging.ts";
 import { registerPrompts } from "../forward/prompts.ts";
 import { ResourceLinks } from "../forward/resource-links.ts";
+import { objectHandler } from "../modern/object-handler.ts";
 import { registerResources, resubscribe } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
 import { registerDirectTools } from "../meta/direct.ts";
@@ -49,17 +50,26 @@ export const PROXY_CAPABILITIES = {
   logging: {},
 } as const;
 
-export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, meter?: UsageMeter): Promise<Runtime> {
-  const server = new Server(
-    { name: PRODUCT.name, version: PRODUCT.version },
-    // The JSON Schema validator is the SDK's own choice for workerd (`@cfworker/json-schema`: no code generation).
-    { capabilities: PROXY_CAPABILITIES },
-  );
-  // The registry and the bridge need each other (an upstream's list change is read again through the registry, a
-  // changed catalog is announced through the bridge), and the resources' subscriptions are renewed on every new
-  // client: connected here, once, by closures over what is created below.
-  const subscriptions = new Set<string>();
-  const bridge = new HostBridge(server, record.config.mode, { subscriptions, refresh: (name) => registry.refresh(name) });
+/** The upstream side every era shares: the registry with its policies, cache and gate, over the given bridge. */
+interface Upstreams {
+  registry: UpstreamRegistry;
+  gate: FetchGate;
+  links: ResourceLinks | undefined;
+}
+
+/**
+ * Builds the registry for a session record. The bridge needs the registry (an upstream's list change is read again
+ * through it) and the registry the bridge (its hooks), so the bridge is made here from a function given the
+ * registry's refresh.
+ */
+async function createUpstreams(
+  env: Env,
+  record: SessionRecord,
+  store: SessionStore,
+  makeBridge: (refresh: (name: string) => Promise<CatalogChange>) => HostBridge,
+  onConnect?: (registry: UpstreamRegistry, links: ResourceLinks | undefined, name: string, client: UpstreamClient) => Promise<void>,
+): Promise<Upstreams & { bridge: HostBridge }> {
+  const bridge = makeBridge((name) => registry.refresh(name));
   const kv = bindingKv(env.TEAMS);
   const gate = new FetchGate({
     maxConnections: DEFAULT_GATE_LIMITS.maxConnections,
@@ -96,9 +106,27 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
     policy,
     cache: kvCatalogCache(kv, record.team),
     onChange: (change) => void bridge.announce(change),
-    onConnect: (name, client) => resubscribe(registry, links, subscriptions, name, client),
+    ...(onConnect ? { onConnect: (name: string, client: UpstreamClient) => onConnect(registry, links, name, client) } : {}),
   });
   await registry.restore();
+  return { registry, gate, links, bridge };
+}
+
+export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, meter?: UsageMeter): Promise<Runtime> {
+  const server = new Server(
+    { name: PRODUCT.name, version: PRODUCT.version },
+    // The JSON Schema validator is the SDK's own choice for workerd (`@cfworker/json-schema`: no code generation).
+    { capabilities: PROXY_CAPABILITIES },
+  );
+  // The resources' subscriptions are renewed on every new client.
+  const subscriptions = new Set<string>();
+  const { registry, gate, links, bridge } = await createUpstreams(
+    env,
+    record,
+    store,
+    (refresh) => new HostBridge(server, record.config.mode, { subscriptions, refresh }),
+    (registry, links, name, client) => resubscribe(registry, links, subscriptions, name, client),
+  );
   const level = await store.logLevel();
   if (level) await registry.setLogLevel(level);
 
@@ -121,4 +149,26 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   });
   await server.connect(transport);
   return { transport, registry, gate };
+}
+
+/** A 2026-era object's parts: the registry, and the per-request handler over it. */
+export interface ModernRuntime {
+  handler: McpHttpHandler;
+  registry: UpstreamRegistry;
+  gate: FetchGate;
+}
+
+/**
+ * The runtime of a principal's or a toolset's object (2026 era): the same registry as a session's, and a handler
+ * that builds a server per request. Nothing reaches the client outside a request (REQUEST_ONLY_HOST).
+ */
+export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, meter?: UsageMeter): Promise<ModernRuntime> {
+  const { registry, gate, links, bridge } = await createUpstreams(env, record, store, (refresh) =>
+    new HostBridge(REQUEST_ONLY_HOST, record.config.mode, { subscriptions: new Set(), refresh }),
+  );
+  const who = { team: record.team, session: record.sessionId.slice(0, 11) };
+  const counter = () => loadTokenCounter(env.ASSETS);
+  meter?.attach({ tools: () => registry.tools(), counter, sentWhole: false });
+  const handler = objectHandler({ registry, bridge, who, counter, links, meter }, settings(env).sessionTtlSeconds);
+  return { handler, registry, gate };
 }

@@ -41,6 +41,8 @@ const SessionRecord = z.object({
   createdAt: z.string(),
   config: StoredConfig,
   view: View.optional(),
+  /** "modern": a 2026-era object (a principal's or a toolset's, docs/protocol-2026.md); absent: a 2025 session. */
+  era: z.literal("modern").optional(),
 });
 export type SessionRecord = z.output<typeof SessionRecord>;
 

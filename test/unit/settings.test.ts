@@ -12,7 +12,15 @@ describe("settings", () => {
       tokenCacheSeconds: 30,
       maxBodyBytes: 4 * 1024 * 1024,
       maxUpstreamResponseBytes: 8 * 1024 * 1024,
+      modernEra: true,
     });
+  });
+
+  it("turns the 2026 era off only for \"off\" (any case), and keeps it on for anything else", () => {
+    expect(settings({ MODERN_ERA: "off" }).modernEra).toBe(false);
+    expect(settings({ MODERN_ERA: " OFF " }).modernEra).toBe(false);
+    expect(settings({ MODERN_ERA: "on" }).modernEra).toBe(true);
+    expect(settings({ MODERN_ERA: "maybe" }).modernEra).toBe(true);
   });
 
   it("keeps its defaults equal to the constants of the parts that use them", () => {

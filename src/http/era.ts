@@ -1,0 +1,152 @@
+// The MCP route's fork between the protocol's two eras (POST only, once the body is parsed). A 2025-era request
+// (initialize, a session id, no per-request `_meta` envelope) goes on to the session steps unchanged. A 2026-07-28
+// request (its envelope in `params._meta`) is checked by the SDK's own classifier, then answered here when it needs
+// no upstream (server/discover, tools/list), or sent to an object: the principal's, or a toolset's when its call
+// names a valid toolset handle (src/http/toolset-handle.ts). Design and reasons: docs/protocol-2026.md.
+import type { Context, MiddlewareHandler } from "hono";
+import {
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  classifyInboundRequest,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+} from "@modelcontextprotocol/server";
+import { PRODUCT, ROUTE_HEADERS, sessionObjectName } from "../env.ts";
+import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../meta/definitions.ts";
+import { LIST_TTL_MS, MODERN_CAPABILITIES, MODERN_VERSION, STATIC_METHODS, staticHandler } from "../modern/server.ts";
+import { settings } from "../settings.ts";
+import type { McpEnv, Principal } from "./context.ts";
+import { objectHeaders, withoutObjectCors } from "./forward.ts";
+import { isSessionVersion, unsupportedVersion } from "./guards.ts";
+import { overRateLimit } from "./rate-limit.ts";
+import { checkToolsetHandle, handleProblem, mintToolsetHandle } from "./toolset-handle.ts";
+
+/** JSON-RPC code of an unsupported protocol version in the 2026 era (not in the SDK's ProtocolErrorCode). */
+const UNSUPPORTED_VERSION = -32022;
+
+const META_TOOLS: ReadonlySet<string> = new Set([DISCOVER_TOOL, USE_TOOL, LOAD_MCP]);
+
+const requestId = (message: unknown): string | number | null => {
+  const id = (message as { id?: unknown } | null)?.id;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+};
+
+const rpcError = (status: number, id: string | number | null, code: number, message: string, data?: unknown): Response =>
+  Response.json({ jsonrpc: "2.0", id, error: { code, message, ...(data === undefined ? {} : { data }) } }, { status });
+
+/** Every version one of the two eras serves, newest first: what a discover names when the 2026 era is on. */
+const versions = (modern: boolean): string[] => [...(modern ? [MODERN_VERSION] : []), ...SUPPORTED_PROTOCOL_VERSIONS];
+
+/**
+ * server/discover without the era's envelope (a client probing before it knows which era we speak): the versions of
+ * both eras, so it can open either way. The envelope-carrying discover is the SDK handler's.
+ */
+function discoverForAnyEra(message: unknown, modern: boolean): Response {
+  const serverInfo = { name: PRODUCT.name, version: PRODUCT.version };
+  return Response.json({
+    jsonrpc: "2.0",
+    id: requestId(message),
+    result: {
+      supportedVersions: versions(modern),
+      capabilities: MODERN_CAPABILITIES,
+      ttlMs: LIST_TTL_MS,
+      cacheScope: "private",
+      _meta: { [SERVER_INFO_META_KEY]: serverInfo },
+    },
+  });
+}
+
+/** The protocol version a modern request's envelope names. */
+const envelopeVersion = (message: JSONRPCRequest | JSONRPCNotification): unknown =>
+  (message.params?._meta as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION_META_KEY];
+
+const isClaimlessDiscover = (message: unknown): boolean =>
+  typeof message === "object" && message !== null && !Array.isArray(message) && (message as { method?: unknown }).method === "server/discover";
+
+export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
+  const headers = c.req.raw.headers;
+  const message = c.get("message");
+  const header = (name: string) => headers.get(name) ?? undefined;
+  const route = classifyInboundRequest({
+    httpMethod: "POST",
+    protocolVersionHeader: header("mcp-protocol-version"),
+    mcpMethodHeader: header("mcp-method"),
+    mcpNameHeader: header("mcp-name"),
+    body: message,
+  });
+  const modern = settings(c.env).modernEra;
+  const version = headers.get("mcp-protocol-version");
+  if (route.kind === "legacy") {
+    if (isClaimlessDiscover(message)) return (await overRateLimit(c)) ?? discoverForAnyEra(message, modern);
+    if (version !== null && !isSessionVersion(version)) return unsupportedVersion(version);
+    return next();
+  }
+  if (route.kind === "reject") return rpcError(route.httpStatus, requestId(message), route.code, route.message, route.data);
+  const claimed = envelopeVersion(route.message);
+  if (modern && claimed !== MODERN_VERSION) {
+    // Answered here rather than by the SDK's handler: no object is woken for a version nobody serves.
+    return rpcError(400, requestId(message), UNSUPPORTED_VERSION, `Unsupported protocol version ${JSON.stringify(String(claimed).slice(0, 40))}; supported: ${versions(true).join(", ")}.`, {
+      supported: versions(true),
+      requested: claimed,
+    });
+  }
+  if (!modern) {
+    // As a server of the 2025 versions only: a dual-era client falls back to initialize on this answer.
+    const requested = String(claimed ?? version ?? MODERN_VERSION);
+    return rpcError(400, requestId(message), UNSUPPORTED_VERSION, `MCP ${requested} is not enabled on this proxy; open a session with initialize (versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}).`, {
+      supported: [...SUPPORTED_PROTOCOL_VERSIONS],
+      requested,
+    });
+  }
+  const over = await overRateLimit(c);
+  if (over) return over;
+  if (STATIC_METHODS.has(route.message.method)) {
+    return staticHandler(settings(c.env).sessionTtlSeconds).fetch(c.req.raw, { parsedBody: message });
+  }
+  return toObject(c, route.message);
+};
+
+/**
+ * To the object that serves it: a meta-tool call naming a toolset goes to that toolset's object when the handle is
+ * good (else to the principal's, told why it was refused); a load_mcp without one starts a new toolset; everything
+ * else goes to the principal's object (its eager servers).
+ */
+async function toObject(c: Context<McpEnv>, message: JSONRPCRequest | JSONRPCNotification): Promise<Response> {
+  const request = c.req.raw;
+  const who = c.get("principal");
+  const headers = objectHeaders(request);
+  headers.set(ROUTE_HEADERS.team, who.team);
+  headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
+  headers.set(ROUTE_HEADERS.era, "modern");
+  const objectId = await toolsetObject(c, who, message, headers);
+  headers.set(ROUTE_HEADERS.session, objectId);
+  const stub = c.env.SESSIONS.getByName(sessionObjectName(who.team, objectId));
+  const response = await stub.fetch(new Request(request.url, { method: "POST", headers, body: c.get("body"), signal: request.signal }));
+  return withoutObjectCors(response);
+}
+
+/** The object id for this request (`p.<token>` or `ts.<nonce>`), with the toolset's route headers set. */
+async function toolsetObject(c: Context<McpEnv>, who: Principal, message: JSONRPCRequest | JSONRPCNotification, headers: Headers): Promise<string> {
+  const principalObject = `p.${who.tokenId}`;
+  if (message.method !== "tools/call") return principalObject;
+  const params = (message.params ?? {}) as { name?: unknown; arguments?: Record<string, unknown> };
+  if (typeof params.name !== "string" || !META_TOOLS.has(params.name)) return principalObject;
+  const secret = c.get("sessionKey");
+  const given = params.arguments?.["toolset"];
+  if (typeof given === "string") {
+    const check = await checkToolsetHandle(secret, who, given);
+    if (!check.ok) {
+      headers.set(ROUTE_HEADERS.toolsetProblem, handleProblem(check.problem, check.expiredAt));
+      return principalObject;
+    }
+    headers.set(ROUTE_HEADERS.toolset, given);
+    headers.set(ROUTE_HEADERS.toolsetExpires, check.expiresAt.toISOString());
+    return `ts.${check.nonce}`;
+  }
+  if (params.name !== LOAD_MCP || given !== undefined) return principalObject;
+  const minted = await mintToolsetHandle(secret, who, settings(c.env).sessionTtlSeconds);
+  headers.set(ROUTE_HEADERS.toolset, minted.handle);
+  headers.set(ROUTE_HEADERS.toolsetExpires, minted.expiresAt.toISOString());
+  return `ts.${minted.nonce}`;
+}

@@ -1,0 +1,36 @@
+// The 2026 era's handler inside a session object (a principal's or a toolset's): per request, a fresh server over
+// the object's long-lived upstream registry, with the meta-tools, resources, prompts and completion. The request's
+// toolset, as the router checked it, comes in route headers.
+import type { McpHttpHandler } from "@modelcontextprotocol/server";
+import { ROUTE_HEADERS } from "../env.ts";
+import { registerCompletion } from "../forward/completion.ts";
+import { registerPrompts } from "../forward/prompts.ts";
+import type { ResourceLinks } from "../forward/resource-links.ts";
+import { registerResources } from "../forward/resources.ts";
+import { modernHandler, modernServer } from "./server.ts";
+import { registerToolsetTools, type ToolsetParts, type ToolsetRoute } from "./tools.ts";
+
+/** The toolset the router found for this request (its headers are the router's alone: client copies are dropped). */
+export function toolsetRoute(request: Request | undefined): ToolsetRoute {
+  const headers = request?.headers;
+  const value = headers?.get(ROUTE_HEADERS.toolset);
+  const expiresAt = headers?.get(ROUTE_HEADERS.toolsetExpires);
+  const problem = headers?.get(ROUTE_HEADERS.toolsetProblem);
+  return {
+    ...(value && expiresAt ? { handle: { value, expiresAt } } : {}),
+    ...(problem ? { problem } : {}),
+  };
+}
+
+export function objectHandler(parts: ToolsetParts & { links?: ResourceLinks | undefined }, handleLifetimeSeconds: number): McpHttpHandler {
+  // 2026-era clients have no resources/subscribe: nothing is ever added to this set.
+  const noSubscriptions = new Set<string>();
+  return modernHandler((request) => {
+    const server = modernServer(handleLifetimeSeconds);
+    registerToolsetTools(server, parts, toolsetRoute(request));
+    registerResources(server, parts.registry, parts.bridge, noSubscriptions, parts.links, false);
+    registerPrompts(server, parts.registry, parts.bridge);
+    registerCompletion(server, parts.registry, parts.bridge, parts.links);
+    return server;
+  });
+}

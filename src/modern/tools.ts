@@ -1,0 +1,126 @@
+// The 2026 era's meta-tools at work in a session object: discover_tool answers the live catalog (the era's tools/list
+// is fixed), use_tool calls, and load_mcp loads a lazy server into a toolset, whose handle the client passes back
+// (src/http/toolset-handle.ts mints and checks it; the router sends each request to the toolset's own object).
+import type { CallToolResult, Server } from "@modelcontextprotocol/server";
+import { LoadError, toToolResult } from "../errors.ts";
+import { log } from "../log.ts";
+import { fitCatalog } from "../catalog/budget.ts";
+import type { CatalogView } from "../catalog/catalog.ts";
+import { buildListing } from "../catalog/listing.ts";
+import { TOOLSET_WORDING, oneLine, type CatalogShape } from "../catalog/render.ts";
+import type { TokenCounter } from "../catalog/tokenizer.ts";
+import type { HostBridge } from "../forward/bridge.ts";
+import { callUpstreamTool, isResult, registryNames, toolError, type SessionIdentity, type ToolNames, type ToolResultLinks } from "../meta/call.ts";
+import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../meta/definitions.ts";
+import { ToolsetDiscoverInput, ToolsetLoadInput, ToolsetUseInput } from "../meta/schemas.ts";
+import { detailsAnswer, metered, parseArgs, searchAnswer, type UsageRecorder } from "../meta/tools.ts";
+import type { UpstreamRegistry } from "../upstream/registry.ts";
+
+/** What the router learned of the request's toolset handle (ROUTE_HEADERS.toolset*). */
+export interface ToolsetRoute {
+  /** The handle of the toolset this object holds, checked by the router, and when it expires. */
+  handle?: { value: string; expiresAt: string };
+  /** Why the handle the request carried was refused: the sentence the caller gets. */
+  problem?: string;
+}
+
+export interface ToolsetParts {
+  registry: UpstreamRegistry;
+  bridge: HostBridge;
+  who: SessionIdentity;
+  counter: () => Promise<TokenCounter>;
+  links?: ToolResultLinks | undefined;
+  meter?: UsageRecorder | undefined;
+}
+
+/** The registry's names, with the era's answer for a tool of a server that is not loaded: which load_mcp to make. */
+function toolsetNames(registry: UpstreamRegistry, route: ToolsetRoute): ToolNames {
+  const names = registryNames(registry, LOAD_MCP);
+  return {
+    ...names,
+    notLoaded: (name, server) => {
+      const call = JSON.stringify(route.handle ? { mcp_name: server, toolset: route.handle.value } : { mcp_name: server });
+      const then = route.handle ? "then call this again with the same toolset" : "then pass the toolset it returns to use_tool";
+      return `Unknown tool: "${name}". Its server "${server}" is not loaded${route.handle ? " in this toolset" : ""}: call ${LOAD_MCP} ${call}, ${then}.`;
+    },
+  };
+}
+
+/** The catalog's structured form: what the text shows, by server (tool names only where the text lists them). */
+function structuredCatalog(view: CatalogView, shape: CatalogShape) {
+  const servers = view.groups
+    .filter((g) => !shape.hidden.has(g.server))
+    .map((g) => {
+      if (g.state === "unavailable") return { name: g.server, state: g.state, reason: oneLine(g.reason) };
+      if (g.state === "connecting") return { name: g.server, state: g.state };
+      return shape.detail.get(g.server) === "summary"
+        ? { name: g.server, state: g.state, toolCount: g.tools.length }
+        : { name: g.server, state: g.state, tools: g.tools.map((t) => t.name) };
+    });
+  const loadable = view.lazy.filter((s) => !shape.lazyHidden.has(s.name)).map((s) => ({ name: s.name, description: oneLine(s.description) }));
+  const hidden = view.groups.length - servers.length + view.lazy.length - loadable.length;
+  return { servers, loadable, ...(hidden > 0 ? { more: hidden } : {}) };
+}
+
+/** The toolset a request works in, as structured content (absent without a handle). */
+const toolsetOf = (route: ToolsetRoute) => (route.handle ? { toolset: route.handle.value, toolsetExpiresAt: route.handle.expiresAt } : {});
+
+/** tools/call of a 2026-era request, on the per-request server. */
+export function registerToolsetTools(server: Server, parts: ToolsetParts, route: ToolsetRoute): void {
+  const { registry, bridge, who, links, meter } = parts;
+  const names = toolsetNames(registry, route);
+  server.setRequestHandler("tools/call", metered(registry, meter, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: raw } = request.params;
+    registry.retryFailed();
+    // A handle the router refused: said before anything else, whatever the tool.
+    if (route.problem && typeof raw?.["toolset"] === "string") return toolError("invalid_toolset", route.problem);
+    switch (name) {
+      case DISCOVER_TOOL: {
+        const args = parseArgs(ToolsetDiscoverInput, raw, name);
+        if (isResult(args)) return args;
+        if (args.query !== undefined) return searchAnswer(registry, { ...args, query: args.query });
+        if (args.tool_name !== undefined) return detailsAnswer(registry, names, args.tool_name);
+        await registry.ensureEager();
+        const view = registry.view();
+        const listed = (description: string) => [{ name: DISCOVER_TOOL, description, inputSchema: { type: "object" as const } }];
+        const fitted = fitCatalog(view, registry.catalogBudget, listed, await parts.counter(), TOOLSET_WORDING);
+        return {
+          content: [{ type: "text", text: fitted.description }],
+          structuredContent: { ...structuredCatalog(view, fitted.shape), ...toolsetOf(route) },
+        };
+      }
+      case USE_TOOL: {
+        const args = parseArgs(ToolsetUseInput, raw, name);
+        if (isResult(args)) return args;
+        return callUpstreamTool({ registry, bridge, who, links }, names, args.tool_name, args.tool_input, request.params._meta?.progressToken, extra);
+      }
+      case LOAD_MCP: {
+        const args = parseArgs(ToolsetLoadInput, raw, name);
+        if (isResult(args)) return args;
+        if (!registry.dynamic) return toolError("unknown_server", `This team has no lazy servers: every tool discover_tool lists is callable with ${USE_TOOL} as it is.`);
+        // The router gives every load a toolset: the one passed, or a new one.
+        if (!route.handle) return toolError("invalid_toolset", "This request reached no toolset; call load_mcp again.");
+        const started = Date.now();
+        try {
+          const outcome = await registry.load(args.mcp_name);
+          if (outcome.changed) log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome: "ok" });
+          const listing = buildListing(registry.mode, args.mcp_name, outcome.catalog);
+          const answer = { ...listing, ...toolsetOf(route) };
+          return { content: [{ type: "text", text: JSON.stringify(answer) }], structuredContent: answer };
+        } catch (err) {
+          if (!(err instanceof LoadError)) throw err;
+          if (err.attempted) {
+            log({ event: "load_mcp", ...who, upstream: args.mcp_name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
+          }
+          // Failures count per toolset (three strikes evict): a retry must name the same one.
+          const retry = err.kind === "load_failed" ? ` To try again, call ${LOAD_MCP} with toolset "${route.handle.value}".` : "";
+          const result = toToolResult(err, err.message + retry);
+          return err.kind === "load_failed" ? { ...result, structuredContent: toolsetOf(route) } : result;
+        }
+      }
+      default: {
+        return toolError("unknown_tool", `Unknown tool: "${name}". This server offers ${DISCOVER_TOOL}, ${USE_TOOL} and ${LOAD_MCP}; upstream tools are called through ${USE_TOOL}.`);
+      }
+    }
+  }));
+}
