@@ -30,6 +30,13 @@ export interface UsageDay {
   figures: UsageFigures;
 }
 
+/** Which of a team's lists changed (each one `true` is announced; absent or false ones are not). */
+export interface ListsChanged {
+  tools?: boolean;
+  prompts?: boolean;
+  resources?: boolean;
+}
+
 /** What sessions and the admin API call on a team's index (`TeamIndex` implements it). */
 export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   add(sessionId: string): Promise<void>;
@@ -39,6 +46,14 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   addUsage(days: UsageDay[]): Promise<void>;
   /** The team's figures of the last `days` UTC days (today included), oldest first; days with nothing recorded left out. */
   usage(days: number): Promise<UsageDay[]>;
+  /**
+   * Announces changed lists on the team's open 2026-era `subscriptions/listen` streams, each as the
+   * `notifications/<list>/list_changed` its filter asked for (a no-op when none is open). Other teams' streams are
+   * held by their own index objects and never hear it.
+   */
+  listsChanged(what: ListsChanged): Promise<void>;
+  /** How many listen streams the team holds open in its index right now (for tests and an operator's view). */
+  listenStreams(): Promise<number>;
 }
 
 export interface Env {

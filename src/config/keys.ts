@@ -12,6 +12,7 @@ export const kvKeys = {
   pin: (team: string, server: string, tool: string) => `team/${team}/pin/${server}/${encodeURIComponent(tool)}`,
   pinPrefix: (team: string, server?: string) => `team/${team}/pin/${server === undefined ? "" : `${server}/`}`,
   catalog: (team: string, server: string) => `team/${team}/catalog/${server}`,
+  era: (team: string, server: string) => `team/${team}/era/${server}`,
 } as const;
 
 /**

@@ -18,6 +18,30 @@ import type { UpstreamHooks } from "../upstream/client.ts";
 
 export type HostExtra = ServerContext;
 
+/** What an upstream call is aborted with when the host gives up on its request. */
+const HOST_CANCELLED = "the host cancelled the request";
+const hostSignals = new WeakMap<AbortSignal, AbortSignal>();
+
+/**
+ * The host request's cancellation, as the signal upstream calls take. Its reason is the proxy's own: when a
+ * 2026-era client closes its stream, the SDK aborts the request with its connection-closed error, which an upstream
+ * call would otherwise report as its own connection failing (and the upstream client would be dropped, its
+ * notifications/cancelled never sent).
+ */
+export function hostSignal(extra: HostExtra): AbortSignal {
+  const from = extra.mcpReq.signal;
+  let signal = hostSignals.get(from);
+  if (!signal) {
+    const controller = new AbortController();
+    const abort = () => controller.abort(new Error(HOST_CANCELLED));
+    if (from.aborted) abort();
+    else from.addEventListener("abort", abort, { once: true });
+    signal = controller.signal;
+    hostSignals.set(from, signal);
+  }
+  return signal;
+}
+
 /** Which client capability each relayed request needs (the SDK checks each answer against its method's result). */
 const RELAYS = {
   "sampling/createMessage": { capability: "sampling" },

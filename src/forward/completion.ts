@@ -4,6 +4,7 @@ import type { Server } from "@modelcontextprotocol/server";
 import { RpcError, forwardedError } from "../errors.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
+import { hostSignal } from "./bridge.ts";
 import { promptByExposedName, templateOwner } from "./merge.ts";
 import type { ResourceLinks } from "./resource-links.ts";
 import { routeResource } from "./resources.ts";
@@ -28,8 +29,8 @@ export function registerCompletion(server: Server, registry: UpstreamRegistry, b
       return await bridge.during(target, extra, () =>
         registry.withClient(target, async (client) => {
           if (!client.capabilities.completions) return { completion: { values: [], hasMore: false } };
-          return client.request({ method: "completion/complete", params }, { signal: extra.mcpReq.signal });
-        }, { signal: extra.mcpReq.signal }),
+          return client.request({ method: "completion/complete", params }, { signal: hostSignal(extra) });
+        }, { signal: hostSignal(extra) }),
       );
     } catch (err) {
       throw forwardedError(err);

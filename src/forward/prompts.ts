@@ -3,6 +3,7 @@ import type { Server } from "@modelcontextprotocol/server";
 import { forwardedError } from "../errors.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge } from "./bridge.ts";
+import { hostSignal } from "./bridge.ts";
 import { mergePrompts, promptByExposedName } from "./merge.ts";
 import { paginate } from "./paging.ts";
 
@@ -22,9 +23,9 @@ export function registerPrompts(server: Server, registry: UpstreamRegistry, brid
         registry.withClient(found.owner, (client) =>
           client.request(
             { method: "prompts/get", params: { ...request.params, name: found.original } },
-            { signal: extra.mcpReq.signal },
+            { signal: hostSignal(extra) },
           ),
-          { signal: extra.mcpReq.signal },
+          { signal: hostSignal(extra) },
         ),
       );
     } catch (err) {

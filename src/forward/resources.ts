@@ -4,6 +4,7 @@ import { RpcError, forwardedError } from "../errors.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { HostBridge, HostExtra } from "./bridge.ts";
+import { hostSignal } from "./bridge.ts";
 import { mergeResources, mergeTemplates, resourceOwner, resourceServers, unclaimedResourceOwner } from "./merge.ts";
 import { paginate } from "./paging.ts";
 import type { ResourceLinks } from "./resource-links.ts";
@@ -86,8 +87,8 @@ export function registerResources(
     try {
       return await bridge.during(name, extra, () =>
         registry.withClient(name, (client) =>
-          client.request({ method: "resources/read", params: request.params }, { signal: extra.mcpReq.signal }),
-          { signal: extra.mcpReq.signal },
+          client.request({ method: "resources/read", params: request.params }, { signal: hostSignal(extra) }),
+          { signal: hostSignal(extra) },
         ),
       );
     } catch (err) {
@@ -103,8 +104,8 @@ export function registerResources(
         if (!client.capabilities.resources?.subscribe) {
           throw new RpcError("not_supported", `The server "${name}" that owns ${uri} does not support resource subscriptions.`);
         }
-        await client.request({ method, params: { uri } }, { signal: extra.mcpReq.signal });
-      }, { signal: extra.mcpReq.signal });
+        await client.request({ method, params: { uri } }, { signal: hostSignal(extra) });
+      }, { signal: hostSignal(extra) });
     } catch (err) {
       throw forwardedError(err);
     }

@@ -104,8 +104,24 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   if (STATIC_METHODS.has(route.message.method)) {
     return staticHandler(settings(c.env).sessionTtlSeconds).fetch(c.req.raw, { parsedBody: message });
   }
+  if (route.message.method === LISTEN_METHOD) return toTeamIndex(c);
   return toObject(c, route.message);
 };
+
+const LISTEN_METHOD = "subscriptions/listen";
+
+/** A listen stream is the team's: its index object holds the team's streams and hears its config changes. */
+async function toTeamIndex(c: Context<McpEnv>): Promise<Response> {
+  const request = c.req.raw;
+  const who = c.get("principal");
+  const headers = objectHeaders(request);
+  headers.set(ROUTE_HEADERS.team, who.team);
+  headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
+  headers.set(ROUTE_HEADERS.era, "modern");
+  const stub = c.env.TEAM_INDEX.getByName(who.team);
+  const response = await stub.fetch(new Request(request.url, { method: "POST", headers, body: c.get("body"), signal: request.signal }));
+  return withoutObjectCors(response);
+}
 
 /**
  * To the object that serves it: a meta-tool call naming a toolset goes to that toolset's object when the handle is

@@ -6,6 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { ProxyError, UpstreamError, toToolResult, type ToolErrorKind } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge, HostExtra } from "../forward/bridge.ts";
+import { hostSignal } from "../forward/bridge.ts";
 import { oneLine, renderUnknownTool } from "../catalog/render.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 
@@ -87,7 +88,7 @@ export async function callUpstreamTool(
     log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
   try {
     const result = await bridge.during(target.upstream, extra, () =>
-      registry.call(target, input, { signal: extra.mcpReq.signal, ...(onprogress ? { onprogress } : {}) }),
+      registry.call(target, input, { signal: hostSignal(extra), ...(onprogress ? { onprogress } : {}) }),
     );
     done(result.isError ? "tool_error" : "ok");
     // A resource the result links to and no list claims is routed back to this upstream later.

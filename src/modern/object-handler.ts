@@ -32,5 +32,5 @@ export function objectHandler(parts: ToolsetParts & { links?: ResourceLinks | un
     registerPrompts(server, parts.registry, parts.bridge);
     registerCompletion(server, parts.registry, parts.bridge, parts.links);
     return server;
-  });
+  }, "sse");
 }

@@ -43,9 +43,20 @@ export function modernServer(handleLifetimeSeconds: number): Server {
   return server;
 }
 
-/** A strict 2026-07-28 handler (2025 traffic never reaches it: the router sends that to the sessions). */
-export function modernHandler(factory: (request: Request | undefined) => Server | Promise<Server>): McpHttpHandler {
-  return createMcpHandler((ctx) => factory(ctx.requestInfo), { legacy: "reject", responseMode: "auto" });
+/**
+ * How often a streamed answer carries a keep-alive comment. A client closes its connection to cancel (the era's
+ * way); a proxy in front that notices a closed connection only when it writes (wrangler dev's does) passes the
+ * cancellation on at the next comment, so this bounds how long an abandoned upstream call runs on.
+ */
+export const KEEP_ALIVE_MS = 2_000;
+
+/**
+ * A strict 2026-07-28 handler (2025 traffic never reaches it: the router sends that to the sessions). `sse` for
+ * the objects' handlers: the answer's stream starts at once, so a client that closes its connection cancels a
+ * stream the object is writing, which aborts the request's signal and the upstream call.
+ */
+export function modernHandler(factory: (request: Request | undefined) => Server | Promise<Server>, responseMode: "auto" | "sse" = "auto"): McpHttpHandler {
+  return createMcpHandler((ctx) => factory(ctx.requestInfo), { legacy: "reject", responseMode, keepAliveMs: KEEP_ALIVE_MS });
 }
 
 /** Handlers of the router, one per handle lifetime (a setting): server/discover and tools/list, nothing else. */

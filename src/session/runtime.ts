@@ -21,6 +21,7 @@ import { urlPolicy } from "../security/policy.ts";
 import { checkUpstreamUrl } from "../security/url-guard.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
 import { kvCatalogCache } from "../teams/catalog-cache.ts";
+import { kvEraCache } from "../teams/era-cache.ts";
 import { checkPins } from "../teams/pins.ts";
 import { readSecret } from "../teams/store.ts";
 import { UpstreamClient } from "../upstream/client.ts";
@@ -71,6 +72,8 @@ async function createUpstreams(
 ): Promise<Upstreams & { bridge: HostBridge }> {
   const bridge = makeBridge((name) => registry.refresh(name));
   const kv = bindingKv(env.TEAMS);
+  // Each upstream's era (2025 or 2026-07-28), remembered so that connects after the first send no probe.
+  const eras = kvEraCache(kv, record.team);
   const gate = new FetchGate({
     maxConnections: DEFAULT_GATE_LIMITS.maxConnections,
     maxResponseBytes: settings(env).maxUpstreamResponseBytes,
@@ -96,6 +99,7 @@ async function createUpstreams(
       clientInfo: { name: PRODUCT.name, version: PRODUCT.version },
       hooks: bridge,
       gate,
+      eras,
     }, signal);
   };
 

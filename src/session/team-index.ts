@@ -1,9 +1,15 @@
 // One per team: the ids of the team's live sessions, since Durable Objects cannot be listed, and the team's token
 // usage per UTC day. Admin reloads and reconnects find the sessions here; a session adds itself at initialize and
 // removes itself when it ends. Sessions send their usage figures here (src/session/usage.ts); the admin API reads them.
+// It also holds the team's 2026-era `subscriptions/listen` streams (src/modern/listen.ts), which the router sends here
+// and the admin API's changes are announced on (`listsChanged`).
 import { DurableObject } from "cloudflare:workers";
 import { logUnreadable } from "../config/keys.ts";
-import type { Env, TeamIndexRpc, UsageDay as UsageDayShape } from "../env.ts";
+import { ROUTE_HEADERS, type Env, type ListsChanged, type TeamIndexRpc, type UsageDay as UsageDayShape } from "../env.ts";
+import { JsonRpcCode } from "../errors.ts";
+import { TeamListen } from "../modern/listen.ts";
+import { jsonRpcError } from "../responses.ts";
+import { settings } from "../settings.ts";
 import { accepted, type Same } from "../teams/kv.ts";
 import { USAGE_DAYS_KEPT, UsageDay, UsageFigures, addFigures, emptyFigures, firstDayOf } from "./usage.ts";
 
@@ -16,6 +22,35 @@ const PREFIX = "session:";
 const USAGE_PREFIX = "usage:";
 
 export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
+  /**
+   * The team's listen streams: one handler per object life, made with the first stream (a change announced before
+   * any stream opened has nobody to reach). Streams live in memory only: an eviction or a deploy ends them, and the
+   * hosts listen again.
+   */
+  #listen: TeamListen | undefined;
+
+  /**
+   * Only the router's listen streams come in here (src/http/era.ts): a 2026-era request, routed to the index of the
+   * team its token belongs to. Anything else, a request without the router's headers or one named for another team's
+   * index, is not found.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const team = request.headers.get(ROUTE_HEADERS.team);
+    if (request.headers.get(ROUTE_HEADERS.era) !== "modern" || !team || !this.ctx.id.equals(this.env.TEAM_INDEX.idFromName(team))) {
+      return jsonRpcError(404, JsonRpcCode.InvalidRequest, "Not found: a team's index serves only the router's subscriptions/listen streams.");
+    }
+    this.#listen ??= new TeamListen(settings(this.env).sessionTtlSeconds);
+    return this.#listen.fetch(request);
+  }
+
+  async listsChanged(what: ListsChanged): Promise<void> {
+    this.#listen?.publish(what);
+  }
+
+  async listenStreams(): Promise<number> {
+    return this.#listen?.open ?? 0;
+  }
+
   async add(sessionId: string): Promise<void> {
     await this.ctx.storage.put(PREFIX + sessionId, Date.now());
   }

@@ -38,8 +38,11 @@ void catalogMatches;
 const CachedCatalog = z.object({ config: z.string(), catalog: StoredCatalog, savedAt: z.string() });
 type CachedCatalog = z.output<typeof CachedCatalog>;
 
-/** What identifies an entry's catalog: everything that could change what the upstream answers or we keep. */
-async function configHash(spec: UpstreamSpec): Promise<string> {
+/**
+ * What identifies an entry's catalog: everything that could change what the upstream answers or we keep. The era
+ * cache (era-cache.ts) keys its verdicts by it too.
+ */
+export async function configHash(spec: UpstreamSpec): Promise<string> {
   const text = canonicalJson({ transport: spec.transport, url: spec.url, headers: spec.headers, tools: spec.tools });
   return sha256Hex(text);
 }

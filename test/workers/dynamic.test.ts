@@ -192,7 +192,7 @@ describe("load_mcp", () => {
     const failures = await Promise.all(Array.from({ length: 4 }, () => loadMcp(client, "bad")));
     expect(new Set(failures.map(text)).size).toBe(1);
     expect(text(failures[0]!)).toContain("attempt 1 of 3");
-    expect((await replayStats("dyn-slow-fail")).requests).toBe(1);
+    expect((await replayStats("dyn-slow-fail")).methods).toEqual({ "server/discover": 1, initialize: 1 });
     await client.close();
   });
 

@@ -121,6 +121,8 @@ describe("resources", () => {
   it("reads a resource once more on a new connection when the answer stream is cut: a read is safe to repeat", async () => {
     const token = await seedTeam("fw-cut", { mcp: { graph: { url: replayUrl("fwd-cut-read") } } });
     const { client } = await connect("fw-cut", token);
+    // The eager upstream is connected (its probe and initialize counted) before the count is read.
+    await client.listTools();
     const initializes = (await replayStats("fwd-cut-read")).methods.initialize ?? 0;
     const doc = await client.readResource({ uri: "memory://knowledge-graph" });
     expect(doc.contents[0]?.uri).toBe("memory://knowledge-graph");

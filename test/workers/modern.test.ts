@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { errorKindOf } from "../../src/errors.ts";
 import { mintToolsetHandle } from "../../src/http/toolset-handle.ts";
 import { tokenId } from "../../src/auth/token.ts";
-import { BASE, post, replayStats, replayUrl, seedTeam, addToken, text, workerFetch } from "./helpers.ts";
+import { BASE, post, replayStats, replayUrl, seedTeam, addToken, text, waitFor, workerFetch } from "./helpers.ts";
 
 const GRAPH = "Knowledge graph memory: store entities, relations and observations.";
 const MODERN = "2026-07-28";
@@ -238,5 +238,24 @@ describe("MODERN_ERA=off", () => {
     expect(body.error.data.supported).not.toContain(MODERN);
     expect(body.error.message).toContain("not enabled");
     await client.close();
+  });
+});
+
+describe("2026-07-28 cancellation", () => {
+  it("closing the answer's stream cancels the upstream call (the era's cancellation), within a bound", async () => {
+    const token = await seedTeam("mod-cancel", { mcp: { hang: { url: replayUrl("fwd-hang"), timeout: 30_000 } } });
+    const counts = async () => {
+      const { methods } = await replayStats("fwd-hang");
+      return { calls: methods["tools/call"] ?? 0, cancels: methods["notifications/cancelled"] ?? 0 };
+    };
+    const before = await counts();
+    const res = await modernPost("mod-cancel", token, "tools/call", { name: "use_tool", arguments: { tool_name: "hang/read_graph", tool_input: {} } });
+    // The object's handler streams (SSE) from the start: the headers come before the upstream answers.
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    expect(await waitFor(async () => (await counts()).calls > before.calls)).toBe(true);
+    expect((await counts()).cancels).toBe(before.cancels);
+    await res.body!.cancel();
+    expect(await waitFor(async () => (await counts()).cancels > before.cancels)).toBe(true);
   });
 });

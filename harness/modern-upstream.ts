@@ -1,0 +1,252 @@
+// MCP servers of either protocol era on loopback, built with the v2 server SDK, for tests of the upstream client's
+// era negotiation: modern-only (2026-07-28), dual (a sessionful 2025 leg next to the strict modern handler) or
+// legacy-only (2025 sessions), switchable while running. Each counts what reaches it by JSON-RPC method and can be
+// told to answer `server/discover` with an HTTP status of the test's choosing.
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
+  acceptedContent,
+  createMcpHandler,
+  inputRequired,
+  isInitializeRequest,
+  isLegacyRequest,
+} from "@modelcontextprotocol/server";
+import * as z from "zod";
+
+/** Which eras the server speaks: 2026-07-28 only, both on one URL, or 2025 sessions only. */
+export type UpstreamEra = "modern" | "dual" | "legacy";
+
+/** A fault for `server/discover`: this HTTP status with this body instead of the discover result. */
+export interface DiscoverFault {
+  status: number;
+  body?: string;
+}
+
+export interface ModernUpstream {
+  /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
+  url: string;
+  /** POSTed JSON-RPC messages by method (`server/discover`, `initialize`, `tools/call`, …), since the last reset. */
+  methods: () => Record<string, number>;
+  /** HTTP requests by HTTP method (`GET`, `POST`, `DELETE`), since the last reset. */
+  http: () => Record<string, number>;
+  /** The headers of the last POST of each JSON-RPC method (lowercased names). */
+  headers: (method: string) => Record<string, string> | undefined;
+  /** 2025 sessions open right now. */
+  sessions: () => number;
+  /** Changes which eras the server speaks from the next request on (open sessions are kept). */
+  setEra: (era: UpstreamEra) => void;
+  /** Answers `server/discover` with this fault from now on, or normally again with `undefined`. */
+  failDiscover: (fault: DiscoverFault | undefined) => void;
+  reset: () => void;
+  close: () => Promise<void>;
+}
+
+/** The server's name and version, as both eras report it (initialize result, discover result `_meta`). */
+export const FIXTURE_INFO = { name: "era-fixture", version: "1.0.0" } as const;
+
+const Confirmation = z.object({ ok: z.boolean() });
+/** Bounds on what `big` and `slow` do, so no test can make the fixture misbehave for long. */
+const MAX_BIG = 1_000_000;
+const MAX_SLOW_MS = 5_000;
+
+/**
+ * One server instance with the fixture's tools. `echo` answers with its text, `big` with as many bytes as asked,
+ * `slow` after as long as asked (the fault tests). `confirm` asks the client to confirm (an elicitation, through
+ * `inputRequired`: in the 2026 era as an `input_required` result, on a 2025 session through a real
+ * `elicitation/create` request) and then answers with what was decided.
+ */
+function fixtureServer(): McpServer {
+  const server = new McpServer(FIXTURE_INFO, { capabilities: { tools: {} }, instructions: "An era fixture." });
+  server.registerTool(
+    "echo",
+    { description: "Answers with its text.", inputSchema: z.object({ text: z.string() }) },
+    async ({ text }) => ({ content: [{ type: "text", text: `echo: ${text}` }] }),
+  );
+  server.registerTool(
+    "big",
+    { description: "Answers with this many bytes of text.", inputSchema: z.object({ bytes: z.number().int().min(0).max(MAX_BIG) }) },
+    async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }),
+  );
+  server.registerTool(
+    "slow",
+    { description: "Answers after this many milliseconds.", inputSchema: z.object({ ms: z.number().int().min(0).max(MAX_SLOW_MS) }) },
+    async ({ ms }) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return { content: [{ type: "text", text: `slept ${ms} ms` }] };
+    },
+  );
+  server.registerTool(
+    "confirm",
+    { description: "Asks the user to confirm an action, then reports the answer.", inputSchema: z.object({ action: z.string() }) },
+    async ({ action }, ctx) => {
+      const answer = acceptedContent(ctx.mcpReq.inputResponses, "confirm", Confirmation);
+      if (answer === undefined) {
+        return inputRequired({
+          inputRequests: { confirm: inputRequired.elicit({ message: `Run ${action}?`, requestedSchema: Confirmation }) },
+        });
+      }
+      return { content: [{ type: "text", text: `${action}: ${answer.ok ? "confirmed" : "refused"}` }] };
+    },
+  );
+  return server;
+}
+
+const rpcError = (status: number, code: number, message: string): Response =>
+  new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
+    status,
+    headers: { "content-type": "application/json" },
+  });
+
+export async function startModernUpstream(era: UpstreamEra, port = 0): Promise<ModernUpstream> {
+  let current = era;
+  let discoverFault: DiscoverFault | undefined;
+  let methods: Record<string, number> = {};
+  let http: Record<string, number> = {};
+  const lastHeaders = new Map<string, Record<string, string>>();
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+
+  const modern = createMcpHandler(() => fixtureServer(), { legacy: "reject" });
+
+  /** The 2025 leg: one sessionful transport (and server) per session, as a 2025 deployment keeps them. */
+  async function legacy(request: Request, parsedBody: unknown): Promise<Response> {
+    const sid = request.headers.get("mcp-session-id");
+    if (sid) {
+      const transport = sessions.get(sid);
+      if (!transport) return rpcError(404, -32001, "Session not found");
+      return transport.handleRequest(request, { parsedBody });
+    }
+    if (request.method === "POST" && isInitializeRequest(parsedBody)) {
+      const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, transport),
+        onsessionclosed: (id) => void sessions.delete(id),
+      });
+      await fixtureServer().connect(transport);
+      return transport.handleRequest(request, { parsedBody });
+    }
+    return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
+  }
+
+  async function route(request: Request, parsedBody: unknown): Promise<Response> {
+    if (current === "legacy") return legacy(request, parsedBody);
+    if (current === "modern") return modern.fetch(request, { parsedBody });
+    return (await isLegacyRequest(request, parsedBody)) ? legacy(request, parsedBody) : modern.fetch(request, { parsedBody });
+  }
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end(String(err));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const httpMethod = (req.method ?? "GET").toUpperCase();
+    http[httpMethod] = (http[httpMethod] ?? 0) + 1;
+    const body = httpMethod === "POST" ? await readAll(req) : undefined;
+    let parsedBody: unknown;
+    if (body !== undefined) {
+      try {
+        parsedBody = JSON.parse(body.toString("utf8"));
+      } catch {
+        parsedBody = undefined;
+      }
+    }
+    const names = rpcMethods(parsedBody);
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+    for (const name of names) {
+      methods[name] = (methods[name] ?? 0) + 1;
+      lastHeaders.set(name, headers);
+    }
+    if (discoverFault && names.includes("server/discover")) {
+      res.writeHead(discoverFault.status, { "content-type": "text/plain" }).end(discoverFault.body ?? "");
+      return;
+    }
+    const aborted = new AbortController();
+    res.on("close", () => aborted.abort());
+    const request = toRequest(req, body, aborted.signal);
+    await writeResponse(res, await route(request, parsedBody));
+  }
+
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const address = server.address();
+  const actual = typeof address === "object" && address ? address.port : port;
+  return {
+    url: `http://127.0.0.1:${actual}/mcp`,
+    methods: () => ({ ...methods }),
+    http: () => ({ ...http }),
+    headers: (method) => lastHeaders.get(method),
+    sessions: () => sessions.size,
+    setEra: (next) => void (current = next),
+    failDiscover: (fault) => void (discoverFault = fault),
+    reset: () => {
+      methods = {};
+      http = {};
+      lastHeaders.clear();
+    },
+    close: async () => {
+      await modern.close().catch(() => {});
+      for (const transport of sessions.values()) await transport.close().catch(() => {});
+      sessions.clear();
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    },
+  };
+}
+
+/** The JSON-RPC methods a POST body names (a batch names several; a response or garbage none). */
+function rpcMethods(body: unknown): string[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.flatMap((m) => (typeof m === "object" && m !== null && typeof (m as { method?: unknown }).method === "string" ? [(m as { method: string }).method] : []));
+}
+
+// ---- node:http ↔ fetch, the few lines the fixture needs ------------------------------------------------------
+
+function toRequest(req: IncomingMessage, body: Buffer | undefined, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  const init: RequestInit = { method: req.method ?? "GET", headers, signal };
+  if (body !== undefined) init.body = new Uint8Array(body);
+  return new Request(new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`), init);
+}
+
+/** Writes the status and headers, then the body chunk by chunk as it comes (SSE answers stream). */
+async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    const seen = headers[name];
+    headers[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+  });
+  res.writeHead(response.status, headers);
+  if (!response.body) return void res.end();
+  // An SSE stream may stay quiet for long: its status and headers go out now, not with its first event.
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  res.on("close", () => void reader.cancel().catch(() => {}));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
+    }
+  } catch {
+    // The client went away, or the handler's stream broke: end what was sent.
+  }
+  res.end();
+}
+
+function readAll(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}

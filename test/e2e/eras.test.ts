@@ -1,0 +1,137 @@
+// Both protocol eras on one URL through `wrangler dev`: a 2026-07-28 client (the v2 SDK in automatic mode) and a
+// 2025-11-25 client (the v1 SDK) side by side on the same team, against server-everything and a lazy replay server.
+// The modern one reaches the lazy server through a toolset handle from a fresh connection; the 2025 session keeps
+// its list_changed and growing description; closing a modern request's stream cancels the upstream call (within
+// KEEP_ALIVE_MS and a bit: wrangler dev's proxy notices a closed connection when it next writes).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
+import { E2E_SECRETS_KEY, connectClient, provisionTeam } from "../../harness/clients.ts";
+import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
+import { waitFor } from "../shared/wait.ts";
+import { text } from "./helpers.ts";
+
+const VARS = { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY };
+let dir: string;
+let everything: Running;
+let replay: ReplayServer;
+let proxy: Running;
+let port: number;
+let token: string;
+const mcpUrl = () => `http://127.0.0.1:${port}/t/eras/mcp`;
+
+type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown> };
+
+/** A v2 client in automatic mode; `methods` records the JSON-RPC method of every POST it makes. */
+async function modernClient() {
+  const methods: string[] = [];
+  const sessionHeaders: Array<string | null> = [];
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    fetch: async (input, init) => {
+      if (typeof init?.body === "string") methods.push((JSON.parse(init.body) as { method?: string }).method ?? "(response)");
+      const response = await fetch(input, init);
+      sessionHeaders.push(response.headers.get("mcp-session-id"));
+      return response;
+    },
+  });
+  const client = new Client({ name: "e2e-modern", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+  await client.connect(transport);
+  const call = (name: string, args: Record<string, unknown>, options?: { signal?: AbortSignal }) =>
+    client.callTool({ name, arguments: args }, options) as Promise<ToolResult>;
+  return { client, methods, sessionHeaders, call };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-eras-"));
+  const state = join(dir, "state");
+  const memory = loadCorpus("modelcontextprotocol__server-memory");
+  [everything, replay] = await Promise.all([
+    startEverything(),
+    startReplayServer({ lazy: { catalog: memory }, hang: { catalog: memory, faults: { "tools/call": { kind: "hang" } } } }),
+  ]);
+  token = provisionTeam(dir, state, "eras", {
+    mcp: {
+      everything: { url: everything.url },
+      graph: { url: replay.url("lazy"), description: "A knowledge graph; load it to remember facts." },
+      stuck: { url: replay.url("hang"), timeout: 30_000 },
+    },
+  });
+  port = await freePort();
+  proxy = await startWranglerDev({ persistTo: state, vars: VARS, port });
+});
+
+afterAll(async () => {
+  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("both eras on one URL through wrangler dev", () => {
+  it("serves a 2026 client without a session: discover first, no initialize, calls server-everything through use_tool", async () => {
+    const modern = await modernClient();
+    expect(modern.client.getProtocolEra()).toBe("modern");
+    expect(modern.methods[0]).toBe("server/discover");
+    const { tools } = await modern.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
+    const sum = await modern.call("use_tool", { tool_name: "everything/get-sum", tool_input: { a: 2, b: 40 } });
+    expect(sum.isError).toBeFalsy();
+    expect(text(sum)).toContain("42");
+    expect(modern.methods).not.toContain("initialize");
+    expect(modern.sessionHeaders.every((h) => h === null)).toBe(true);
+    await modern.client.close();
+  });
+
+  it("carries a lazy server across connections in a toolset handle, while tools/list stays byte-identical", async () => {
+    const first = await modernClient();
+    const listBefore = JSON.stringify((await first.client.listTools()).tools);
+    const loaded = await first.call("load_mcp", { mcp_name: "graph" });
+    expect(loaded.isError).toBeFalsy();
+    const toolset = loaded.structuredContent?.["toolset"] as string;
+    await first.client.close();
+    const second = await modernClient();
+    expect(JSON.stringify((await second.client.listTools()).tools)).toBe(listBefore);
+    const called = await second.call("use_tool", { tool_name: "graph/read_graph", tool_input: {}, toolset });
+    expect(called.isError).toBeFalsy();
+    const without = await second.call("use_tool", { tool_name: "graph/read_graph", tool_input: {} });
+    expect(without.isError).toBe(true);
+    expect(text(without)).toContain('load_mcp {"mcp_name":"graph"}');
+    await second.client.close();
+  });
+
+  it("keeps a 2025 session as it was, beside a 2026 client: load_mcp sends list_changed and grows discover_tool's description", async () => {
+    const legacy = await connectClient(mcpUrl(), token);
+    const modern = await modernClient();
+    let changed = 0;
+    legacy.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    const before = (await legacy.client.listTools()).tools.find((t) => t.name === "discover_tool")!.description!;
+    expect(before).not.toContain("graph:\n");
+    await legacy.client.callTool({ name: "load_mcp", arguments: { mcp_name: "graph" } });
+    expect(await waitFor(async () => changed > 0)).toBe(true);
+    const after = (await legacy.client.listTools()).tools.find((t) => t.name === "discover_tool")!.description!;
+    expect(after).toContain("graph:\n");
+    // The modern client's list never moved.
+    expect((await modern.client.listTools()).tools.find((t) => t.name === "discover_tool")!.description).not.toContain("graph:");
+    await Promise.all([legacy.client.close(), modern.client.close()]);
+  });
+
+  it("cancels the upstream call when a 2026 client abandons its request", async () => {
+    const modern = await modernClient();
+    const counts = async () => {
+      const stats = replay.stats("hang");
+      return { calls: stats.methods["tools/call"] ?? 0, cancels: stats.methods["notifications/cancelled"] ?? 0 };
+    };
+    const before = await counts();
+    const abort = new AbortController();
+    const pending = modern.call("use_tool", { tool_name: "stuck/read_graph", tool_input: {} }, { signal: abort.signal });
+    expect(await waitFor(async () => (await counts()).calls > before.calls)).toBe(true);
+    abort.abort();
+    await expect(pending).rejects.toThrow();
+    // Within a keep-alive interval and a bit: wrangler dev's proxy notices the closed connection when it next writes.
+    expect(await waitFor(async () => (await counts()).cancels > before.cancels, { tries: 250, ms: 20 })).toBe(true);
+    await modern.client.close();
+  });
+});
