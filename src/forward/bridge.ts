@@ -1,6 +1,9 @@
 // The way back from upstreams to the host: server-to-client requests, logging, resource updates, list changes.
 import {
+  BAGGAGE_META_KEY,
   LOG_LEVEL_META_KEY,
+  TRACEPARENT_META_KEY,
+  TRACESTATE_META_KEY,
   ProtocolError,
   Server,
   ProtocolErrorCode,
@@ -91,6 +94,24 @@ export const REQUEST_ONLY_HOST: BridgeHost = {
   notification: async () => {},
   perRequestLogs: true,
 };
+
+/** Trace context keys of a host request's `_meta` (W3C, as MCP names them), passed on to the upstream call. */
+const TRACE_KEYS = [TRACEPARENT_META_KEY, TRACESTATE_META_KEY, BAGGAGE_META_KEY] as const;
+
+/**
+ * What of the host request's `_meta` an upstream call carries: its trace context, and a 2026 host's `logLevel`
+ * (which a 2026 upstream reads per request; a 2025 one ignores it). The progress token is not among them: the
+ * upstream gets one of the proxy's, whose progress goes back under the host's own.
+ */
+export function forwardedMeta(extra: HostExtra): Record<string, unknown> | undefined {
+  const meta = extra.mcpReq._meta as Record<string, unknown> | undefined;
+  const envelope = extra.mcpReq.envelope as Record<string, unknown> | undefined;
+  let out: Record<string, unknown> | undefined;
+  for (const key of TRACE_KEYS) if (typeof meta?.[key] === "string") (out ??= {})[key] = meta[key];
+  const level = envelope?.[LOG_LEVEL_META_KEY];
+  if (typeof level === "string") (out ??= {})[LOG_LEVEL_META_KEY] = level;
+  return out;
+}
 
 /** Severity order of log levels (RFC 5424, as MCP uses it). */
 const LEVELS: readonly LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];

@@ -6,7 +6,13 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { ProxyError, UpstreamError, toToolResult, type ToolErrorKind } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge, HostExtra } from "../forward/bridge.ts";
-import { hostSignal } from "../forward/bridge.ts";
+import { forwardedMeta, hostSignal } from "../forward/bridge.ts";
+
+/** The host request's `_meta` that travels upstream, as call options. */
+const metaOf = (extra: HostExtra): { meta?: Record<string, unknown> } => {
+  const meta = forwardedMeta(extra);
+  return meta ? { meta } : {};
+};
 import { oneLine, renderUnknownTool } from "../catalog/render.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 
@@ -88,7 +94,7 @@ export async function callUpstreamTool(
     log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
   try {
     const result = await bridge.during(target.upstream, extra, () =>
-      registry.call(target, input, { signal: hostSignal(extra), ...(onprogress ? { onprogress } : {}) }),
+      registry.call(target, input, { signal: hostSignal(extra), ...(onprogress ? { onprogress } : {}), ...metaOf(extra) }),
     );
     done(result.isError ? "tool_error" : "ok");
     // A resource the result links to and no list claims is routed back to this upstream later.

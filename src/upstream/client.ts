@@ -77,6 +77,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Called for each upstream progress notification of this request. */
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** `_meta` entries of the host's request that travel on (trace context, a 2026 host's log level). */
+  meta?: Record<string, unknown>;
 }
 
 /** Client capabilities the proxy relays to the host, and the upstream request that needs each. */
@@ -445,7 +447,8 @@ export class UpstreamClient {
 
   /** tools/call, result passed through as the upstream gave it (no output-schema validation in between). */
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions = {}): Promise<CallToolResult> {
-    return this.request({ method: "tools/call", params: { name, arguments: args } }, options) as Promise<CallToolResult>;
+    const params = options.meta ? { name, arguments: args, _meta: options.meta } : { name, arguments: args };
+    return this.request({ method: "tools/call", params }, options) as Promise<CallToolResult>;
   }
 
   /**

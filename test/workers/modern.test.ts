@@ -175,10 +175,18 @@ describe("2026-07-28 clients", () => {
   });
 });
 
+/** A JSON-RPC answer, whether it came as JSON or as the one message of an SSE stream. */
+async function answerOf(res: Response): Promise<{ error?: { code: number; message: string; data?: unknown }; result?: unknown }> {
+  const body = await res.text();
+  if (!(res.headers.get("content-type") ?? "").includes("text/event-stream")) return JSON.parse(body);
+  const data = body.split("\n").filter((l) => l.startsWith("data: ")).at(-1);
+  return JSON.parse(data!.slice("data: ".length));
+}
+
 describe("2026-07-28 checks", () => {
   it("answers each rung of the era's checks with its code and status", async () => {
     const token = await seedTeam("mod-ladder", { mcp: { memory: { url: replayUrl("memory") } } });
-    const error = async (res: Response) => ({ status: res.status, code: ((await res.json()) as { error: { code: number } }).error.code });
+    const error = async (res: Response) => ({ status: res.status, code: (await answerOf(res)).error?.code });
     // Header and body disagree: the method, the version, the tool name.
     expect(await error(await modernPost("mod-ladder", token, "tools/list", {}, { "mcp-method": "prompts/list" }))).toEqual({ status: 400, code: -32020 });
     expect(await error(await modernPost("mod-ladder", token, "tools/call", { name: "use_tool", arguments: {} }, { "mcp-name": "discover_tool" }))).toEqual({ status: 400, code: -32020 });
@@ -196,6 +204,8 @@ describe("2026-07-28 checks", () => {
     // Unknown methods and ping (gone in this era): 404 -32601.
     expect(await error(await modernPost("mod-ladder", token, "no/such"))).toEqual({ status: 404, code: -32601 });
     expect(await error(await modernPost("mod-ladder", token, "ping"))).toEqual({ status: 404, code: -32601 });
+    // A resource nobody offers: -32602 in this era (a 2025 session gets -32002), in-band.
+    expect(await error(await modernPost("mod-ladder", token, "resources/read", { uri: "memo://nowhere" }, { "mcp-name": "memo://nowhere" }))).toEqual({ status: 200, code: -32602 });
   });
 
   it("answers server/discover with and without the envelope; the envelope-less answer names both eras' versions", async () => {
@@ -257,5 +267,23 @@ describe("2026-07-28 cancellation", () => {
     expect((await counts()).cancels).toBe(before.cancels);
     await res.body!.cancel();
     expect(await waitFor(async () => (await counts()).cancels > before.cancels)).toBe(true);
+  });
+});
+
+describe("2026-07-28 request metadata", () => {
+  it("passes the host's trace context and log level on to the upstream call, and never its own envelope", async () => {
+    const token = await seedTeam("mod-meta", { mcp: { memory: { url: replayUrl("mod-meta") } } });
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const res = await modernPost("mod-meta", token, "tools/call", { name: "use_tool", arguments: { tool_name: "memory/read_graph", tool_input: {} } }, {}, {
+      "io.modelcontextprotocol/protocolVersion": MODERN,
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/logLevel": "warning",
+      traceparent,
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const [call] = (await replayStats("mod-meta")).calls;
+    expect(call?.meta).toMatchObject({ traceparent, "io.modelcontextprotocol/logLevel": "warning" });
+    expect(JSON.stringify(call?.meta)).not.toContain("clientCapabilities");
   });
 });
