@@ -26,6 +26,8 @@ export default defineConfig({
                 EVERYTHING_SSE_URL: inject<string>("everythingSseUrl"),
                 REPLAY_BASE: inject<string>("replayBase"),
                 DEAD_URL: inject<string>("deadUrl"),
+                MODERN_URL: inject<string>("modernUrl"),
+                LEGACY_INPUT_URL: inject<string>("legacyInputUrl"),
               },
             },
           })),

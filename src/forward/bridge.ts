@@ -63,8 +63,9 @@ const NO_CHANGE: CatalogChange = { tools: false, resources: false, prompts: fals
 
 /**
  * Who the bridge talks to. A 2025-era session's SDK server (its host's capabilities, server-to-client requests, and
- * notifications without a request on the GET stream); or, for the 2026 era, `REQUEST_ONLY_HOST`: no standing
- * connection, so everything travels on the stream of the request in progress or nowhere.
+ * notifications without a request on the GET stream); or, for the 2026 era, `modernHost`: no standing connection,
+ * so everything travels on the stream of the request in progress or nowhere, and an upstream's request for input
+ * is parked for the host's next round (src/modern/parked-calls.ts).
  */
 export interface BridgeHost {
   capabilities(): ClientCapabilities;
@@ -72,6 +73,8 @@ export interface BridgeHost {
   notification(notification: ServerNotification): Promise<void>;
   /** True for the 2026 era: logs go only to a request that asked for them with its `logLevel`. */
   perRequestLogs: boolean;
+  /** 2026 era: parks an upstream's request made during the host request `extra` runs (undefined: not one of those). */
+  park?: (extra: HostExtra, message: { method: string; params?: Record<string, unknown> }) => Promise<Result> | undefined;
 }
 
 const serverHost = (server: Server): BridgeHost => ({
@@ -82,18 +85,22 @@ const serverHost = (server: Server): BridgeHost => ({
 });
 
 /**
- * The 2026 era's host: it declared no capability the upstream could use for a request of its own (input requests
- * travel as results in that era, not yet relayed: docs/protocol-2026.md), and a notification outside a request
- * has nowhere to go (list changes reach 2026 clients through subscriptions/listen).
+ * The 2026 era's host. Upstreams are told it can answer elicitation, sampling and roots: their requests are parked
+ * and reach the host as `input_required` results (whether this host request declared the capability is checked
+ * then). A notification outside a request has nowhere to go (list changes reach 2026 clients through
+ * subscriptions/listen).
  */
-export const REQUEST_ONLY_HOST: BridgeHost = {
-  capabilities: () => ({}),
-  request: async (message) => {
-    throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `A 2026-07-28 client cannot be sent ${message.method} outside a request.`);
-  },
-  notification: async () => {},
-  perRequestLogs: true,
-};
+export function modernHost(park?: BridgeHost["park"]): BridgeHost {
+  return {
+    capabilities: () => ({ elicitation: {}, sampling: {}, roots: {} }),
+    request: async (message) => {
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `A 2026-07-28 client cannot be sent ${message.method} outside a request.`);
+    },
+    notification: async () => {},
+    perRequestLogs: true,
+    ...(park ? { park } : {}),
+  };
+}
 
 /** Trace context keys of a host request's `_meta` (W3C, as MCP names them), passed on to the upstream call. */
 const TRACE_KEYS = [TRACEPARENT_META_KEY, TRACESTATE_META_KEY, BAGGAGE_META_KEY] as const;
@@ -163,6 +170,8 @@ export class HostBridge implements UpstreamHooks {
     }
     const extra = this.#active.get(upstream)?.at(-1);
     const message = { method: request.method as keyof typeof RELAYS, ...(request.params ? { params: request.params } : {}) };
+    const parked = extra && this.#host.park?.(extra, message);
+    if (parked) return parked;
     return extra ? extra.mcpReq.send(message) : this.#host.request(message);
   };
 

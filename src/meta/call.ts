@@ -79,6 +79,8 @@ export async function callUpstreamTool(
   input: Record<string, unknown>,
   progressToken: ProgressToken,
   extra: HostExtra,
+  /** What cancels the call instead of the host request's own cancellation (a parked 2026 call outlives its request). */
+  signal: AbortSignal = hostSignal(extra),
 ): Promise<CallToolResult> {
   const { registry, bridge, who, links } = ctx;
   const target = await findTool(registry, naming, toolName);
@@ -94,7 +96,7 @@ export async function callUpstreamTool(
     log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
   try {
     const result = await bridge.during(target.upstream, extra, () =>
-      registry.call(target, input, { signal: hostSignal(extra), ...(onprogress ? { onprogress } : {}), ...metaOf(extra) }),
+      registry.call(target, input, { signal, ...(onprogress ? { onprogress } : {}), ...metaOf(extra) }),
     );
     done(result.isError ? "tool_error" : "ok");
     // A resource the result links to and no list claims is routed back to this upstream later.

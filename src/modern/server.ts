@@ -2,7 +2,7 @@
 // per-request handler, which checks the era's headers and envelope and answers server/discover. The router answers
 // server/discover and tools/list itself with the static part (`staticHandler`, no object woken); everything else
 // runs in a session object over its upstream registry (`toolsetHandler`). Design: docs/protocol-2026.md.
-import { Server, createMcpHandler, type McpHttpHandler, type ServerCapabilities } from "@modelcontextprotocol/server";
+import { Server, createMcpHandler, type McpHttpHandler, type ServerCapabilities, type ServerContext } from "@modelcontextprotocol/server";
 import { PRODUCT } from "../env.ts";
 import { modernDefinitions } from "../meta/definitions.ts";
 
@@ -26,8 +26,12 @@ export const MODERN_CAPABILITIES: ServerCapabilities = {
  */
 export const LIST_TTL_MS = 3_600_000;
 
-/** A fresh server with the era's capabilities, cache hints and the fixed tools/list (three meta-tools). */
-export function modernServer(handleLifetimeSeconds: number): Server {
+/**
+ * A fresh server with the era's capabilities, cache hints and the fixed tools/list (three meta-tools). `verify`
+ * checks a retried request's state before any handler runs (src/modern/request-state.ts): a state that does not
+ * verify is answered -32602 by the SDK.
+ */
+export function modernServer(handleLifetimeSeconds: number, verify?: (state: string, ctx: ServerContext) => Promise<unknown>): Server {
   const server = new Server(
     { name: PRODUCT.name, version: PRODUCT.version },
     {
@@ -36,6 +40,7 @@ export function modernServer(handleLifetimeSeconds: number): Server {
         "tools/list": { ttlMs: LIST_TTL_MS, cacheScope: "private" },
         "server/discover": { ttlMs: LIST_TTL_MS, cacheScope: "private" },
       },
+      ...(verify ? { requestState: { verify } } : {}),
     },
   );
   const tools = modernDefinitions(handleLifetimeSeconds);

@@ -1,7 +1,17 @@
 // The 2026 era's meta-tools at work in a session object: discover_tool answers the live catalog (the era's tools/list
 // is fixed), use_tool calls, and load_mcp loads a lazy server into a toolset, whose handle the client passes back
 // (src/http/toolset-handle.ts mints and checks it; the router sends each request to the toolset's own object).
-import type { CallToolResult, Server } from "@modelcontextprotocol/server";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  type RequestStateCodec,
+  type Server,
+} from "@modelcontextprotocol/server";
 import { LoadError, toToolResult } from "../errors.ts";
 import { log } from "../log.ts";
 import { fitCatalog } from "../catalog/budget.ts";
@@ -9,12 +19,14 @@ import type { CatalogView } from "../catalog/catalog.ts";
 import { buildListing } from "../catalog/listing.ts";
 import { TOOLSET_WORDING, oneLine, type CatalogShape } from "../catalog/render.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
-import type { HostBridge } from "../forward/bridge.ts";
+import { hostSignal, type HostBridge, type HostExtra } from "../forward/bridge.ts";
 import { callUpstreamTool, isResult, registryNames, toolError, type SessionIdentity, type ToolNames, type ToolResultLinks } from "../meta/call.ts";
 import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../meta/definitions.ts";
 import { ToolsetDiscoverInput, ToolsetLoadInput, ToolsetUseInput } from "../meta/schemas.ts";
 import { detailsAnswer, metered, parseArgs, searchAnswer, type UsageRecorder } from "../meta/tools.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
+import { PARK_TTL_SECONDS, capabilityFor, type ParkedCalls } from "./parked-calls.ts";
+import { argumentsDigest, type ParkState } from "./request-state.ts";
 
 /** What the router learned of the request's toolset handle (ROUTE_HEADERS.toolset*). */
 export interface ToolsetRoute {
@@ -24,7 +36,14 @@ export interface ToolsetRoute {
   problem?: string;
 }
 
+/** Calls waiting for the host's input, and the codec of the state that names them (absent: no input is relayed). */
+export interface CallInputs {
+  parks: ParkedCalls;
+  codec: RequestStateCodec<ParkState>;
+}
+
 export interface ToolsetParts {
+  inputs?: CallInputs | undefined;
   registry: UpstreamRegistry;
   bridge: HostBridge;
   who: SessionIdentity;
@@ -92,7 +111,10 @@ export function registerToolsetTools(server: Server, parts: ToolsetParts, route:
       case USE_TOOL: {
         const args = parseArgs(ToolsetUseInput, raw, name);
         if (isResult(args)) return args;
-        return callUpstreamTool({ registry, bridge, who, links }, names, args.tool_name, args.tool_input, request.params._meta?.progressToken, extra);
+        const call = (signal?: AbortSignal) =>
+          callUpstreamTool({ registry, bridge, who, links }, names, args.tool_name, args.tool_input, request.params._meta?.progressToken, extra, signal);
+        if (!parts.inputs) return call();
+        return (await roundOf(parts.inputs, args, extra, call)) as CallToolResult;
       }
       case LOAD_MCP: {
         const args = parseArgs(ToolsetLoadInput, raw, name);
@@ -124,3 +146,53 @@ export function registerToolsetTools(server: Server, parts: ToolsetParts, route:
     }
   }));
 }
+
+/** The host's capabilities as this request declares them (the 2026 era declares them per request). */
+const declared = (extra: HostExtra): ClientCapabilities | undefined =>
+  (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+
+/**
+ * One round of a use_tool that may need the host's input: a first call starts the upstream call (parked when the
+ * upstream asks for input); a retry carries the state the last round minted and the host's answers, and resumes
+ * it. Each round ends with the result, or with `input_required` naming what the upstream asks.
+ */
+async function roundOf(
+  inputs: CallInputs,
+  args: { tool_name: string; tool_input: Record<string, unknown> },
+  extra: HostExtra,
+  call: (signal?: AbortSignal) => Promise<CallToolResult>,
+): Promise<CallToolResult | InputRequiredResult> {
+  const { parks, codec } = inputs;
+  const digest = await argumentsDigest(args.tool_input);
+  const state = extra.mcpReq.requestState<ParkState>();
+  let callId: string;
+  if (state === undefined) {
+    callId = parks.start(extra, (signal) => call(signal));
+  } else {
+    if (typeof state !== "object" || state.t !== args.tool_name || state.d !== digest) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, "This requestState belongs to another call: retry with the same tool_name and tool_input.");
+    }
+    if (!parks.resume(state.c, extra.mcpReq.inputResponses ?? {})) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `The call this requestState names is over (answered, timed out after ${PARK_MINUTES} minutes, or the proxy restarted): call the tool again.`,
+      );
+    }
+    callId = state.c;
+  }
+  const turn = await parks.next(callId, hostSignal(extra));
+  if (!turn) throw new ProtocolError(ProtocolErrorCode.InvalidParams, "The call this requestState names is already being resumed by another request.");
+  if (turn.kind === "result") return turn.result;
+  const caps = declared(extra) ?? {};
+  for (const request of Object.values(turn.requests)) {
+    const need = capabilityFor(request.method);
+    if (need && caps[need] === undefined) {
+      parks.abandon(callId, `the host did not declare the ${need} capability`);
+      throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { [need]: {} } }, `The tool asks for ${request.method}, which needs the ${need} client capability this request did not declare.`);
+    }
+  }
+  const requestState = await codec.mint({ c: callId, t: args.tool_name, d: digest }, extra);
+  return { resultType: "input_required", inputRequests: turn.requests, requestState } as InputRequiredResult;
+}
+
+const PARK_MINUTES = PARK_TTL_SECONDS / 60;

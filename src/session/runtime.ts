@@ -6,12 +6,14 @@ import type { UpstreamSpec } from "../config/validate.ts";
 import { PRODUCT, type Env } from "../env.ts";
 import { settings } from "../settings.ts";
 import { UpstreamError } from "../errors.ts";
-import { HostBridge, REQUEST_ONLY_HOST } from "../forward/bridge.ts";
+import { HostBridge, modernHost } from "../forward/bridge.ts";
 import { registerCompletion } from "../forward/completion.ts";
 import { registerLogging } from "../forward/logging.ts";
 import { registerPrompts } from "../forward/prompts.ts";
 import { ResourceLinks } from "../forward/resource-links.ts";
 import { objectHandler } from "../modern/object-handler.ts";
+import { ParkedCalls } from "../modern/parked-calls.ts";
+import { requestStateCodec } from "../modern/request-state.ts";
 import { registerResources, resubscribe } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
 import { registerDirectTools } from "../meta/direct.ts";
@@ -164,15 +166,18 @@ export interface ModernRuntime {
 
 /**
  * The runtime of a principal's or a toolset's object (2026 era): the same registry as a session's, and a handler
- * that builds a server per request. Nothing reaches the client outside a request (REQUEST_ONLY_HOST).
+ * that builds a server per request. Nothing reaches the client outside a request (`modernHost`); an upstream's
+ * request for input parks its call here until the host's next round (src/modern/parked-calls.ts).
  */
 export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, meter?: UsageMeter): Promise<ModernRuntime> {
+  const parks = new ParkedCalls();
   const { registry, gate, links, bridge } = await createUpstreams(env, record, store, (refresh) =>
-    new HostBridge(REQUEST_ONLY_HOST, record.config.mode, { subscriptions: new Set(), refresh }),
+    new HostBridge(modernHost((extra, message) => parks.park(extra, message)), record.config.mode, { subscriptions: new Set(), refresh }),
   );
   const who = { team: record.team, session: record.sessionId.slice(0, 11) };
   const counter = () => loadTokenCounter(env.ASSETS);
   meter?.attach({ tools: () => registry.tools(), counter, sentWhole: false });
-  const handler = objectHandler({ registry, bridge, who, counter, links, meter }, settings(env).sessionTtlSeconds);
+  const inputs = { parks, codec: requestStateCodec(env.SESSION_KEY ?? "", record) };
+  const handler = objectHandler({ registry, bridge, who, counter, links, meter, inputs }, settings(env).sessionTtlSeconds);
   return { handler, registry, gate };
 }

@@ -6,6 +6,8 @@ declare namespace Cloudflare {
     EVERYTHING_SSE_URL: string;
     REPLAY_BASE: string;
     DEAD_URL: string;
+    MODERN_URL: string;
+    LEGACY_INPUT_URL: string;
   }
   interface GlobalProps {
     mainModule: typeof import("../../src/index.ts");
