@@ -86,6 +86,7 @@ admin.put("/teams/:team/config", async (c) => {
   const result = await store(c).putConfig(p.team, body.value);
   log({ event: "admin", action: "config.put", team: p.team, outcome: result.ok ? "ok" : "refused" });
   if (!result.ok) return problem(c, 400, "invalid_config", "The config was not stored.", result.issues);
+  await listsChanged(c, p.team);
   return c.json({ ok: true as const, warnings: result.warnings });
 });
 
@@ -174,6 +175,19 @@ admin.post("/teams/:team/pins/:server/:tool/approve", async (c) => {
 });
 
 /**
+ * Tells the team's 2026-era listen streams that its prompt and resource lists may have changed (their tools/list is
+ * fixed: the three meta-tools). Only this team's streams hear it: they live in its index object. Best-effort: a
+ * failure to tell is logged, and the admin's change stands.
+ */
+async function listsChanged(c: AdminContext, team: string): Promise<void> {
+  try {
+    await c.env.TEAM_INDEX.getByName(team).listsChanged({ prompts: true, resources: true });
+  } catch (err) {
+    log({ event: "unhandled", error: `listen streams of ${team} not told: ${err instanceof Error ? err.message : String(err)}` });
+  }
+}
+
+/**
  * Runs `act` in every live session of a team, found through the team's index (Durable Objects cannot be
  * listed); how many took it. A session that fails or has ended does not count.
  */
@@ -187,6 +201,7 @@ admin.post("/teams/:team/sessions/reload", async (c) => {
   const p = params(c, TeamParam);
   if (isResponse(p)) return p;
   const sessions = await inLiveSessions(c, p.team, (s) => s.reload());
+  await listsChanged(c, p.team);
   log({ event: "admin", action: "sessions.reload", team: p.team, outcome: "ok" });
   return c.json({ sessions });
 });
@@ -195,6 +210,7 @@ admin.post("/teams/:team/upstreams/:server/reconnect", async (c) => {
   const p = params(c, UpstreamParam);
   if (isResponse(p)) return p;
   const sessions = await inLiveSessions(c, p.team, (s) => s.reconnect(p.server));
+  await listsChanged(c, p.team);
   log({ event: "admin", action: "upstream.reconnect", team: p.team, target: p.server, outcome: "ok" });
   return c.json({ sessions });
 });

@@ -101,6 +101,9 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   }
   const over = await overRateLimit(c);
   if (over) return over;
+  // The era's only client notification is a listen subscription's notifications/cancelled, and closing the stream
+  // already ended that subscription: acknowledged here, no object woken.
+  if (route.messageKind === "notification") return c.body(null, 202);
   if (STATIC_METHODS.has(route.message.method)) {
     return staticHandler(settings(c.env).sessionTtlSeconds).fetch(c.req.raw, { parsedBody: message });
   }

@@ -6,7 +6,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { describe, expect, it } from "vitest";
 import { ROUTE_HEADERS } from "../../src/env.ts";
 import { MAX_LISTEN_STREAMS } from "../../src/modern/listen.ts";
-import { BASE, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
+import { BASE, adminFetch, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
 
 const MODERN = "2026-07-28";
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
@@ -114,6 +114,22 @@ const routeHeaders = (teamName: string, method = "subscriptions/listen"): Record
 const streams = (teamName: string) => env.TEAM_INDEX.getByName(teamName).listenStreams();
 
 describe("subscriptions/listen (2026-07-28)", () => {
+  it("an admin's config change of one team reaches that team's streams as prompt and resource list changes, and no other team's", async () => {
+    const tokenA = await team("listen-put-a");
+    const tokenB = await team("listen-put-b");
+    const filter = { promptsListChanged: true, resourcesListChanged: true };
+    const a = await listen("listen-put-a", tokenA, filter, "pa");
+    const b = await listen("listen-put-b", tokenB, filter, "pb");
+    expect((await a.next())?.method).toBe("notifications/subscriptions/acknowledged");
+    expect((await b.next())?.method).toBe("notifications/subscriptions/acknowledged");
+    const put = await adminFetch("PUT", "/teams/listen-put-a/config", { mcp: { memory: { url: replayUrl("memory") }, more: { url: replayUrl("memory") } } });
+    expect(put.status).toBe(200);
+    const heard = [await a.next(), await a.next()].map((m) => m?.method).sort();
+    expect(heard).toEqual(["notifications/prompts/list_changed", "notifications/resources/list_changed"]);
+    expect(await b.next(QUIET_MS)).toBeUndefined();
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it("acknowledges first, with the subscription id and the filter narrowed to what the proxy advertises", async () => {
     const token = await team("listen-ack");
     const stream = await listen("listen-ack", token, { toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: ["memory://graph"] }, "ack-7");
