@@ -58,7 +58,7 @@ const MAX_SLOW_MS = 5_000;
  * `elicitation/create` request) and then answers with what was decided.
  */
 function fixtureServer(): McpServer {
-  const server = new McpServer(FIXTURE_INFO, { capabilities: { tools: {} }, instructions: "An era fixture." });
+  const server = new McpServer(FIXTURE_INFO, { capabilities: { tools: {}, logging: {} }, instructions: "An era fixture." });
   server.registerTool(
     "echo",
     { description: "Answers with its text.", inputSchema: z.object({ text: z.string() }) },
@@ -68,6 +68,15 @@ function fixtureServer(): McpServer {
     "big",
     { description: "Answers with this many bytes of text.", inputSchema: z.object({ bytes: z.number().int().min(0).max(MAX_BIG) }) },
     async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }),
+  );
+  server.registerTool(
+    "noisy",
+    { description: "Logs one info and one error message while it works, then answers.", inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      await ctx.mcpReq.log("info", "noisy: an info message");
+      await ctx.mcpReq.log("error", "noisy: an error message");
+      return { content: [{ type: "text", text: "done" }] };
+    },
   );
   server.registerTool(
     "slow",

@@ -10,14 +10,16 @@ import { modernDefinitions } from "../meta/definitions.ts";
 export const MODERN_VERSION = "2026-07-28";
 
 /**
- * What a 2026-era client is told the proxy can do: the 2025 session's capabilities without what that era removed
- * (logging/setLevel; resources/subscribe, whose place subscriptions/listen takes).
+ * What a 2026-era client is told the proxy can do: the 2025 session's capabilities without resources/subscribe
+ * (subscriptions/listen takes its place). `logging` stays: upstreams' log messages reach a request that asked for
+ * them with its `logLevel` (the era has no logging/setLevel).
  */
 export const MODERN_CAPABILITIES: ServerCapabilities = {
   tools: { listChanged: true },
   resources: { listChanged: true },
   prompts: { listChanged: true },
   completions: {},
+  logging: {},
 };
 
 /**

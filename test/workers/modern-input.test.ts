@@ -119,3 +119,30 @@ describe("a 2025 host and a 2026 upstream", () => {
     await client.close();
   });
 });
+
+describe("logs of a 2026 host's request", () => {
+  /** The raw SSE answer of a use_tool, every message in order. */
+  async function messagesOf(team: string, token: string, logLevel?: string) {
+    const meta = { ...ENVELOPE({}), ...(logLevel ? { "io.modelcontextprotocol/logLevel": logLevel } : {}) };
+    const res = await post(team, {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "use_tool", arguments: { tool_name: "up/noisy", tool_input: {} }, _meta: meta },
+    }, { authorization: `Bearer ${token}`, "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "use_tool" });
+    const body = await res.text();
+    return body.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as { method?: string; params?: { level?: string; data?: unknown }; result?: unknown });
+  }
+
+  it("carries the upstream's log messages on the request's own stream only when it asked with logLevel, at that level or above", async () => {
+    const token = await seedTeam("mi-logs", { mcp: { up: { url: env.MODERN_URL } } });
+    const withLevel = await messagesOf("mi-logs", token, "error");
+    const logs = withLevel.filter((m) => m.method === "notifications/message");
+    expect(logs.map((m) => m.params?.level)).toEqual(["error"]);
+    expect(JSON.stringify(logs[0]!.params?.data)).toContain("an error message");
+    expect(withLevel.at(-1)?.result).toBeDefined();
+    const without = await messagesOf("mi-logs", token);
+    expect(without.filter((m) => m.method === "notifications/message")).toEqual([]);
+    expect(without.at(-1)?.result).toBeDefined();
+  });
+});
