@@ -15,6 +15,7 @@ const metaOf = (extra: HostExtra): { meta?: Record<string, unknown> } => {
 };
 import { oneLine, renderUnknownTool } from "../catalog/render.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
+import type { RequestOptions } from "../upstream/client.ts";
 
 /**
  * A tool failure of the proxy's own that the model can read and act on (protocol failures stay JSON-RPC errors):
@@ -81,6 +82,8 @@ export async function callUpstreamTool(
   extra: HostExtra,
   /** What cancels the call instead of the host request's own cancellation (a parked 2026 call outlives its request). */
   signal: AbortSignal = hostSignal(extra),
+  /** 2026 host: a 2026 upstream's input_required returned rather than relayed, and the next round of one. */
+  rounds: Pick<RequestOptions, "inputRequired" | "retry"> = {},
 ): Promise<CallToolResult> {
   const { registry, bridge, who, links } = ctx;
   const target = await findTool(registry, naming, toolName);
@@ -96,7 +99,7 @@ export async function callUpstreamTool(
     log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
   try {
     const result = await bridge.during(target.upstream, extra, () =>
-      registry.call(target, input, { signal, ...(onprogress ? { onprogress } : {}), ...metaOf(extra) }),
+      registry.call(target, input, { signal, ...(onprogress ? { onprogress } : {}), ...metaOf(extra), ...rounds }),
     );
     done(result.isError ? "tool_error" : "ok");
     // A resource the result links to and no list claims is routed back to this upstream later.

@@ -22,6 +22,9 @@ export type CallTurn =
 /** How long a parked call waits for the host's retry before it is cancelled (the request state lives as long). */
 export const PARK_TTL_SECONDS = 600;
 
+/** At most this many used round nonces are remembered (the oldest go first). */
+const MAX_SPENT = 10_000;
+
 /** The capability each kind of input request needs of the host (as the SDK checks them). */
 const NEEDS: Record<string, keyof ClientCapabilities> = {
   "elicitation/create": "elicitation",
@@ -136,6 +139,23 @@ export class ParkedCalls {
   abandon(callId: string, why: string): void {
     const call = this.#calls.get(callId);
     if (call) this.#cancel(call, why);
+  }
+
+  /** Round nonces of passed-through states already used, with when each may be forgotten (its state has expired). */
+  readonly #spent = new Map<string, number>();
+
+  /**
+   * Marks a passed-through round's nonce used: false when it already was (a replayed state). Kept while its state
+   * could still verify; like parks, this lives in the object's memory, so an eviction forgets it.
+   */
+  spend(nonce: string, now = Date.now()): boolean {
+    if (this.#spent.has(nonce)) return false;
+    for (const [key, until] of this.#spent) {
+      if (until > now && this.#spent.size < MAX_SPENT) break;
+      this.#spent.delete(key);
+    }
+    this.#spent.set(nonce, now + PARK_TTL_SECONDS * 1000);
+    return true;
   }
 
   /** How many calls wait here (tests, and the object's idle check). */

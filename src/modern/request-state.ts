@@ -1,15 +1,23 @@
 // The request state a 2026-era host carries between rounds of a call that waits for its input: which parked call
-// (src/modern/parked-calls.ts) and which tool call it belongs to. HMAC-signed by the SDK's codec under a key derived
-// from SESSION_KEY, bound to the team, the token and the method, and valid as long as a park. Signed, not
-// encrypted: it holds no secret (ids and a digest), and the upstream's own state never leaves the object.
+// (src/modern/parked-calls.ts), or which 2026 upstream and its own state, and which tool call it belongs to.
+// HMAC-signed by the SDK's codec under a key derived from SESSION_KEY, bound to the team, the token and the method,
+// and valid as long as a park. Signed, not encrypted: the host can read it (ids, a digest, and the upstream's state,
+// which that upstream gave out to be carried by its client anyway).
 import { createRequestStateCodec, type RequestStateCodec } from "@modelcontextprotocol/server";
 import { sha256Hex } from "../bytes.ts";
 import { canonicalJson } from "../teams/pins.ts";
 import { PARK_TTL_SECONDS } from "./parked-calls.ts";
 
+/**
+ * Either a parked call of this object (`c`: a 2025 upstream's request for input), or a 2026 upstream's own round
+ * passed through (`u`: the upstream, `s`: its request state, carried inside ours so nothing is held here).
+ */
 export interface ParkState {
-  /** The parked call. */
-  c: string;
+  c?: string;
+  u?: string;
+  s?: string;
+  /** A passed-through round's nonce: each state is good for one retry. */
+  n?: string;
   /** The tool the host called through use_tool, and a digest of its arguments: a retry must repeat both. */
   t: string;
   d: string;
@@ -21,11 +29,18 @@ interface Owner {
   tokenId: string;
 }
 
+/** The codec's key: HMAC-SHA256(SESSION_KEY, a label of its own), 32 bytes whatever the secret's length. */
+async function codecKey(sessionKey: string): Promise<Uint8Array> {
+  const encoder = new TextEncoder();
+  const key = await crypto.subtle.importKey("raw", encoder.encode(sessionKey), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode("dynmcp/requestState/v1")));
+}
+
 /** The codec of one object: a state minted for one team, token or method is refused under another. */
-export function requestStateCodec(sessionKey: string, owner: Owner): RequestStateCodec<ParkState> {
+export async function requestStateCodec(sessionKey: string, owner: Owner): Promise<RequestStateCodec<ParkState>> {
   return createRequestStateCodec<ParkState>({
-    // Domain-separated from the session ids and toolset handles signed with the same secret (and ≥ 32 bytes).
-    key: `dynmcp/requestState/v1\n${sessionKey}`,
+    // Derived, so it is apart from the session ids and toolset handles signed with the same secret.
+    key: await codecKey(sessionKey),
     ttlSeconds: PARK_TTL_SECONDS,
     bind: (ctx) => `${owner.team}\0${owner.tokenId}\0${ctx.mcpReq.method}`,
   });

@@ -6,6 +6,7 @@ import {
   MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
+  isInputRequiredResult,
   type CallToolResult,
   type ClientCapabilities,
   type InputRequiredResult,
@@ -24,6 +25,7 @@ import { callUpstreamTool, isResult, registryNames, toolError, type SessionIdent
 import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../meta/definitions.ts";
 import { ToolsetDiscoverInput, ToolsetLoadInput, ToolsetUseInput } from "../meta/schemas.ts";
 import { detailsAnswer, metered, parseArgs, searchAnswer, type UsageRecorder } from "../meta/tools.ts";
+import type { RequestOptions } from "../upstream/client.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import { PARK_TTL_SECONDS, capabilityFor, type ParkedCalls } from "./parked-calls.ts";
 import { argumentsDigest, type ParkState } from "./request-state.ts";
@@ -111,10 +113,10 @@ export function registerToolsetTools(server: Server, parts: ToolsetParts, route:
       case USE_TOOL: {
         const args = parseArgs(ToolsetUseInput, raw, name);
         if (isResult(args)) return args;
-        const call = (signal?: AbortSignal) =>
-          callUpstreamTool({ registry, bridge, who, links }, names, args.tool_name, args.tool_input, request.params._meta?.progressToken, extra, signal);
-        if (!parts.inputs) return call();
-        return (await roundOf(parts.inputs, args, extra, call)) as CallToolResult;
+        const call: Round = (signal, rounds) =>
+          callUpstreamTool({ registry, bridge, who, links }, names, args.tool_name, args.tool_input, request.params._meta?.progressToken, extra, signal, rounds);
+        if (!parts.inputs) return call(undefined, {});
+        return (await roundOf(parts.inputs, args, extra, call, (tool) => registry.serverOf(tool))) as CallToolResult;
       }
       case LOAD_MCP: {
         const args = parseArgs(ToolsetLoadInput, raw, name);
@@ -151,27 +153,46 @@ export function registerToolsetTools(server: Server, parts: ToolsetParts, route:
 const declared = (extra: HostExtra): ClientCapabilities | undefined =>
   (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
 
+/** What a round of a 2026 host's use_tool asks of the upstream call (src/meta/call.ts). */
+type Round = (signal: AbortSignal | undefined, rounds: Pick<RequestOptions, "inputRequired" | "retry">) => Promise<CallToolResult>;
+
+/** -32021 when an input request needs a capability this host request did not declare. */
+function requireCapabilities(extra: HostExtra, requests: Record<string, { method: string }>, abandon: (why: string) => void): void {
+  const caps = declared(extra) ?? {};
+  for (const request of Object.values(requests)) {
+    const need = capabilityFor(request.method);
+    if (need && caps[need] === undefined) {
+      abandon(`the host did not declare the ${need} capability`);
+      throw new MissingRequiredClientCapabilityError(
+        { requiredCapabilities: { [need]: {} } },
+        `The tool asks for ${request.method}, which needs the ${need} client capability this request did not declare.`,
+      );
+    }
+  }
+}
+
 /**
- * One round of a use_tool that may need the host's input: a first call starts the upstream call (parked when the
- * upstream asks for input); a retry carries the state the last round minted and the host's answers, and resumes
- * it. Each round ends with the result, or with `input_required` naming what the upstream asks.
+ * One round of a use_tool that may need the host's input. A first call starts the upstream call. A 2026 upstream's
+ * `input_required` comes back as the result and is passed on, its state carried inside ours (`u`, `s`): the next
+ * round calls the upstream again with the host's answers. A 2025 upstream's request for input parks the call here
+ * (`c`): the next round hands it the answers and waits for what comes next. Each round ends with the result, or
+ * with `input_required` naming what the upstream asks.
  */
 async function roundOf(
   inputs: CallInputs,
   args: { tool_name: string; tool_input: Record<string, unknown> },
   extra: HostExtra,
-  call: (signal?: AbortSignal) => Promise<CallToolResult>,
+  call: Round,
+  upstreamOf: (tool: string) => string | undefined,
 ): Promise<CallToolResult | InputRequiredResult> {
   const { parks, codec } = inputs;
   const digest = await argumentsDigest(args.tool_input);
   const state = extra.mcpReq.requestState<ParkState>();
+  if (state !== undefined && (typeof state !== "object" || state.t !== args.tool_name || state.d !== digest)) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, "This requestState belongs to another call: retry with the same tool_name and tool_input.");
+  }
   let callId: string;
-  if (state === undefined) {
-    callId = parks.start(extra, (signal) => call(signal));
-  } else {
-    if (typeof state !== "object" || state.t !== args.tool_name || state.d !== digest) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, "This requestState belongs to another call: retry with the same tool_name and tool_input.");
-    }
+  if (state?.c !== undefined) {
     if (!parks.resume(state.c, extra.mcpReq.inputResponses ?? {})) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
@@ -179,18 +200,27 @@ async function roundOf(
       );
     }
     callId = state.c;
+  } else {
+    if (state !== undefined && (state.n === undefined || !parks.spend(state.n))) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, "This requestState was already used: each round's state is good for one retry.");
+    }
+    // A first call, or the next round of a 2026 upstream's own: its answers and its state go with the call.
+    const retry = state === undefined ? undefined : { inputResponses: extra.mcpReq.inputResponses ?? {}, ...(state.s === undefined ? {} : { requestState: state.s }) };
+    callId = parks.start(extra, (signal) => call(signal, { inputRequired: "return", ...(retry ? { retry } : {}) }));
   }
   const turn = await parks.next(callId, hostSignal(extra));
   if (!turn) throw new ProtocolError(ProtocolErrorCode.InvalidParams, "The call this requestState names is already being resumed by another request.");
-  if (turn.kind === "result") return turn.result;
-  const caps = declared(extra) ?? {};
-  for (const request of Object.values(turn.requests)) {
-    const need = capabilityFor(request.method);
-    if (need && caps[need] === undefined) {
-      parks.abandon(callId, `the host did not declare the ${need} capability`);
-      throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { [need]: {} } }, `The tool asks for ${request.method}, which needs the ${need} client capability this request did not declare.`);
-    }
+  if (turn.kind === "result") {
+    if (!isInputRequiredResult(turn.result)) return turn.result;
+    // A 2026 upstream asks: its requests go to the host as they are, its state inside ours.
+    const asked = turn.result as InputRequiredResult;
+    const requests = (asked.inputRequests ?? {}) as Record<string, { method: string }>;
+    requireCapabilities(extra, requests, () => {});
+    const upstream = upstreamOf(args.tool_name) ?? "";
+    const payload: ParkState = { u: upstream, t: args.tool_name, d: digest, n: crypto.randomUUID(), ...(asked.requestState === undefined ? {} : { s: asked.requestState }) };
+    return { resultType: "input_required", ...(asked.inputRequests ? { inputRequests: asked.inputRequests } : {}), requestState: await codec.mint(payload, extra) } as InputRequiredResult;
   }
+  requireCapabilities(extra, turn.requests, (why) => parks.abandon(callId, why));
   const requestState = await codec.mint({ c: callId, t: args.tool_name, d: digest }, extra);
   return { resultType: "input_required", inputRequests: turn.requests, requestState } as InputRequiredResult;
 }

@@ -177,7 +177,7 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
   const who = { team: record.team, session: record.sessionId.slice(0, 11) };
   const counter = () => loadTokenCounter(env.ASSETS);
   meter?.attach({ tools: () => registry.tools(), counter, sentWhole: false });
-  const inputs = { parks, codec: requestStateCodec(env.SESSION_KEY ?? "", record) };
+  const inputs = { parks, codec: await requestStateCodec(env.SESSION_KEY ?? "", record) };
   const handler = objectHandler({ registry, bridge, who, counter, links, meter, inputs }, settings(env).sessionTtlSeconds);
   return { handler, registry, gate };
 }

@@ -79,6 +79,13 @@ export interface RequestOptions {
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** `_meta` entries of the host's request that travel on (trace context, a 2026 host's log level). */
   meta?: Record<string, unknown>;
+  /**
+   * "return": a 2026 upstream's `input_required` comes back as the result (for a 2026 host to answer), instead of
+   * being answered through the hooks' relay. Ignored for a 2025 upstream, whose requests always take the relay.
+   */
+  inputRequired?: "return";
+  /** The next round of a call a 2026 upstream answered `input_required`: the host's answers and its state. */
+  retry?: { inputResponses?: Record<string, unknown>; requestState?: string };
 }
 
 /** Client capabilities the proxy relays to the host, and the upstream request that needs each. */
@@ -374,6 +381,7 @@ export class UpstreamClient {
           client.request(request as never, {
             ...this.#options(options.signal),
             ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
+            ...(options.inputRequired === "return" && client.getProtocolEra() === "modern" ? { allowInputRequired: true } : {}),
           }) as Promise<ResultTypeMap[M]>,
         options.signal,
       );
@@ -447,7 +455,7 @@ export class UpstreamClient {
 
   /** tools/call, result passed through as the upstream gave it (no output-schema validation in between). */
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions = {}): Promise<CallToolResult> {
-    const params = options.meta ? { name, arguments: args, _meta: options.meta } : { name, arguments: args };
+    const params = { name, arguments: args, ...(options.meta ? { _meta: options.meta } : {}), ...options.retry };
     return this.request({ method: "tools/call", params }, options) as Promise<CallToolResult>;
   }
 

@@ -27,7 +27,7 @@ const mcpUrl = () => `http://127.0.0.1:${port}/t/eras/mcp`;
 type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown> };
 
 /** A v2 client in automatic mode; `methods` records the JSON-RPC method of every POST it makes. */
-async function modernClient() {
+async function modernClient(capabilities: Record<string, unknown> = {}) {
   const methods: string[] = [];
   const sessionHeaders: Array<string | null> = [];
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
@@ -39,11 +39,18 @@ async function modernClient() {
       return response;
     },
   });
-  const client = new Client({ name: "e2e-modern", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+  const client = new Client({ name: "e2e-modern", version: "1.0.0" }, { versionNegotiation: { mode: "auto" }, capabilities });
+  const asked: string[] = [];
+  if ("elicitation" in capabilities) {
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(String((request.params as { message?: string }).message));
+      return { action: "accept", content: { name: "Ada Lovelace" } };
+    });
+  }
   await client.connect(transport);
   const call = (name: string, args: Record<string, unknown>, options?: { signal?: AbortSignal }) =>
     client.callTool({ name, arguments: args }, options) as Promise<ToolResult>;
-  return { client, methods, sessionHeaders, call };
+  return { client, methods, sessionHeaders, call, asked };
 }
 
 beforeAll(async () => {
@@ -116,6 +123,17 @@ describe("both eras on one URL through wrangler dev", () => {
     // The modern client's list never moved.
     expect((await modern.client.listTools()).tools.find((t) => t.name === "discover_tool")!.description).not.toContain("graph:");
     await Promise.all([legacy.client.close(), modern.client.close()]);
+  });
+
+  it("relays server-everything's elicitation to a 2026 client as input_required, and its answer back", async () => {
+    const modern = await modernClient({ elicitation: {} });
+    const result = await modern.call("use_tool", { tool_name: "everything/trigger-elicitation-request", tool_input: {} });
+    expect(result.isError).toBeFalsy();
+    expect(modern.asked[0]).toContain("Please provide inputs");
+    expect(text(result)).toContain("Name: Ada Lovelace");
+    // Two rounds of the same tools/call (the second with the answer and the proxy's request state), no session.
+    expect(modern.methods.filter((m) => m === "tools/call")).toHaveLength(2);
+    await modern.client.close();
   });
 
   it("cancels the upstream call when a 2026 client abandons its request", async () => {

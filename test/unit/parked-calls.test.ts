@@ -59,6 +59,15 @@ describe("ParkedCalls", () => {
     void waiting.catch(() => {});
   });
 
+  it("takes each passed-through round's nonce once, and forgets it once its state has expired", () => {
+    const parks = new ParkedCalls();
+    expect(parks.spend("n1", 0)).toBe(true);
+    expect(parks.spend("n1", 1_000)).toBe(false);
+    expect(parks.spend("n2", PARK_TTL_SECONDS * 1000 + 1)).toBe(true);
+    // n1's state could no longer verify: forgotten when the next nonce came.
+    expect(parks.spend("n1", PARK_TTL_SECONDS * 1000 + 2)).toBe(true);
+  });
+
   it("lets one request wait on a call at a time", async () => {
     const parks = new ParkedCalls();
     const id = parks.start({}, () => new Promise<CallToolResult>(() => {}));
@@ -72,14 +81,14 @@ describe("ParkedCalls", () => {
 describe("the request state", () => {
   const owner = { team: "t", tokenId: "tok" };
 
-  it("verifies for the same team, token and method, and not for another, nor tampered, nor after its lifetime", async () => {
+  it("verifies for the same team, token and method (even with a one-byte SESSION_KEY), and not for another, nor tampered, nor after its lifetime", async () => {
     vi.useFakeTimers();
-    const codec = requestStateCodec("a session key", owner);
+    const codec = await requestStateCodec("k", owner);
     const state = await codec.mint({ c: "call", t: "up/tool", d: await argumentsDigest({ b: 1, a: 2 }) }, ctx());
     expect(await codec.verify(state, ctx())).toEqual({ c: "call", t: "up/tool", d: await argumentsDigest({ a: 2, b: 1 }) });
-    await expect(requestStateCodec("a session key", { ...owner, tokenId: "other" }).verify(state, ctx())).rejects.toThrow();
+    await expect((await requestStateCodec("k", { ...owner, tokenId: "other" })).verify(state, ctx())).rejects.toThrow();
     await expect(codec.verify(state, ctx("prompts/get"))).rejects.toThrow();
-    await expect(requestStateCodec("another key", owner).verify(state, ctx())).rejects.toThrow();
+    await expect((await requestStateCodec("another key", owner)).verify(state, ctx())).rejects.toThrow();
     await expect(codec.verify(state.slice(0, -2) + "xx", ctx())).rejects.toThrow();
     vi.advanceTimersByTime((PARK_TTL_SECONDS + 1) * 1000);
     await expect(codec.verify(state, ctx())).rejects.toThrow(/expired/);
