@@ -113,17 +113,21 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
 
 const LISTEN_METHOD = "subscriptions/listen";
 
-/** A listen stream is the team's: its index object holds the team's streams and hears its config changes. */
-async function toTeamIndex(c: Context<McpEnv>): Promise<Response> {
+/** The client's request for an object, with the router's headers of a 2026 request (plus `set`'s) in place of its own. */
+function modernRequest(c: Context<McpEnv>, set: (headers: Headers) => void = () => {}): Request {
   const request = c.req.raw;
   const who = c.get("principal");
   const headers = objectHeaders(request);
   headers.set(ROUTE_HEADERS.team, who.team);
   headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
   headers.set(ROUTE_HEADERS.era, "modern");
-  const stub = c.env.TEAM_INDEX.getByName(who.team);
-  const response = await stub.fetch(new Request(request.url, { method: "POST", headers, body: c.get("body"), signal: request.signal }));
-  return withoutObjectCors(response);
+  set(headers);
+  return new Request(request.url, { method: "POST", headers, body: c.get("body"), signal: request.signal });
+}
+
+/** A listen stream is the team's: its index object holds the team's streams and hears its config changes. */
+async function toTeamIndex(c: Context<McpEnv>): Promise<Response> {
+  return withoutObjectCors(await c.env.TEAM_INDEX.getByName(c.get("principal").team).fetch(modernRequest(c)));
 }
 
 /**
@@ -132,17 +136,14 @@ async function toTeamIndex(c: Context<McpEnv>): Promise<Response> {
  * else goes to the principal's object (its eager servers).
  */
 async function toObject(c: Context<McpEnv>, message: JSONRPCRequest | JSONRPCNotification): Promise<Response> {
-  const request = c.req.raw;
   const who = c.get("principal");
-  const headers = objectHeaders(request);
-  headers.set(ROUTE_HEADERS.team, who.team);
-  headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
-  headers.set(ROUTE_HEADERS.era, "modern");
-  const objectId = await toolsetObject(c, who, message, headers);
-  headers.set(ROUTE_HEADERS.session, objectId);
-  const stub = c.env.SESSIONS.getByName(sessionObjectName(who.team, objectId));
-  const response = await stub.fetch(new Request(request.url, { method: "POST", headers, body: c.get("body"), signal: request.signal }));
-  return withoutObjectCors(response);
+  const toolset = new Headers();
+  const objectId = await toolsetObject(c, who, message, toolset);
+  const request = modernRequest(c, (headers) => {
+    for (const [name, value] of toolset) headers.set(name, value);
+    headers.set(ROUTE_HEADERS.session, objectId);
+  });
+  return withoutObjectCors(await c.env.SESSIONS.getByName(sessionObjectName(who.team, objectId)).fetch(request));
 }
 
 /** The object id for this request (`p.<token>` or `ts.<nonce>`), with the toolset's route headers set. */

@@ -12,6 +12,10 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
 import { E2E_SECRETS_KEY, connectClient, provisionTeam } from "../../harness/clients.ts";
 import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
+import { startModernUpstream, type ModernUpstream } from "../../harness/modern-upstream.ts";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { waitFor } from "../shared/wait.ts";
 import { text } from "./helpers.ts";
 
@@ -19,6 +23,8 @@ const VARS = { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY };
 let dir: string;
 let everything: Running;
 let replay: ReplayServer;
+/** A 2026-only upstream (harness/modern-upstream.ts): `echo`, and `confirm`, which asks for input. */
+let modernUp: ModernUpstream;
 let proxy: Running;
 let port: number;
 let token: string;
@@ -43,8 +49,10 @@ async function modernClient(capabilities: Record<string, unknown> = {}) {
   const asked: string[] = [];
   if ("elicitation" in capabilities) {
     client.setRequestHandler("elicitation/create", async (request) => {
-      asked.push(String((request.params as { message?: string }).message));
-      return { action: "accept", content: { name: "Ada Lovelace" } };
+      const message = String((request.params as { message?: string }).message);
+      asked.push(message);
+      // server-everything's form wants a name; the era fixture's `confirm` asks "Run <action>?" and wants ok.
+      return { action: "accept", content: message.startsWith("Run ") ? { ok: true } : { name: "Ada Lovelace" } };
     });
   }
   await client.connect(transport);
@@ -57,15 +65,17 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-eras-"));
   const state = join(dir, "state");
   const memory = loadCorpus("modelcontextprotocol__server-memory");
-  [everything, replay] = await Promise.all([
+  [everything, replay, modernUp] = await Promise.all([
     startEverything(),
     startReplayServer({ lazy: { catalog: memory }, hang: { catalog: memory, faults: { "tools/call": { kind: "hang" } } } }),
+    startModernUpstream("modern"),
   ]);
   token = provisionTeam(dir, state, "eras", {
     mcp: {
       everything: { url: everything.url },
       graph: { url: replay.url("lazy"), description: "A knowledge graph; load it to remember facts." },
       stuck: { url: replay.url("hang"), timeout: 30_000 },
+      modern: { url: modernUp.url },
     },
   });
   port = await freePort();
@@ -73,7 +83,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close()]);
+  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close(), modernUp?.close()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -134,6 +144,29 @@ describe("both eras on one URL through wrangler dev", () => {
     // Two rounds of the same tools/call (the second with the answer and the proxy's request state), no session.
     expect(modern.methods.filter((m) => m === "tools/call")).toHaveLength(2);
     await modern.client.close();
+  });
+
+  it("reaches a 2026-only upstream from hosts of both eras, its input requests answered in each era's way", async () => {
+    // 2026 host: the upstream's input_required passed through, answered by the client's elicitation handler.
+    const modern = await modernClient({ elicitation: {} });
+    expect(text(await modern.call("use_tool", { tool_name: "modern/echo", tool_input: { text: "hi" } }))).toBe("echo: hi");
+    expect(text(await modern.call("use_tool", { tool_name: "modern/confirm", tool_input: { action: "ship" } }))).toBe("ship: confirmed");
+    expect(modern.asked.at(-1)).toContain("ship");
+    await modern.client.close();
+    // 2025 host (the v1 SDK, a session): the same request arrives as a real elicitation/create on its stream.
+    const legacy = new LegacyClient({ name: "e2e-legacy", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+    let asked = "";
+    legacy.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked = request.params.message;
+      return { action: "accept", content: { ok: false } };
+    });
+    await legacy.connect(new LegacyTransport(new URL(mcpUrl()), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    const result = await legacy.callTool({ name: "use_tool", arguments: { tool_name: "modern/confirm", tool_input: { action: "roll back" } } });
+    expect(asked).toContain("roll back");
+    expect(text(result)).toBe("roll back: refused");
+    await legacy.close();
+    // The upstream spoke 2026 throughout: no session was ever opened on it.
+    expect(modernUp.methods()["initialize"] ?? 0).toBe(0);
   });
 
   it("cancels the upstream call when a 2026 client abandons its request", async () => {

@@ -123,7 +123,7 @@ describe("which era each upstream gets", () => {
     expect(catalog.serverInfo?.name).toBe("era-fixture");
     expect(catalog.instructions).toBe("An era fixture.");
     expect(catalog.capabilities.tools).toBeDefined();
-    expect(catalog.tools.map((t) => t.name).sort()).toEqual(["big", "confirm", "echo", "slow"]);
+    expect(catalog.tools.map((t) => t.name).sort()).toEqual(["big", "confirm", "echo", "noisy", "slow"]);
 
     expect(text(await client.callTool("echo", { text: "hi" }))).toBe("echo: hi");
     expect(up.methods()).toEqual({ "server/discover": 1, "tools/list": 1, "tools/call": 1 });
@@ -302,14 +302,19 @@ describe("probe faults are errors, never a legacy verdict", () => {
 });
 
 describe("stale verdicts are dropped and corrected", () => {
-  it("a modern verdict for an upstream that now speaks only 2025: the first call falls back once and succeeds", async () => {
-    const up = await upstream("modern");
+  /** A modern verdict stored for a fixture that then turns 2025-only; the client connected with that verdict. */
+  async function staleModern(era: "modern" | "dual" = "modern") {
+    const up = await upstream(era);
     const store = memoryKv();
     await connect(spec(up.url), { eras: eraCache(store) });
     up.setEra("legacy");
     up.reset();
-
     const client = await connect(spec(up.url), { eras: eraCache(store) });
+    return { up, store, client };
+  }
+
+  it("a modern verdict for an upstream that now speaks only 2025: the first call falls back once and succeeds", async () => {
+    const { up, store, client } = await staleModern("modern");
     expect(up.methods()).toEqual({});
     expect(text(await client.callTool("echo", { text: "after" }))).toBe("echo: after");
     expect(client.era).toBe("legacy");
@@ -321,12 +326,7 @@ describe("stale verdicts are dropped and corrected", () => {
   });
 
   it("concurrent first calls on a stale verdict share one renegotiation", async () => {
-    const up = await upstream("modern");
-    const store = memoryKv();
-    await connect(spec(up.url), { eras: eraCache(store) });
-    up.setEra("legacy");
-    up.reset();
-    const client = await connect(spec(up.url), { eras: eraCache(store) });
+    const { up, store, client } = await staleModern("modern");
     const results = await Promise.all(["a", "b", "c"].map((t) => client.callTool("echo", { text: t })));
     expect(results.map(text)).toEqual(["echo: a", "echo: b", "echo: c"]);
     expect(up.methods()["server/discover"]).toBe(1);
@@ -335,12 +335,7 @@ describe("stale verdicts are dropped and corrected", () => {
   });
 
   it("a stream the host wanted while the verdict said modern is opened once the upstream turns out 2025", async () => {
-    const up = await upstream("modern");
-    const store = memoryKv();
-    await connect(spec(up.url), { eras: eraCache(store) });
-    up.setEra("legacy");
-    up.reset();
-    const client = await connect(spec(up.url), { eras: eraCache(store) });
+    const { up, store, client } = await staleModern("modern");
     await client.openStream();
     expect(up.http().GET).toBeUndefined();
     await client.callTool("echo", { text: "x" });
@@ -349,11 +344,7 @@ describe("stale verdicts are dropped and corrected", () => {
   });
 
   it("the same when the first request is the catalog read", async () => {
-    const up = await upstream("dual");
-    const store = memoryKv();
-    await connect(spec(up.url), { eras: eraCache(store) });
-    up.setEra("legacy");
-    const client = await connect(spec(up.url), { eras: eraCache(store) });
+    const { up, store, client } = await staleModern("dual");
     const catalog = await client.readCatalog();
     expect(catalog.protocolVersion).toBe("2025-11-25");
     expect(catalog.tools.map((t) => t.name)).toContain("echo");
