@@ -1,13 +1,17 @@
 // Latency overhead (issue 4, part 2): the proxy's cost on top of the local runtime's own cost, all in one run.
 //
 // - use_tool through the proxy under `wrangler dev` vs a direct callTool to the same upstream, with the same SDK
-//   Client (the replay upstream's echo, and server-everything's echo);
+//   Client (the replay upstream's echo, and server-everything's echo), in both protocol eras: a 2025-11-25 session
+//   (the v1 SDK Client) and stateless 2026-07-28 requests (the v2 SDK Client negotiating automatically), the
+//   latter beside a direct call with the v2 Client too, so the client library's share shows;
 // - the floor: a plain Node server, a Worker that answers at once, the Worker forwarding to a Durable Object that
 //   answers at once (bench/floor), and the pieces of the proxy's path one at a time (KV read, storage read,
 //   crypto, an outbound fetch from the object), all with the same keep-alive fetch;
-// - session start (initialize + first tools/list) through the proxy vs direct;
+// - session start (initialize + first tools/list) through the proxy vs direct, and a fresh client's first call in
+//   either era (2025: initialize + tools/list + use_tool; 2026: server/discover + tools/list + use_tool);
 // - load_mcp (dynamic mode, one fresh session per sample) vs a direct connect + initialize + every catalog list;
-// - a CPU profile of the proxy's isolate during use_tool calls (through wrangler's inspector), by package.
+// - a CPU profile of the proxy's isolate during use_tool calls (through wrangler's inspector), by package, in both
+//   eras.
 //
 // Every compared variant runs interleaved (a shuffled order each round), so drift on this shared machine hits all
 // of them alike. `--smoke`: tiny counts, writes nothing. The last line printed is `FIGURES <json>`.
@@ -19,6 +23,7 @@ import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { startEverything, startWranglerDev, type Running } from "../harness/processes.ts";
 import { provisionTeam } from "../harness/clients.ts";
@@ -60,7 +65,11 @@ const BEFORE_ISSUE_13 = {
   floorBusyMsPerCall: 9.92,
 } as const;
 const PROFILE_INTERVAL_US = 200;
-const PROXY_VARS = { SESSION_KEY: "bench" };
+/**
+ * As long as a deployed key (README: 32 random bytes): the 2026 era's request-state codec, derived from it, refuses a
+ * key of under 32 bytes, and with "bench" every 2026-era tools/call failed with a 500.
+ */
+const PROXY_VARS = { SESSION_KEY: "bench-session-key-0123456789abcd" };
 const ECHO_CORPUS = "modelcontextprotocol__server-everything";
 const LAZY_DESCRIPTION =
   "The reference test server: echo, sums, long-running operations, sample resources, resource templates and " +
@@ -74,13 +83,24 @@ interface Session {
   transport: StreamableHTTPClientTransport;
 }
 
-/** Content types of the proxy's answers to POSTs (JSON, or an SSE stream), as seen by the clients. */
+/**
+ * Content types of the proxy's answers to POSTs (JSON, or an SSE stream), as seen by the clients, by era; the 2026
+ * era's by method too (its requests name theirs in the `Mcp-Method` header).
+ */
 const proxyAnswerTypes = new Set<string>();
-const noteType: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
-  if (init?.method === "POST" && response.status === 200 && String(input).includes("/t/")) proxyAnswerTypes.add((response.headers.get("content-type") ?? "").split(";")[0]!);
-  return response;
-};
+const modernAnswerTypes = new Set<string>();
+const noting =
+  (types: Set<string>, byMethod: boolean): typeof fetch =>
+  async (input, init) => {
+    const response = await fetch(input, init);
+    if (init?.method === "POST" && response.status === 200 && String(input).includes("/t/")) {
+      const type = (response.headers.get("content-type") ?? "").split(";")[0]!;
+      types.add(byMethod ? `${new Headers(init.headers).get("mcp-method") ?? "?"}: ${type}` : type);
+    }
+    return response;
+  };
+const noteType = noting(proxyAnswerTypes, false);
+const noteModernType = noting(modernAnswerTypes, true);
 
 /** The same SDK Client for every variant; a token adds the proxy's Authorization header. */
 async function open(url: string, token?: string): Promise<Session> {
@@ -97,6 +117,27 @@ async function open(url: string, token?: string): Promise<Session> {
 async function end(session: Session): Promise<void> {
   await session.transport.terminateSession().catch(() => {});
   await session.client.close().catch(() => {});
+}
+
+/**
+ * A v2 SDK Client (`@modelcontextprotocol/client`) in automatic version negotiation: its connect is one
+ * server/discover, and against the proxy it must settle on the 2026-07-28 era (`modern`: stateless requests, no
+ * initialize, no session). `era: "legacy"` expects the 2025 era instead (a direct connection to an upstream that
+ * speaks only that). Anything else fails the run: a fallback would measure the wrong path.
+ */
+async function openModern(url: string, token?: string, era: "modern" | "legacy" = "modern"): Promise<ModernClient> {
+  const transport = new ModernTransport(
+    new URL(url),
+    token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } }, fetch: noteModernType } : { fetch: noteModernType },
+  );
+  const client = new ModernClient({ name: "bench-host", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+  await client.connect(transport);
+  const got = client.getProtocolEra();
+  if (got !== era) {
+    await client.close().catch(() => {});
+    throw new Error(`${url}: the v2 client negotiated the ${got ?? "(no)"} era, not ${era}`);
+  }
+  return client;
 }
 
 const textOf = (result: unknown): string =>
@@ -361,11 +402,24 @@ async function profileCalls(running: Running, call: () => Promise<unknown>, call
 
 interface Figures {
   counts: typeof COUNTS;
-  calls: Record<"directReplay" | "proxiedReplay" | "directEverything" | "proxiedEverything", Percentiles>;
+  calls: Record<"directReplay" | "proxiedReplay" | "directEverything" | "proxiedEverything", Percentiles> &
+    /** The 2026-07-28 era (v2 Client, stateless requests), and a direct call with the v2 Client for its own cost. */
+    Record<"modernReplay" | "modernEverything" | "directReplayV2", Percentiles>;
   floor: Record<"node" | "worker" | "do" | "kvDo" | "cryptoDo" | "doStorage" | "doFetch" | "readBodyDo", Percentiles>;
   overhead: {
     replay: { diffP50: number; ratioP50: number; pairedDiff: number };
     everything: { diffP50: number; ratioP50: number; pairedDiff: number };
+  };
+  /**
+   * The 2026 era's use_tool against the same direct calls (as `overhead`), the medians of its paired differences
+   * with the 2025 session's use_tool of the same rounds, and the v2 Client's own cost (direct v2 − direct v1).
+   */
+  modern: {
+    replay: { diffP50: number; ratioP50: number; pairedDiff: number };
+    everything: { diffP50: number; ratioP50: number; pairedDiff: number };
+    replayOverSession: number;
+    everythingOverSession: number;
+    clientV2: number;
   };
   floorGap: number;
   goal: { overhead: number; allowed: number; met: boolean };
@@ -381,12 +435,30 @@ interface Figures {
     allowed: number;
     met: boolean;
   };
+  /**
+   * A fresh client's first call (replay echo), in the session start's rounds: direct (initialize + tools/list +
+   * callTool), a 2025 session (initialize + tools/list + use_tool), the 2026 era (server/discover + tools/list +
+   * use_tool, stateless).
+   */
+  firstCall: {
+    direct: Percentiles;
+    session: Percentiles;
+    modern: Percentiles;
+    sessionDiffP50: number;
+    sessionRatioP50: number;
+    modernDiffP50: number;
+    modernRatioP50: number;
+    /** Median of paired differences, 2026 − 2025. */
+    modernOverSession: number;
+  };
   loadMcp:
     | { skipped: string }
     | { direct: Percentiles; proxied: Percentiles; ratioP50: number; allowed: number; allowedWithDoFloor: number; met: boolean };
-  profile?: { proxied: ProfileFigures; floorDo: ProfileFigures } | { skipped: string };
-  /** Content types of the proxy's 200 answers to POSTs. */
+  /** `modern`: the same isolate during 2026-era use_tool calls (absent in figures recorded before it was measured). */
+  profile?: { proxied: ProfileFigures; floorDo: ProfileFigures; modern?: ProfileFigures } | { skipped: string };
+  /** Content types of the proxy's 200 answers to POSTs (2025-era clients; `modernAnswerTypes`: the 2026-era ones, by method). */
   proxyAnswerTypes: string[];
+  modernAnswerTypes: string[];
   /** Cores the whole machine (every process, this run's included) kept busy during the call rounds. */
   machineBusyCores: number;
   errors: Record<string, number>;
@@ -402,6 +474,7 @@ async function main(): Promise<void> {
   let floor: Running | undefined;
   let snapshot: ProxySnapshot | undefined;
   const sessions: Session[] = [];
+  const modernClients: ModernClient[] = [];
   try {
     [upstreams, everything] = await Promise.all([startUpstreams({ echo: ECHO_CORPUS, lazy: ECHO_CORPUS }), startEverything()]);
     // The floor starts while the team CLI (synchronous child processes) seeds the proxy's state.
@@ -426,7 +499,15 @@ async function main(): Promise<void> {
       open(teamUrl("sdk"), tokens.sdk),
     ]);
     sessions.push(directEcho, proxiedEcho, directEverything, proxiedEverything);
-    await Promise.all(sessions.map((s) => s.client.listTools()));
+    // The 2026-era clients: one per team's token, each request stateless (the principal's object serves them), and
+    // a v2 client straight to the replay upstream (2025 era: the upstream speaks only that), the library's baseline.
+    const [modernEcho, modernEverything, directEchoV2] = await Promise.all([
+      openModern(teamUrl("bench"), tokens.bench),
+      openModern(teamUrl("sdk"), tokens.sdk),
+      openModern(upstreams.replay("echo"), undefined, "legacy"),
+    ]);
+    modernClients.push(modernEcho, modernEverything, directEchoV2);
+    await Promise.all([...sessions.map((s) => s.client.listTools()), ...modernClients.map((c) => c.listTools())]);
     const input = { message: "bench" };
     const floorUrl = (path: string) => `${floor!.url}${path}`;
     const nodeUrl = upstreams.node;
@@ -456,6 +537,19 @@ async function main(): Promise<void> {
             ),
         },
         {
+          key: "modernReplay",
+          run: async () =>
+            expectText(
+              await modernEcho.callTool({ name: "use_tool", arguments: { tool_name: "echo/echo", tool_input: input } }),
+              '"tool":"echo"',
+              "2026 use_tool echo/echo",
+            ),
+        },
+        {
+          key: "directReplayV2",
+          run: async () => expectText(await directEchoV2.callTool({ name: "echo", arguments: input }), '"tool":"echo"', "direct echo, v2 client"),
+        },
+        {
           key: "directEverything",
           run: async () => expectText(await directEverything.client.callTool({ name: "echo", arguments: input }), "Echo: bench", "direct everything echo"),
         },
@@ -466,6 +560,15 @@ async function main(): Promise<void> {
               await proxiedEverything.client.callTool({ name: "use_tool", arguments: { tool_name: "everything/echo", tool_input: input } }),
               "Echo: bench",
               "use_tool everything/echo",
+            ),
+        },
+        {
+          key: "modernEverything",
+          run: async () =>
+            expectText(
+              await modernEverything.callTool({ name: "use_tool", arguments: { tool_name: "everything/echo", tool_input: input } }),
+              "Echo: bench",
+              "2026 use_tool everything/echo",
             ),
         },
       ],
@@ -484,6 +587,14 @@ async function main(): Promise<void> {
     });
     const replayOverhead = overhead("directReplay", "proxiedReplay");
     const everythingOverhead = overhead("directEverything", "proxiedEverything");
+    // The 2026 era against the same direct baselines, and against the 2025 era's use_tool of the same rounds.
+    const modern = {
+      replay: overhead("directReplay", "modernReplay"),
+      everything: overhead("directEverything", "modernEverything"),
+      replayOverSession: pairedMedian(callSamples.modernReplay!, callSamples.proxiedReplay!),
+      everythingOverSession: pairedMedian(callSamples.modernEverything!, callSamples.proxiedEverything!),
+      clientV2: pairedMedian(callSamples.directReplayV2!, callSamples.directReplay!),
+    };
     // Pieces as medians of paired (same-round) differences: steadier than differences of two noisy p50s.
     const paired = (a: string, b: string) => pairedMedian(callSamples[a]!, callSamples[b]!);
     const pieces = {
@@ -511,12 +622,46 @@ async function main(): Promise<void> {
     const directServed = (tools: Tools) => tools.some((t) => t.name === "echo");
     // The upstream's heading in discover_tool's catalog, as the proxy writes it once the upstream answered.
     const proxiedServed = (tools: Tools) => /^echo:$/m.test(tools.find((t) => t.name === "discover_tool")?.description ?? "");
+    // A fresh client's first call: what a host pays from nothing to its first answer, in either era. The 2025 one
+    // opens a session (a new session object); the 2026 one has no session: discover and tools/list are answered by
+    // the router, and the call reaches the principal's object, which the call rounds above already woke.
+    const timedFirstCall = async (url: string, tool: string, toolName: string | undefined, needle: string, token?: string): Promise<number> => {
+      const start = performance.now();
+      const session = await open(url, token);
+      try {
+        await session.client.listTools();
+        const args = toolName ? { tool_name: toolName, tool_input: input } : input;
+        const result = await session.client.callTool({ name: tool, arguments: args });
+        const elapsed = performance.now() - start;
+        expectText(result, needle, `first ${tool} at ${url}`);
+        return elapsed;
+      } finally {
+        await end(session);
+      }
+    };
+    const timedModernFirstCall = async (): Promise<number> => {
+      const start = performance.now();
+      const client = await openModern(teamUrl("bench"), tokens.bench);
+      try {
+        const { tools } = await client.listTools();
+        const result = await client.callTool({ name: "use_tool", arguments: { tool_name: "echo/echo", tool_input: input } });
+        const elapsed = performance.now() - start;
+        if (!tools.some((t) => t.name === "use_tool")) throw new Error(`2026 tools/list lacks use_tool: ${JSON.stringify(tools).slice(0, 300)}`);
+        expectText(result, '"tool":"echo"', "first 2026 use_tool echo/echo");
+        return elapsed;
+      } finally {
+        await client.close().catch(() => {});
+      }
+    };
     const startSamples = await interleave(
       [
         { key: "direct", run: () => timedOpen(upstreams!.replay("echo"), directServed) },
         { key: "proxied", run: () => timedOpen(teamUrl("bench"), proxiedServed, tokens.bench) },
         { key: "newDo", run: () => post(floorUrl("/new-do")) },
         { key: "do", run: () => post(floorUrl("/do")) },
+        { key: "directFirst", run: () => timedFirstCall(upstreams!.replay("echo"), "echo", undefined, '"tool":"echo"') },
+        { key: "proxiedFirst", run: () => timedFirstCall(teamUrl("bench"), "use_tool", "echo/echo", '"tool":"echo"', tokens.bench) },
+        { key: "modernFirst", run: timedModernFirstCall },
       ],
       Math.min(5, COUNTS.warm),
       COUNTS.sessions,
@@ -534,6 +679,21 @@ async function main(): Promise<void> {
       ratioP50: startProxied.p50 / startDirect.p50,
       allowed: startAllowed,
       met: startProxied.p50 <= startAllowed,
+    };
+    const [firstDirect, firstSession, firstModern] = [startSamples.directFirst!, startSamples.proxiedFirst!, startSamples.modernFirst!].map(percentiles) as [
+      Percentiles,
+      Percentiles,
+      Percentiles,
+    ];
+    const firstCall = {
+      direct: firstDirect,
+      session: firstSession,
+      modern: firstModern,
+      sessionDiffP50: firstSession.p50 - firstDirect.p50,
+      sessionRatioP50: firstSession.p50 / firstDirect.p50,
+      modernDiffP50: firstModern.p50 - firstDirect.p50,
+      modernRatioP50: firstModern.p50 / firstDirect.p50,
+      modernOverSession: pairedMedian(startSamples.modernFirst!, startSamples.proxiedFirst!),
     };
 
     // --- load_mcp ------------------------------------------------------------------------------------------------
@@ -600,7 +760,12 @@ async function main(): Promise<void> {
           COUNTS.profile,
         );
         const floorDo = await profileCalls(floor, () => post(floorUrl("/do")), COUNTS.profile);
-        profile = { proxied, floorDo };
+        const modernProfile = await profileCalls(
+          proxy,
+          () => modernEcho.callTool({ name: "use_tool", arguments: { tool_name: "echo/echo", tool_input: input } }),
+          COUNTS.profile,
+        );
+        profile = { proxied, floorDo, modern: modernProfile };
       } catch (err) {
         profile = { skipped: `profiling failed: ${err instanceof Error ? err.message : String(err)}` };
       }
@@ -609,16 +774,27 @@ async function main(): Promise<void> {
     const allowed = floorGap + BUDGET_MS;
     const figures: Figures = {
       counts: COUNTS,
-      calls: { directReplay: p.directReplay!, proxiedReplay: p.proxiedReplay!, directEverything: p.directEverything!, proxiedEverything: p.proxiedEverything! },
+      calls: {
+        directReplay: p.directReplay!,
+        proxiedReplay: p.proxiedReplay!,
+        directEverything: p.directEverything!,
+        proxiedEverything: p.proxiedEverything!,
+        modernReplay: p.modernReplay!,
+        modernEverything: p.modernEverything!,
+        directReplayV2: p.directReplayV2!,
+      },
       floor: { node: p.node!, worker: p.worker!, do: p.do!, kvDo: p.kvDo!, cryptoDo: p.cryptoDo!, doStorage: p.doStorage!, doFetch: p.doFetch!, readBodyDo: p.readBodyDo! },
       overhead: { replay: replayOverhead, everything: everythingOverhead },
+      modern,
       floorGap,
       goal: { overhead: replayOverhead.diffP50, allowed, met: replayOverhead.diffP50 <= allowed },
       pieces,
       sessionStart,
+      firstCall,
       loadMcp,
       machineBusyCores: machineBusy,
       proxyAnswerTypes: [...proxyAnswerTypes].sort(),
+      modernAnswerTypes: [...modernAnswerTypes].sort(),
       errors,
     };
     if (profile) figures.profile = profile;
@@ -629,7 +805,7 @@ async function main(): Promise<void> {
     const errorCount = Object.values(errors).reduce((a, b) => a + b, 0);
     finishRun({ name: "latency", figures, markdown, smoke, wranglerOutput: proxy.output(), errors: errorCount, printed: { errorCount } });
   } finally {
-    await Promise.all(sessions.map((s) => s.client.close().catch(() => {})));
+    await Promise.all([...sessions.map((s) => s.client.close().catch(() => {})), ...modernClients.map((c) => c.close().catch(() => {}))]);
     await Promise.all([proxy?.stop(), floor?.stop(), everything?.stop(), upstreams?.stop()]);
     snapshot?.remove();
     rmSync(dir, { recursive: true, force: true });
@@ -649,21 +825,43 @@ function render(f: Figures): string {
   lines.push("## Latency overhead", "");
   lines.push(
     "One run, everything interleaved (each round calls every variant once, in a shuffled order), the same SDK `Client` " +
+      "(the v1 SDK's; for the 2026-07-28 era the v2 SDK's, `@modelcontextprotocol/client` negotiating automatically) " +
       "and the same keep-alive `fetch` for every target; upstreams and the plain Node server run in a process of " +
       "their own on loopback, the proxy and the floor Worker each under their own `wrangler dev`. Times in ms.",
     "",
   );
   lines.push("### A tool call: `use_tool` through the proxy vs a direct `callTool`", "");
+  lines.push(
+    "Through the proxy in both protocol eras: a 2025-11-25 session (initialize once, then every call carries its " +
+      "`Mcp-Session-Id` to that session's object), and stateless 2026-07-28 requests (no session: each call carries " +
+      "the era's envelope, the router checks it and sends the call to the token's own object, whose per-request " +
+      "server answers on an SSE stream). The upstreams speak only the 2025 era, so the direct calls are 2025 ones.",
+    "",
+  );
   lines.push("| call | p50 | p95 | p99 | n |", "|---|---:|---:|---:|---:|");
   lines.push(row("replay echo, direct `callTool`", f.calls.directReplay));
-  lines.push(row("replay echo, `use_tool` through the proxy", f.calls.proxiedReplay));
+  lines.push(row("replay echo, `use_tool` through the proxy, 2025-11-25 session", f.calls.proxiedReplay));
+  lines.push(row("replay echo, `use_tool` through the proxy, 2026-07-28 (v2 `Client`)", f.calls.modernReplay));
   lines.push(row("server-everything echo, direct `callTool`", f.calls.directEverything));
-  lines.push(row("server-everything echo, `use_tool` through the proxy", f.calls.proxiedEverything));
+  lines.push(row("server-everything echo, `use_tool` through the proxy, 2025-11-25 session", f.calls.proxiedEverything));
+  lines.push(row("server-everything echo, `use_tool` through the proxy, 2026-07-28 (v2 `Client`)", f.calls.modernEverything));
+  lines.push(row("replay echo, direct `callTool` with the v2 `Client` (the client library's own cost)", f.calls.directReplayV2));
   lines.push("");
-  lines.push("| upstream | proxied − direct (p50) | proxied ÷ direct (p50) | median of paired differences |", "|---|---:|---:|---:|");
-  lines.push(`| replay | ${sign(f.overhead.replay.diffP50)} | ${f.overhead.replay.ratioP50.toFixed(2)}× | ${sign(f.overhead.replay.pairedDiff)} |`);
-  lines.push(`| server-everything | ${sign(f.overhead.everything.diffP50)} | ${f.overhead.everything.ratioP50.toFixed(2)}× | ${sign(f.overhead.everything.pairedDiff)} |`);
+  const m = f.modern;
+  lines.push("| upstream | era | proxied − direct (p50) | proxied ÷ direct (p50) | median of paired differences |", "|---|---|---:|---:|---:|");
+  lines.push(`| replay | 2025-11-25 | ${sign(f.overhead.replay.diffP50)} | ${f.overhead.replay.ratioP50.toFixed(2)}× | ${sign(f.overhead.replay.pairedDiff)} |`);
+  lines.push(`| replay | 2026-07-28 | ${sign(m.replay.diffP50)} | ${m.replay.ratioP50.toFixed(2)}× | ${sign(m.replay.pairedDiff)} |`);
+  lines.push(`| server-everything | 2025-11-25 | ${sign(f.overhead.everything.diffP50)} | ${f.overhead.everything.ratioP50.toFixed(2)}× | ${sign(f.overhead.everything.pairedDiff)} |`);
+  lines.push(`| server-everything | 2026-07-28 | ${sign(m.everything.diffP50)} | ${m.everything.ratioP50.toFixed(2)}× | ${sign(m.everything.pairedDiff)} |`);
   lines.push("");
+  lines.push(
+    `A 2026-era \`use_tool\` against the 2025 session's in the same rounds (median of paired differences): ` +
+      `${sign(m.replayOverSession)} ms (replay), ${sign(m.everythingOverSession)} ms (server-everything). The v2 \`Client\` ` +
+      `itself costs ${sign(m.clientV2)} ms per call against the v1 one (a direct call with each, both in the 2025 era, ` +
+      "median of paired differences): that much of the 2026 − 2025 difference is the client's, not the proxy's. The proxy's 2026 " +
+      `answers came as ${f.modernAnswerTypes.map((t) => `\`${t}\``).join(", ") || "(none seen)"}; its 2025 ones as ${f.proxyAnswerTypes.map((t) => `\`${t}\``).join(", ") || "(none seen)"}.`,
+    "",
+  );
   lines.push("### The floor: what `wrangler dev` costs before the proxy does anything", "");
   lines.push("| target (bench/floor) | p50 | p95 | p99 | n |", "|---|---:|---:|---:|---:|");
   lines.push(row("plain Node HTTP server", f.floor.node));
@@ -701,6 +899,27 @@ function render(f: Figures): string {
       `Those two floors alone come to ${ms(st.newDo.p50 + st.warmDo.p50)} ms, against ${ms(st.allowed)} allowed; the rest is the ` +
       "proxy's work: the team's config read and checked, the session record and transport state written, the SDK " +
       "server built for the new object, the index call, and the upstream's connection starting beside the first tools/list.",
+    "",
+  );
+  const fc = f.firstCall;
+  lines.push("### A fresh client's first call, in either era", "");
+  lines.push(
+    "From nothing to the first answer of the replay echo, in the session start's rounds. The 2025 era opens a " +
+      "session (initialize, a new session object) before its first `tools/list` and `use_tool`; the 2026 era has " +
+      "no session: the v2 client's connect is one `server/discover`, which the router answers, as it does " +
+      "`tools/list` (the three meta-tools, no object woken), and only the call reaches an object: the token's own, " +
+      "already warm from the call rounds (every client of a token shares it), so this is a fresh client's cost, not " +
+      "a cold object's.",
+    "",
+  );
+  lines.push("| | p50 | p95 | p99 | n |", "|---|---:|---:|---:|---:|");
+  lines.push(row("direct: connect + initialize + tools/list + `callTool`", fc.direct));
+  lines.push(row("2025-11-25 through the proxy: initialize + tools/list + `use_tool`", fc.session));
+  lines.push(row("2026-07-28 through the proxy: server/discover + tools/list + `use_tool`", fc.modern));
+  lines.push("");
+  lines.push(
+    `Against the direct first call: 2025 ${sign(fc.sessionDiffP50)} ms p50 (${fc.sessionRatioP50.toFixed(2)}×), ` +
+      `2026 ${sign(fc.modernDiffP50)} ms p50 (${fc.modernRatioP50.toFixed(2)}×); 2026 − 2025, median of paired differences: ${sign(fc.modernOverSession)} ms.`,
     "",
   );
   lines.push("### `load_mcp` vs a direct connect + initialize + every catalog list", "");
@@ -812,6 +1031,30 @@ function render(f: Figures): string {
         `is more than the ${BUDGET_MS} ms the goal allows.`,
       "",
     );
+    const mo = f.profile.modern;
+    if (mo) {
+      const of = (figures: ProfileFigures, name: string) => {
+        const c = figures.byCategory.find((x) => x.category === name);
+        return c ? c.selfMs + c.builtinMs : 0;
+      };
+      const names = [...new Set([...pr.byCategory, ...mo.byCategory].map((c) => c.category))]
+        .map((name) => ({ name, session: of(pr, name), modern: of(mo, name) }))
+        .sort((a, b) => Math.max(b.session, b.modern) - Math.max(a.session, a.modern))
+        .slice(0, 12);
+      lines.push(
+        `The same isolate during ${mo.calls} 2026-era \`use_tool\` calls (replay echo, the v2 \`Client\`): busy ` +
+          `**${ms(mo.busyMsPerCall)} ms per call** (of ${ms(mo.wallMsPerCall)} ms wall), against ${ms(pr.busyMsPerCall)} ms for the ` +
+          "2025 session's, by category (JS self time and the built-ins it calls):",
+        "",
+      );
+      lines.push("| proxy isolate, ms per `use_tool` | 2025-11-25 session | 2026-07-28 | 2026 − 2025 |", "|---|---:|---:|---:|");
+      for (const n of names) lines.push(`| ${n.name} | ${ms(n.session, 3)} | ${ms(n.modern, 3)} | ${sign(n.modern - n.session)} |`);
+      lines.push(`| **busy, all categories** | **${ms(pr.busyMsPerCall, 3)}** | **${ms(mo.busyMsPerCall, 3)}** | **${sign(mo.busyMsPerCall - pr.busyMsPerCall)}** |`);
+      lines.push("");
+      lines.push("| hottest frames in the proxy, 2026-era `use_tool` (self, built-in ← caller) | ms per call |", "|---|---:|");
+      for (const fn of mo.topFunctions.slice(0, 10)) lines.push(`| \`${fn.name.replace(/\|/g, "\\|")}\` | ${ms(fn.msPerCall, 3)} |`);
+      lines.push("");
+    }
   } else if (f.profile) {
     lines.push(`CPU profile: ${f.profile.skipped}.`, "");
   }
@@ -834,7 +1077,7 @@ function render(f: Figures): string {
     `During the call rounds the whole machine (this run's processes and anything else running) kept ${ms(f.machineBusyCores)} of ${CORES} cores busy.`,
     "",
   );
-  lines.push(`Counts: ${f.counts.rounds} rounds of calls (after ${f.counts.warm} warm-up rounds), ${f.counts.sessions} session starts and ${f.counts.loads} loads per variant.`);
+  lines.push(`Counts: ${f.counts.rounds} rounds of calls (after ${f.counts.warm} warm-up rounds), ${f.counts.sessions} session starts and first calls and ${f.counts.loads} loads per variant.`);
   return lines.join("\n");
 }
 
