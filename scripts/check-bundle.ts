@@ -62,14 +62,17 @@ export function problemsOf(figures: BundleFigures, budget: { kib: number; gzipKi
   return problems;
 }
 
-/** Builds the Worker into a scratch directory and measures it. */
-export function measureBundle(): BundleFigures {
+/**
+ * Builds the Worker into a scratch directory and measures it: as it deploys (minified since issue 15, see
+ * wrangler.toml), or with `minify: false` as the build was before, for comparisons across that change.
+ */
+export function measureBundle(options: { minify?: false } = {}): BundleFigures {
   const dir = mkdtempSync(join(tmpdir(), "dynmcp-bundle-"));
   try {
     const metafile = join(dir, "meta.json");
     const output = execFileSync(
       process.execPath,
-      wranglerArgs(["deploy", "--dry-run", "--env", "production", "--outdir", join(dir, "out"), "--metafile", metafile]),
+      wranglerArgs(["deploy", "--dry-run", "--env", "production", "--outdir", join(dir, "out"), "--metafile", metafile, ...(options.minify === false ? ["--no-minify"] : [])]),
       { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
     );
     return { ...uploadLine(output), packages: packagesOf(JSON.parse(readFileSync(metafile, "utf8"))) };

@@ -52,7 +52,8 @@ async function modernClient(capabilities: Record<string, unknown> = {}) {
       const message = String((request.params as { message?: string }).message);
       asked.push(message);
       // server-everything's form wants a name; the era fixture's `confirm` asks "Run <action>?" and wants ok.
-      return { action: "accept", content: message.startsWith("Run ") ? { ok: true } : { name: "Ada Lovelace" } };
+      const content: Record<string, string | boolean> = message.startsWith("Run ") ? { ok: true } : { name: "Ada Lovelace" };
+      return { action: "accept", content };
     });
   }
   await client.connect(transport);

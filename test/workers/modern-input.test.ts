@@ -146,3 +146,25 @@ describe("logs of a 2026 host's request", () => {
     expect(without.at(-1)?.result).toBeDefined();
   });
 });
+
+describe("progress of a 2026 host's request", () => {
+  it("reaches the request's own stream under the host's progress token, from a 2025 upstream", async () => {
+    const token = await seedTeam("mi-progress", { mcp: { everything: { url: env.EVERYTHING_URL } } });
+    const res = await post("mi-progress", {
+      jsonrpc: "2.0",
+      id: 9,
+      method: "tools/call",
+      params: {
+        name: "use_tool",
+        arguments: { tool_name: "everything/trigger-long-running-operation", tool_input: { duration: 1, steps: 3 } },
+        _meta: { ...ENVELOPE({}), progressToken: "host-token-1" },
+      },
+    }, { authorization: `Bearer ${token}`, "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "use_tool" });
+    const messages = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as { method?: string; params?: { progressToken?: unknown; progress?: number }; result?: unknown });
+    const progress = messages.filter((m) => m.method === "notifications/progress");
+    expect(progress.length).toBe(3);
+    expect(progress.every((m) => m.params?.progressToken === "host-token-1")).toBe(true);
+    expect(progress.map((m) => m.params?.progress)).toEqual([...progress.map((m) => m.params?.progress)].sort((a, b) => a! - b!));
+    expect(messages.at(-1)?.result).toBeDefined();
+  });
+});
