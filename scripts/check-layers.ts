@@ -20,7 +20,7 @@ export const LAYERS: readonly Layer[] = [
   { name: "teams", members: ["teams/"] },
   { name: "session parts", members: ["meta/", "forward/", "modern/"] },
   { name: "session", members: ["session/"] },
-  { name: "routes", members: ["http/", "admin/"] },
+  { name: "routes", members: ["http/", "admin/", "oauth/"] },
   { name: "router", members: ["http/app.ts"] },
   { name: "entry", members: ["index.ts"] },
 ];

@@ -90,6 +90,10 @@ export interface Env {
   MAX_UPSTREAM_RESPONSE_BYTES?: string;
   /** "off" serves 2025 sessions only, turning MCP 2026-07-28 requests away (default "on"). */
   MODERN_ERA?: string;
+  /** "on" accepts OAuth access tokens of the team's authorization server (default "off" until the host flow lands). */
+  OAUTH_HOSTS?: string;
+  /** The OAuth library's grants, tokens and clients (@cloudflare/workers-oauth-provider names this binding). */
+  OAUTH_KV?: KVNamespace;
   /** Per-token request limiter (Workers rate-limiting binding). */
   TOKEN_LIMITER?: RateLimit;
 }

@@ -37,6 +37,8 @@ export const SettingsSchema = z
     MAX_UPSTREAM_RESPONSE_BYTES: numberSetting(SETTING_DEFAULTS.maxUpstreamResponseBytes, 1),
     /** "off" turns 2026-07-28 requests away (as an unsupported version: clients fall back to 2025 sessions). */
     MODERN_ERA: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("on"),
+    /** "on" accepts OAuth access tokens of the team's authorization server beside team tokens (docs/oauth.md). */
+    OAUTH_HOSTS: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("off"),
   })
   .transform((s) => ({
     upstreamIdleSeconds: s.UPSTREAM_IDLE_SECONDS,
@@ -45,6 +47,7 @@ export const SettingsSchema = z
     maxBodyBytes: s.MAX_BODY_BYTES,
     maxUpstreamResponseBytes: s.MAX_UPSTREAM_RESPONSE_BYTES,
     modernEra: s.MODERN_ERA === "on",
+    oauthHosts: s.OAUTH_HOSTS === "on",
   }));
 export type Settings = z.output<typeof SettingsSchema>;
 

@@ -1,5 +1,5 @@
 // Bearer token → team principal: the token must be one of this team's, compared in constant time.
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { validator } from "hono/validator";
 import { hashToken, tokenId } from "../auth/token.ts";
 import { TeamName } from "../config/schema.ts";
@@ -9,6 +9,9 @@ import { SETTING_DEFAULTS, settings } from "../settings.ts";
 import { unauthorized } from "../responses.ts";
 import type { McpEnv, Principal } from "./context.ts";
 import { TokenCache } from "./token-cache.ts";
+import { oauthCaller } from "../oauth/server.ts";
+import { publicBase } from "./origin.ts";
+import { log } from "../log.ts";
 
 const encoder = new TextEncoder();
 
@@ -74,10 +77,30 @@ export const teamName = validator("param", (params: Record<string, string>) => {
   return { team: parsed.data };
 });
 
+/**
+ * An OAuth access token of the team's authorization server (src/oauth/server.ts), when OAUTH_HOSTS is on: a token
+ * that is not a team token's shape (`dmt_…`) is asked there. Its principal binds to the grant (`g.<binding>`).
+ */
+async function oauthPrincipal(c: Context<McpEnv>, team: string, header: string | null): Promise<Principal | null> {
+  if (!settings(c.env).oauthHosts || !c.env.OAUTH_KV) return null;
+  const bearer = header === null ? undefined : BEARER.exec(header)?.[1];
+  if (!bearer || tokenId(bearer)) return null;
+  let caller: Awaited<ReturnType<typeof oauthCaller>>;
+  try {
+    caller = await oauthCaller(c.env, publicBase(c.env, c.req.raw), team, bearer);
+  } catch (err) {
+    // The library refuses a base URL that is not https (or loopback http): a deployment without PUBLIC_URL, say.
+    log({ event: "misconfigured", reason: `OAuth tokens cannot be checked: ${err instanceof Error ? err.message : String(err)}` });
+    return null;
+  }
+  return caller ? { team, tokenId: `g.${caller.binding}`, user: caller.user } : null;
+}
+
 /** The bearer token must be one of the team's: the caller becomes `principal`; anything else is the one 401. */
 export const token: MiddlewareHandler<McpEnv, string, TeamInput> = async (c, next) => {
   const { team } = c.req.valid("param");
-  const principal = await authenticate(c.env.TEAMS, team, c.req.raw.headers.get("authorization"), settings(c.env).tokenCacheSeconds);
+  const header = c.req.raw.headers.get("authorization");
+  const principal = (await authenticate(c.env.TEAMS, team, header, settings(c.env).tokenCacheSeconds)) ?? (await oauthPrincipal(c, team, header));
   if (!principal) return unauthorized();
   c.set("principal", principal);
   await next();

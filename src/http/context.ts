@@ -2,11 +2,16 @@
 import type { View } from "../config/view.ts";
 import type { Env } from "../env.ts";
 
-/** Who is calling: a team and one of its tokens (learned by the token step), with the token's view setting if it has one. */
+/**
+ * Who is calling: a team and one of its tokens (learned by the token step), with the token's view setting if it has
+ * one. An OAuth caller (docs/oauth.md) has `tokenId` `g.<grant binding>`, so everything bound to a token (session
+ * ids, toolset handles, request state, objects) binds to the grant, and `user`.
+ */
 export interface Principal {
   team: string;
   tokenId: string;
   view?: View;
+  user?: { id: string; email?: string };
 }
 
 export interface McpVariables {

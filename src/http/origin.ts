@@ -49,6 +49,14 @@ function policyFor(env: Env): OriginPolicy {
   return policy;
 }
 
+/**
+ * The proxy's base URL as OAuth names it (issuer, resource): PUBLIC_URL's origin when set, else the request's own
+ * origin (local runs; a deployment sets PUBLIC_URL, so a forged Host cannot change what tokens are minted for).
+ */
+export function publicBase(env: Env, request: Request): string {
+  return policyFor(env).publicOrigin ?? new URL(request.url).origin;
+}
+
 function allowed(policy: OriginPolicy, origin: string, self: URL): boolean {
   if (policy.listed.has(origin)) return true;
   if (policy.hasPublicUrl) return origin === policy.publicOrigin;

@@ -13,6 +13,7 @@ describe("settings", () => {
       maxBodyBytes: 4 * 1024 * 1024,
       maxUpstreamResponseBytes: 8 * 1024 * 1024,
       modernEra: true,
+      oauthHosts: false,
     });
   });
 

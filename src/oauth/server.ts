@@ -1,0 +1,67 @@
+// The proxy as an OAuth 2.1 authorization server (issue 16, docs/oauth.md): one server per team, built on demand with
+// @cloudflare/workers-oauth-provider, whose issuer is the team's base URL and whose only resource is the team's MCP
+// URL, so a token minted for one team's URL is refused at another's (the library checks the audience). Its records
+// live in the OAUTH_KV namespace. Dark until the host flow lands: the token step asks it only with OAUTH_HOSTS=on.
+import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
+import * as z from "zod";
+import type { Env } from "../env.ts";
+
+/** Scopes the servers offer: `mcp` is what the MCP URL needs; `offline_access` asks for a refresh token. */
+export const OAUTH_SCOPES = ["mcp", "offline_access"] as const;
+/** Access tokens are short-lived (refresh tokens rotate): a revoked grant stops within this bound at most. */
+export const ACCESS_TOKEN_TTL_SECONDS = 900;
+export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+
+/**
+ * What a grant carries (encrypted by the library, readable only with one of its tokens): the team it was granted
+ * for, the user, and a 128-bit binding that stands for the grant wherever the proxy binds state to a token
+ * (session ids, toolset handles, request state, a principal's object): it survives every refresh.
+ */
+export const GrantProps = z.object({
+  team: z.string(),
+  binding: z.string().regex(/^[A-Za-z0-9_-]{22}$/),
+  user: z.object({ id: z.string(), email: z.string().optional() }),
+});
+export type GrantProps = z.infer<typeof GrantProps>;
+
+/** The team's MCP URL, the one resource its server issues tokens for. */
+export const teamResource = (base: string, team: string): string => `${base}/t/${team}/mcp`;
+
+/** Servers built in this isolate, by base URL and team (a host sends the same ones on every request). */
+const servers = new Map<string, OAuthAuthorizationServer<Env>>();
+const MAX_SERVERS = 1000;
+
+export function authorizationServer(base: string, team: string): OAuthAuthorizationServer<Env> {
+  const key = `${base}\n${team}`;
+  let server = servers.get(key);
+  if (!server) {
+    server = new OAuthAuthorizationServer<Env>({
+      issuer: `${base}/t/${team}`,
+      resources: [teamResource(base, team)],
+      authorizeEndpoint: `/t/${team}/oauth/authorize`,
+      tokenEndpoint: `/t/${team}/oauth/token`,
+      clientRegistrationEndpoint: `/t/${team}/oauth/register`,
+      scopesSupported: [...OAUTH_SCOPES],
+      accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
+      refreshTokenTTL: REFRESH_TOKEN_TTL_SECONDS,
+    });
+    if (servers.size >= MAX_SERVERS) servers.clear();
+    servers.set(key, server);
+  }
+  return server;
+}
+
+/** Who an OAuth access token speaks for at this team's MCP URL, or null (unknown, expired, revoked, another audience). */
+export interface OAuthCaller {
+  binding: string;
+  user: GrantProps["user"];
+}
+
+export async function oauthCaller(env: Env, base: string, team: string, token: string): Promise<OAuthCaller | null> {
+  const validated = await authorizationServer(base, team).validateToken<unknown>(teamResource(base, team), token, env);
+  if (!validated) return null;
+  const props = GrantProps.safeParse(validated.props);
+  // A grant for another team (it cannot pass the audience check, but its props say whose it is) is refused too.
+  if (!props.success || props.data.team !== team) return null;
+  return { binding: props.data.binding, user: props.data.user };
+}
