@@ -23,6 +23,12 @@ const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
   secret put <team> <NAME>           store a secret read from standard input (write-only)
   secret list <team>                 list secret names
   secret delete <team> <NAME>        delete a secret
+  oauth set <team> --issuer URL --client-id ID --client-secret NAME [--domains a.com,b.com] [--groups g,h]
+            [--groups-claim CLAIM] [--scopes openid,email]
+                                     the team's OpenID Connect provider for OAuth sign-in (NAME: one of the
+                                     team's secrets, holding the client secret)
+  oauth get <team>                   print the team's identity provider
+  oauth delete <team>                remove it
   pins <team>                        list pinned tool definitions and changes waiting for approval
   approve <team> <server> <tool>     approve a changed tool definition
 Environment: ALLOW_PRIVATE_UPSTREAMS=true allows http and private addresses (local use only); SECRETS_KEY
@@ -32,12 +38,15 @@ DYNMCP_ADMIN_TOKEN, since only the Worker holds the key. --help prints this.`;
 interface Options extends KvTarget {
   label?: string;
   view?: View;
+  /** `oauth set`'s options, by the IdP config's field names. */
+  idp: Record<string, string | string[]>;
   help: boolean;
   positional: string[];
 }
 
 function parseArgs(argv: string[]): Options {
-  const opts: Options = { remote: false, help: false, positional: [] };
+  const opts: Options = { remote: false, help: false, positional: [], idp: {} };
+  const list = (value: string | undefined) => (value ?? "").split(",").map((v) => v.trim()).filter(Boolean);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--help" || arg === "-h") opts.help = true;
@@ -50,6 +59,13 @@ function parseArgs(argv: string[]): Options {
       if (!view.success) fail(`bad --view: ${view.error.issues[0]?.message}`);
       opts.view = view.data;
     }
+    else if (arg === "--issuer") opts.idp.issuer = argv[++i] ?? "";
+    else if (arg === "--client-id") opts.idp.client_id = argv[++i] ?? "";
+    else if (arg === "--client-secret") opts.idp.client_secret = argv[++i] ?? "";
+    else if (arg === "--domains") opts.idp.allowed_domains = list(argv[++i]);
+    else if (arg === "--groups") opts.idp.allowed_groups = list(argv[++i]);
+    else if (arg === "--groups-claim") opts.idp.groups_claim = argv[++i] ?? "";
+    else if (arg === "--scopes") opts.idp.scopes = list(argv[++i]);
     else if (arg.startsWith("--")) fail(`unknown option ${arg}\n${USAGE}`);
     else opts.positional.push(arg);
   }
@@ -225,6 +241,23 @@ async function main(): Promise<void> {
         if (opts.remote) await adminApi("DELETE", `/admin/teams/${name}/secrets/${secretName}`);
         else if (!(await store.deleteSecret(name, secretName))) fail(`team ${name} has no secret ${secretName}`);
         out(`deleted secret ${secretName} of team ${name}`);
+      } else fail(USAGE);
+      return;
+    }
+    case "oauth": {
+      const [verb, teamArg] = rest;
+      const name = team(teamArg);
+      if (verb === "set") {
+        const result = await store.putIdp(name, opts.idp);
+        if (!result.ok) fail(`not stored:\n${result.issues.map((i) => `  - ${i.path}: ${i.message}`).join("\n")}`);
+        out(`stored the identity provider of team ${name} (${opts.remote ? "remote" : "local"})`);
+      } else if (verb === "get") {
+        const idp = await store.getIdp(name);
+        if (idp === undefined) fail(`team ${name} has no identity provider`);
+        out(JSON.stringify(idp, null, 2));
+      } else if (verb === "delete") {
+        if (!(await store.deleteIdp(name))) fail(`team ${name} has no identity provider`);
+        out(`removed the identity provider of team ${name}`);
       } else fail(USAGE);
       return;
     }

@@ -21,6 +21,7 @@ import {
   UsageQuery,
   UsageReport,
 } from "./schemas.ts";
+import { IdpConfig } from "../config/idp.ts";
 
 const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
 const errors = {
@@ -41,7 +42,7 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
     info: {
       title: `${PRODUCT.name} admin API`,
       version: PRODUCT.version,
-      description: "Team configs, tokens, secrets, tool pins and token usage. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
+      description: "Team configs, identity providers, tokens, secrets, tool pins and token usage. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
     },
     components: { securitySchemes: { admin: { type: "http", scheme: "bearer" } } },
     security: [{ admin: [] }],
@@ -50,6 +51,16 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
         put: { summary: "Create or replace a team's config", requestParams: { path: TeamParam }, requestBody: body(ConfigBody), responses: { "200": json(ConfigWritten, "Stored."), ...errors } },
         get: { summary: "Read a team's config (literal header values masked)", requestParams: { path: TeamParam }, responses: { "200": json(ConfigBody, "The config."), ...errors } },
         delete: { summary: "Delete a team's config", requestParams: { path: TeamParam }, responses: { "204": { description: "Deleted." }, ...errors } },
+      },
+      "/admin/teams/{team}/oauth": {
+        put: {
+          summary: "Set the team's OpenID Connect provider for OAuth sign-in (the client secret is named, never given)",
+          requestParams: { path: TeamParam },
+          requestBody: body(IdpConfig),
+          responses: { "200": json(IdpConfig, "Stored, defaults filled in."), ...errors },
+        },
+        get: { summary: "Read the team's identity provider", requestParams: { path: TeamParam }, responses: { "200": json(IdpConfig, "The provider."), ...errors } },
+        delete: { summary: "Remove the team's identity provider", requestParams: { path: TeamParam }, responses: { "204": { description: "Deleted." }, ...errors } },
       },
       "/admin/teams/{team}/tokens": {
         post: { summary: "Mint a token (shown once)", requestParams: { path: TeamParam }, requestBody: body(TokenCreateBody), responses: { "201": json(TokenCreated, "Minted."), ...errors } },

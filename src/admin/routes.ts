@@ -90,6 +90,32 @@ admin.put("/teams/:team/config", async (c) => {
   return c.json({ ok: true as const, warnings: result.warnings });
 });
 
+admin.put("/teams/:team/oauth", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  const body = await jsonBody(c);
+  if (isResponse(body)) return body;
+  const result = await store(c).putIdp(p.team, body.value);
+  log({ event: "admin", action: "oauth.put", team: p.team, outcome: result.ok ? "ok" : "refused" });
+  if (!result.ok) return problem(c, 400, "invalid_idp", "The identity provider was not stored.", result.issues);
+  return c.json(result.idp);
+});
+
+admin.get("/teams/:team/oauth", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  const idp = await store(c).getIdp(p.team);
+  return idp === undefined ? problem(c, 404, "not_found", `Team ${p.team} has no identity provider.`) : c.json(idp);
+});
+
+admin.delete("/teams/:team/oauth", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  const deleted = await store(c).deleteIdp(p.team);
+  log({ event: "admin", action: "oauth.delete", team: p.team, outcome: deleted ? "ok" : "refused" });
+  return deleted ? c.body(null, 204) : problem(c, 404, "not_found", `Team ${p.team} has no identity provider.`);
+});
+
 admin.get("/teams/:team/config", async (c) => {
   const p = params(c, TeamParam);
   if (isResponse(p)) return p;

@@ -13,6 +13,7 @@ export const kvKeys = {
   pinPrefix: (team: string, server?: string) => `team/${team}/pin/${server === undefined ? "" : `${server}/`}`,
   catalog: (team: string, server: string) => `team/${team}/catalog/${server}`,
   era: (team: string, server: string) => `team/${team}/era/${server}`,
+  idp: (team: string) => `team/${team}/idp`,
 } as const;
 
 /**

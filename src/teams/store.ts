@@ -4,7 +4,9 @@ import { mintToken } from "../auth/token.ts";
 import { kvKeys, type PinRecord, type TokenMetadata, type TokenRecord } from "../config/keys.ts";
 import { credentialWarnings, redactConfig } from "../config/redact.ts";
 import { secretNames } from "../config/schema.ts";
-import { parseConfig, type ConfigIssue } from "../config/validate.ts";
+import { formatIssues, parseConfig, type ConfigIssue } from "../config/validate.ts";
+import { IdpConfig } from "../config/idp.ts";
+import { accepted } from "./kv.ts";
 import { View } from "../config/view.ts";
 import { SECRET_NAME, openSecret, sealSecret, type SealedSecret } from "../security/secrets.ts";
 import { ProxyError, type StoreErrorKind } from "../errors.ts";
@@ -12,6 +14,7 @@ import { checkUpstreamUrl, type UrlPolicy } from "../security/url-guard.ts";
 import type { KvLike } from "./kv.ts";
 
 export type PutConfigResult = { ok: true; warnings: string[] } | { ok: false; issues: ConfigIssue[] };
+export type PutIdpResult = { ok: true; idp: IdpConfig } | { ok: false; issues: ConfigIssue[] };
 
 export interface TokenInfo {
   id: string;
@@ -75,6 +78,43 @@ export class TeamStore {
     if (issues.length > 0) return { ok: false, issues };
     await this.#kv.put(kvKeys.config(team), JSON.stringify(raw));
     return { ok: true, warnings: credentialWarnings(raw) };
+  }
+
+  /**
+   * The team's identity provider (src/config/idp.ts): the shape, the issuer URL under the same guard as upstream
+   * URLs (the proxy fetches its discovery document), and the client secret's name, which must be one of the team's
+   * secrets. Stored as parsed (defaults filled in).
+   */
+  async putIdp(team: string, raw: unknown): Promise<PutIdpResult> {
+    const parsed = IdpConfig.safeParse(raw);
+    if (!parsed.success) return { ok: false, issues: formatIssues(parsed.error) };
+    const issues: ConfigIssue[] = [];
+    const verdict = checkUpstreamUrl(parsed.data.issuer, this.#options.urlPolicy);
+    if (!verdict.ok) issues.push({ path: "issuer", message: verdict.reason });
+    if (!(await this.listSecretNames(team)).includes(parsed.data.client_secret)) {
+      issues.push({
+        path: "client_secret",
+        message: `the team has no secret named ${parsed.data.client_secret}: set it first (npm run team -- secret put ${team} ${parsed.data.client_secret})`,
+      });
+    }
+    if (issues.length > 0) return { ok: false, issues };
+    await this.#kv.put(kvKeys.idp(team), JSON.stringify(parsed.data));
+    return { ok: true, idp: parsed.data };
+  }
+
+  /** The stored identity provider (it holds no secret value, only the secret's name); undefined when none or unreadable. */
+  async getIdp(team: string): Promise<IdpConfig | undefined> {
+    const text = await this.#kv.get(kvKeys.idp(team));
+    if (text === null) return undefined;
+    try {
+      return accepted(IdpConfig, JSON.parse(text));
+    } catch {
+      return undefined;
+    }
+  }
+
+  async deleteIdp(team: string): Promise<boolean> {
+    return this.#deleteIfPresent(kvKeys.idp(team));
   }
 
   /** Deletes a key; false when there was nothing to delete (the admin API answers 404 then). */

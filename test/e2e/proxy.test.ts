@@ -239,6 +239,22 @@ describe("the team command", () => {
   });
 });
 
+describe("the team command's oauth", () => {
+  it("sets, shows and removes a team's identity provider in local state; a missing client secret is refused first", async () => {
+    const set = ["oauth", "set", "masked", "--issuer", "http://127.0.0.1:9/idp", "--client-id", "proxy", "--client-secret", "IDP_SECRET", "--domains", "example.com,Example.org", "--persist-to", state];
+    const refused = await teamCliAsync(set);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain("client_secret: the team has no secret named IDP_SECRET");
+    expect((await teamCliAsync(["secret", "put", "masked", "IDP_SECRET", "--persist-to", state], {}, "idp-client-secret\n")).status).toBe(0);
+    expect((await teamCliAsync(set)).status).toBe(0);
+    const got = await teamCliAsync(["oauth", "get", "masked", "--persist-to", state]);
+    expect(JSON.parse(got.stdout)).toMatchObject({ issuer: "http://127.0.0.1:9/idp", client_secret: "IDP_SECRET", allowed_domains: ["example.com", "example.org"] });
+    expect(got.stdout).not.toContain("idp-client-secret");
+    expect((await teamCliAsync(["oauth", "delete", "masked", "--persist-to", state])).status).toBe(0);
+    expect((await teamCliAsync(["oauth", "get", "masked", "--persist-to", state])).status).toBe(1);
+  });
+});
+
 describe("restarting wrangler dev with its state kept", () => {
   it("keeps the session id working, with its loaded servers", async () => {
     const first = await connectClient(mcpUrl("multi"), tokens.multi!);
