@@ -6,7 +6,9 @@ export type LogEvent =
   | { event: "load_mcp"; team: string; session: string; upstream: string; ms: number; outcome: "ok" | "failed" | "evicted" }
   | { event: "pin_withheld"; team: string; upstream: string; tool: string }
   | { event: "misconfigured"; reason: string }
-  | { event: "unhandled"; error: string };
+  | { event: "unhandled"; error: string }
+  /** A refusal of a team's OAuth server: the library's stable category and reason only (never a token or client secret). */
+  | { event: "oauth_error"; team: string; code: string; category: string; reason: string; status: number };
 
 /**
  * The per-call lines of a session (one per `use_tool` and per `load_mcp`) are written just after the answer they

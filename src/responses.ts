@@ -19,10 +19,24 @@ export function sessionNotFound(): Response {
 
 export const REALM = "dynmcp-edge";
 
-/** The one answer for every authentication failure, so team names and tokens cannot be probed. */
-export function unauthorized(): Response {
+/** What a 401's challenge adds when OAuth is on (RFC 6750 §3, RFC 9728 §5.1). */
+export interface OAuthChallenge {
+  resourceMetadata: string;
+  scope: string;
+  /** A token was sent (and refused): `error="invalid_token"`. */
+  invalidToken: boolean;
+}
+
+/**
+ * The one answer for every authentication failure, so team names and tokens cannot be probed. With OAuth on, its
+ * challenge names the resource metadata, the same for every valid team name.
+ */
+export function unauthorized(oauth?: OAuthChallenge): Response {
+  const challenge = oauth
+    ? `Bearer realm="${REALM}", resource_metadata="${oauth.resourceMetadata}", scope="${oauth.scope}"${oauth.invalidToken ? ', error="invalid_token"' : ""}`
+    : `Bearer realm="${REALM}"`;
   return Response.json(
     { error: "unauthorized", message: "A valid bearer token for this team is required." },
-    { status: 401, headers: { "WWW-Authenticate": `Bearer realm="${REALM}"` } },
+    { status: 401, headers: { "WWW-Authenticate": challenge } },
   );
 }

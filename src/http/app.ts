@@ -5,6 +5,7 @@ import { configJsonSchema } from "../config/json-schema.ts";
 import { admin } from "../admin/routes.ts";
 import { log } from "../log.ts";
 import { mcp } from "./mcp-route.ts";
+import { oauth } from "../oauth/routes.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -14,6 +15,8 @@ let configSchema: Record<string, unknown> | undefined;
 app.get("/config.schema.json", (c) => c.json((configSchema ??= configJsonSchema())));
 // /t/<team>/mcp: the MCP route's chain of steps (mcp-route.ts).
 app.route("/", mcp);
+// OAuth (docs/oauth.md): metadata, token, registration of each team's authorization server; only with OAUTH_HOSTS=on.
+app.route("/", oauth);
 app.route("/admin", admin);
 app.notFound((c) => c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404));
 app.onError((err, c) => {

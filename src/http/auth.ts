@@ -9,7 +9,8 @@ import { SETTING_DEFAULTS, settings } from "../settings.ts";
 import { unauthorized } from "../responses.ts";
 import type { McpEnv, Principal } from "./context.ts";
 import { TokenCache } from "./token-cache.ts";
-import { oauthCaller } from "../oauth/server.ts";
+import { OAUTH_SCOPES, oauthCaller } from "../oauth/server.ts";
+import { resourceMetadataUrl } from "../oauth/routes.ts";
 import { publicBase } from "./origin.ts";
 import { log } from "../log.ts";
 
@@ -101,7 +102,11 @@ export const token: MiddlewareHandler<McpEnv, string, TeamInput> = async (c, nex
   const { team } = c.req.valid("param");
   const header = c.req.raw.headers.get("authorization");
   const principal = (await authenticate(c.env.TEAMS, team, header, settings(c.env).tokenCacheSeconds)) ?? (await oauthPrincipal(c, team, header));
-  if (!principal) return unauthorized();
+  if (!principal) {
+    // With OAuth on, the one 401 also says where the resource's metadata is (RFC 9728 §5.1), for any valid team name.
+    if (!settings(c.env).oauthHosts || !c.env.OAUTH_KV) return unauthorized();
+    return unauthorized({ resourceMetadata: resourceMetadataUrl(publicBase(c.env, c.req.raw), team), scope: OAUTH_SCOPES[0], invalidToken: header !== null });
+  }
   c.set("principal", principal);
   await next();
 };

@@ -1,0 +1,55 @@
+// The OAuth routes of each team (issue 16, docs/oauth.md), served only with OAUTH_HOSTS=on: RFC 9728 protected
+// resource metadata for the team's MCP URL, and the library's own endpoints of the team's authorization server
+// (RFC 8414 metadata, token with refresh and RFC 7009 revocation, RFC 7591 registration). The authorize step (sign-in
+// at the team's identity provider, consent) comes with the host flow; until then nothing here is advertised unless
+// the setting is on.
+import { Hono, type Context } from "hono";
+import type { Env } from "../env.ts";
+import { TeamName } from "../config/schema.ts";
+import { settings } from "../settings.ts";
+import { publicBase } from "../http/origin.ts";
+import { OAUTH_SCOPES, authorizationServer, teamResource } from "./server.ts";
+
+export const oauth = new Hono<{ Bindings: Env }>();
+
+/** The protected resource metadata document's URL for a team's MCP URL (RFC 9728 §3.1: the path inserted). */
+export const resourceMetadataUrl = (base: string, team: string): string => `${base}/.well-known/oauth-protected-resource/t/${team}/mcp`;
+
+/** The team from the path when OAUTH_HOSTS is on and the name is a team name; else undefined (the route is absent). */
+function teamOf(c: Context<{ Bindings: Env }>): string | undefined {
+  if (!settings(c.env).oauthHosts || !c.env.OAUTH_KV) return undefined;
+  const parsed = TeamName.safeParse(c.req.param("team"));
+  return parsed.success ? parsed.data : undefined;
+}
+
+const absent = (c: Context<{ Bindings: Env }>) =>
+  c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404);
+
+oauth.get("/.well-known/oauth-protected-resource/t/:team/mcp", (c) => {
+  const team = teamOf(c);
+  if (!team) return absent(c);
+  const base = publicBase(c.env, c.req.raw);
+  return c.json(
+    {
+      resource: teamResource(base, team),
+      authorization_servers: [`${base}/t/${team}`],
+      scopes_supported: [OAUTH_SCOPES[0]],
+      bearer_methods_supported: ["header"],
+      resource_name: `dynmcp-edge: team ${team}`,
+    },
+    200,
+    { "cache-control": "public, max-age=3600", "access-control-allow-origin": "*" },
+  );
+});
+
+/** The library's endpoints of the team's server: its metadata, token (refresh, revocation) and registration. */
+async function library(c: Context<{ Bindings: Env }>): Promise<Response> {
+  const team = teamOf(c);
+  if (!team) return absent(c);
+  // Hono types its execution context with its own interface; it is the runtime's, as the library expects.
+  return authorizationServer(publicBase(c.env, c.req.raw), team).fetch(c.req.raw, c.env, c.executionCtx as unknown as ExecutionContext);
+}
+
+oauth.get("/.well-known/oauth-authorization-server/t/:team", library);
+oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/token", library);
+oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/register", library);
