@@ -15,6 +15,7 @@ import {
 import { PRODUCT, ROUTE_HEADERS, sessionObjectName } from "../env.ts";
 import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../meta/definitions.ts";
 import { LIST_TTL_MS, MODERN_CAPABILITIES, MODERN_VERSION, STATIC_METHODS, staticHandler } from "../modern/server.ts";
+import { LISTEN_METHOD } from "../modern/listen.ts";
 import { settings } from "../settings.ts";
 import type { McpEnv, Principal } from "./context.ts";
 import { objectHeaders, withoutObjectCors } from "./forward.ts";
@@ -110,8 +111,6 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   if (route.message.method === LISTEN_METHOD) return toTeamIndex(c);
   return toObject(c, route.message);
 };
-
-const LISTEN_METHOD = "subscriptions/listen";
 
 /** The client's request for an object, with the router's headers of a 2026 request (plus `set`'s) in place of its own. */
 function modernRequest(c: Context<McpEnv>, set: (headers: Headers) => void = () => {}): Request {

@@ -6,7 +6,7 @@
 import type { Principal } from "./context.ts";
 import { mac128, macMatches, nonce128 } from "./signing.ts";
 
-export const TOOLSET_PREFIX = "ts1.";
+const TOOLSET_PREFIX = "ts1.";
 const HANDLE = /^ts1\.([A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/;
 
 /** A text no session id can be signed over: session ids sign three lines that start with a team name (no `/` in it). */
