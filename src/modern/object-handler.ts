@@ -26,7 +26,7 @@ export function objectHandler(parts: ToolsetParts & { links?: ResourceLinks | un
   // 2026-era clients have no resources/subscribe: nothing is ever added to this set.
   const noSubscriptions = new Set<string>();
   return modernHandler((request) => {
-    const server = modernServer(handleLifetimeSeconds, parts.inputs && ((state, ctx) => parts.inputs!.codec.verify(state, ctx)));
+    const server = modernServer(handleLifetimeSeconds, (state, ctx) => parts.inputs.codec.verify(state, ctx));
     registerToolsetTools(server, parts, toolsetRoute(request));
     registerResources(server, parts.registry, parts.bridge, noSubscriptions, parts.links, false);
     registerPrompts(server, parts.registry, parts.bridge);

@@ -38,14 +38,14 @@ export interface ToolsetRoute {
   problem?: string;
 }
 
-/** Calls waiting for the host's input, and the codec of the state that names them (absent: no input is relayed). */
+/** Calls waiting for the host's input, and the codec of the state that names them. */
 export interface CallInputs {
   parks: ParkedCalls;
   codec: RequestStateCodec<ParkState>;
 }
 
 export interface ToolsetParts {
-  inputs?: CallInputs | undefined;
+  inputs: CallInputs;
   registry: UpstreamRegistry;
   bridge: HostBridge;
   who: SessionIdentity;
@@ -115,7 +115,6 @@ export function registerToolsetTools(server: Server, parts: ToolsetParts, route:
         if (isResult(args)) return args;
         const call: Round = (signal, rounds) =>
           callUpstreamTool({ registry, bridge, who, links }, names, args.tool_name, args.tool_input, request.params._meta?.progressToken, extra, signal, rounds);
-        if (!parts.inputs) return call(undefined, {});
         return (await roundOf(parts.inputs, args, extra, call, (tool) => registry.serverOf(tool))) as CallToolResult;
       }
       case LOAD_MCP: {

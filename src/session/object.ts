@@ -40,13 +40,9 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
 
     let record = await this.#store.session();
     if (initialize && !record) {
-      const config = await loadTeamConfig(this.env.TEAMS, team);
-      if (!config?.ok) {
-        const why = config ? "has nothing that validates" : "does not exist";
-        return httpError("not_configured", `The team's config ${why}; an operator must store one with \`npm run team -- put\`.`);
-      }
-      record = { team, tokenId, sessionId, createdAt: new Date().toISOString(), config: config.config, view: view ?? DEFAULT_VIEW };
-      await this.#store.putSession(record);
+      const created = await this.#newRecord({ team, tokenId, sessionId, view: view ?? DEFAULT_VIEW });
+      if (created instanceof Response) return created;
+      record = created;
     } else if (!record || record.team !== team || record.tokenId !== tokenId || record.sessionId !== sessionId) {
       return sessionNotFound();
     } else if (view !== undefined && view !== sessionView(record)) {
@@ -92,13 +88,9 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   async #modern(request: Request, team: string, tokenId: string, objectId: string): Promise<Response> {
     let record = await this.#store.session();
     if (!record) {
-      const config = await loadTeamConfig(this.env.TEAMS, team);
-      if (!config?.ok) {
-        const why = config ? "has nothing that validates" : "does not exist";
-        return httpError("not_configured", `The team's config ${why}; an operator must store one with \`npm run team -- put\`.`);
-      }
-      record = { team, tokenId, sessionId: objectId, createdAt: new Date().toISOString(), config: config.config, view: DEFAULT_VIEW, era: "modern" };
-      await this.#store.putSession(record);
+      const created = await this.#newRecord({ team, tokenId, sessionId: objectId, view: DEFAULT_VIEW, era: "modern" });
+      if (created instanceof Response) return created;
+      record = created;
       this.#meter.started(record.createdAt);
       await this.#index(team).add(objectId);
     } else if (record.era !== "modern" || record.team !== team || record.tokenId !== tokenId || record.sessionId !== objectId) {
@@ -112,6 +104,21 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     const response = await runtime.handler.fetch(request);
     if (touched) this.ctx.waitUntil(this.#flushUsage(record.team));
     return response;
+  }
+
+  /**
+   * The object's record, written with the team's config of this moment (a session at initialize, a 2026-era object
+   * on its first request); the 503 an operator must act on when the team has no config that validates.
+   */
+  async #newRecord(fields: Omit<SessionRecord, "createdAt" | "config">): Promise<SessionRecord | Response> {
+    const config = await loadTeamConfig(this.env.TEAMS, fields.team);
+    if (!config?.ok) {
+      const why = config ? "has nothing that validates" : "does not exist";
+      return httpError("not_configured", `The team's config ${why}; an operator must store one with \`npm run team -- put\`.`);
+    }
+    const record: SessionRecord = { ...fields, createdAt: new Date().toISOString(), config: config.config };
+    await this.#store.putSession(record);
+    return record;
   }
 
   /**
