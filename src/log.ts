@@ -8,7 +8,12 @@ export type LogEvent =
   | { event: "misconfigured"; reason: string }
   | { event: "unhandled"; error: string }
   /** A refusal of a team's OAuth server: the library's stable category and reason only (never a token or client secret). */
-  | { event: "oauth_error"; team: string; code: string; category: string; reason: string; status: number };
+  | { event: "oauth_error"; team: string; code: string; category: string; reason: string; status: number }
+  /**
+   * A member's sign-in through the team's identity provider: its outcome, the pseudonymous user id when known (never
+   * an email, a code or a token), the OAuth client, and the reason of a refusal.
+   */
+  | { event: "sign_in"; team: string; outcome: "ok" | "refused" | "failed"; user?: string; client?: string; reason?: string };
 
 /**
  * The per-call lines of a session (one per `use_tool` and per `load_mcp`) are written just after the answer they

@@ -14,6 +14,8 @@ export const kvKeys = {
   catalog: (team: string, server: string) => `team/${team}/catalog/${server}`,
   era: (team: string, server: string) => `team/${team}/era/${server}`,
   idp: (team: string) => `team/${team}/idp`,
+  user: (team: string, userId: string) => `team/${team}/user/${userId}`,
+  userPrefix: (team: string) => `team/${team}/user/`,
 } as const;
 
 /**
@@ -29,6 +31,20 @@ export interface TokenMetadata {
   createdAt: string;
   view?: View;
 }
+
+/**
+ * A member who signed in through the team's identity provider (issue 16): the provider's subject and issuer (what the
+ * user id is derived from), the email it last gave, and when they first and last signed in (ISO dates; `lastSeen` is
+ * written at most once a day). Also the key's metadata, so a user list needs no reads.
+ */
+export const UserRecord = z.object({
+  sub: z.string(),
+  issuer: z.string(),
+  email: z.string().optional(),
+  firstSeen: z.string(),
+  lastSeen: z.string(),
+});
+export type UserRecord = z.output<typeof UserRecord>;
 
 /** A pinned tool definition: the hash first seen (or last approved), and a changed one waiting for approval. */
 export interface PinRecord {

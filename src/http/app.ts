@@ -20,6 +20,9 @@ app.route("/", oauth);
 app.route("/admin", admin);
 app.notFound((c) => c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404));
 app.onError((err, c) => {
+  // The host went away (its request's signal aborted, e.g. a client closing its GET stream): nothing failed, and
+  // nobody reads the answer. Not an error line.
+  if (c.req.raw.signal.aborted) return new Response(null, { status: 499 });
   log({ event: "unhandled", error: err instanceof Error ? err.name : "unknown" });
   return c.json({ error: "internal", message: "The proxy failed to handle this request." }, 500);
 });

@@ -3,27 +3,17 @@
 // (RFC 8414 metadata, token with refresh and RFC 7009 revocation, RFC 7591 registration). The authorize step (sign-in
 // at the team's identity provider, consent) comes with the host flow; until then nothing here is advertised unless
 // the setting is on.
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import type { Env } from "../env.ts";
-import { TeamName } from "../config/schema.ts";
-import { settings } from "../settings.ts";
 import { publicBase } from "../http/origin.ts";
 import { OAUTH_SCOPES, authorizationServer, teamResource } from "./server.ts";
+import { absent, teamOf, type OAuthContext } from "./team-param.ts";
+import { signIn } from "./authorize.ts";
 
 export const oauth = new Hono<{ Bindings: Env }>();
 
 /** The protected resource metadata document's URL for a team's MCP URL (RFC 9728 §3.1: the path inserted). */
 export const resourceMetadataUrl = (base: string, team: string): string => `${base}/.well-known/oauth-protected-resource/t/${team}/mcp`;
-
-/** The team from the path when OAUTH_HOSTS is on and the name is a team name; else undefined (the route is absent). */
-function teamOf(c: Context<{ Bindings: Env }>): string | undefined {
-  if (!settings(c.env).oauthHosts || !c.env.OAUTH_KV) return undefined;
-  const parsed = TeamName.safeParse(c.req.param("team"));
-  return parsed.success ? parsed.data : undefined;
-}
-
-const absent = (c: Context<{ Bindings: Env }>) =>
-  c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404);
 
 oauth.get("/.well-known/oauth-protected-resource/t/:team/mcp", (c) => {
   const team = teamOf(c);
@@ -43,7 +33,7 @@ oauth.get("/.well-known/oauth-protected-resource/t/:team/mcp", (c) => {
 });
 
 /** The library's endpoints of the team's server: its metadata, token (refresh, revocation) and registration. */
-async function library(c: Context<{ Bindings: Env }>): Promise<Response> {
+async function library(c: OAuthContext): Promise<Response> {
   const team = teamOf(c);
   if (!team) return absent(c);
   // Hono types its execution context with its own interface; it is the runtime's, as the library expects.
@@ -53,3 +43,5 @@ async function library(c: Context<{ Bindings: Env }>): Promise<Response> {
 oauth.get("/.well-known/oauth-authorization-server/t/:team", library);
 oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/token", library);
 oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/register", library);
+// The member's way through: authorize (consent), the team's identity provider, and back (src/oauth/authorize.ts).
+oauth.route("/", signIn);

@@ -1,7 +1,7 @@
 // Team management over KV: configs (validated, URLs guarded, secret references checked), tokens, secrets, pins.
 // One implementation for the admin API (a KV binding) and the CLI (wrangler), so both enforce the same rules.
 import { mintToken } from "../auth/token.ts";
-import { kvKeys, type PinRecord, type TokenMetadata, type TokenRecord } from "../config/keys.ts";
+import { kvKeys, UserRecord, type PinRecord, type TokenMetadata, type TokenRecord } from "../config/keys.ts";
 import { credentialWarnings, redactConfig } from "../config/redact.ts";
 import { secretNames } from "../config/schema.ts";
 import { formatIssues, parseConfig, type ConfigIssue } from "../config/validate.ts";
@@ -115,6 +115,49 @@ export class TeamStore {
 
   async deleteIdp(team: string): Promise<boolean> {
     return this.#deleteIfPresent(kvKeys.idp(team));
+  }
+
+  /**
+   * Notes a member's sign-in in the team's user index: created on the first, `lastSeen` moved at most once a day (a
+   * sign-in is rare, but KV writes to one key are limited), the email kept current.
+   */
+  async recordUser(team: string, userId: string, seen: { sub: string; issuer: string; email?: string }, now = new Date()): Promise<UserRecord> {
+    const key = kvKeys.user(team, userId);
+    const text = await this.#kv.get(key);
+    const stored = text === null ? undefined : UserRecord.safeParse(JSON.parse(text));
+    const before = stored?.success ? stored.data : undefined;
+    const today = now.toISOString();
+    const record: UserRecord = {
+      sub: seen.sub,
+      issuer: seen.issuer,
+      ...(seen.email === undefined ? {} : { email: seen.email }),
+      firstSeen: before?.firstSeen ?? today,
+      lastSeen: before !== undefined && before.lastSeen.slice(0, 10) === today.slice(0, 10) ? before.lastSeen : today,
+    };
+    if (before === undefined || before.lastSeen !== record.lastSeen || before.email !== record.email) {
+      await this.#kv.put(key, JSON.stringify(record), record);
+    }
+    return record;
+  }
+
+  /** The team's members who signed in, from the keys' metadata (no reads). */
+  async listUsers(team: string): Promise<Array<UserRecord & { id: string }>> {
+    const prefix = kvKeys.userPrefix(team);
+    return (await this.#kv.list(prefix)).flatMap((entry) => {
+      const meta = UserRecord.safeParse(entry.metadata);
+      return meta.success ? [{ id: entry.name.slice(prefix.length), ...meta.data }] : [];
+    });
+  }
+
+  async getUser(team: string, userId: string): Promise<UserRecord | undefined> {
+    const text = await this.#kv.get(kvKeys.user(team, userId));
+    if (text === null) return undefined;
+    const parsed = UserRecord.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  async deleteUser(team: string, userId: string): Promise<boolean> {
+    return this.#deleteIfPresent(kvKeys.user(team, userId));
   }
 
   /** Deletes a key; false when there was nothing to delete (the admin API answers 404 then). */

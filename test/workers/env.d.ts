@@ -8,6 +8,9 @@ declare namespace Cloudflare {
     DEAD_URL: string;
     MODERN_URL: string;
     LEGACY_INPUT_URL: string;
+    IDP_ISSUER: string;
+    IDP_CLIENT_ID: string;
+    IDP_CLIENT_SECRET: string;
   }
   interface GlobalProps {
     mainModule: typeof import("../../src/index.ts");

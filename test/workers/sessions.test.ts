@@ -1,11 +1,12 @@
 // Authentication, session ownership and isolation, DELETE, and survival of eviction, through the real Worker entry.
 import { env } from "cloudflare:workers";
-import { evictDurableObject, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, evictDurableObject, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { configJsonSchema } from "../../src/config/json-schema.ts";
 import { hashToken } from "../../src/auth/token.ts";
 import { kvKeys } from "../../src/config/keys.ts";
 import { authenticate } from "../../src/http/auth.ts";
+import { app } from "../../src/http/app.ts";
 import {
   BASE,
   addToken,
@@ -190,6 +191,29 @@ describe("session routing", () => {
     for (const method of ["GET", "DELETE"]) {
       const res = await workerFetch(`${BASE}/t/getter/mcp`, { method, headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
       expect(res.status).toBe(400);
+    }
+  });
+
+  it("takes a host that hangs up on its GET stream for what it is: no error line, no 500", async () => {
+    const token = await seedTeam("hangup", memoryConfig());
+    const { client, sessionId } = await connect("hangup", token);
+    const errors = vi.spyOn(console, "error");
+    try {
+      const gone = new AbortController();
+      gone.abort();
+      const res = await app.fetch(
+        new Request(`${BASE}/t/hangup/mcp`, {
+          headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" },
+          signal: gone.signal,
+        }),
+        env,
+        createExecutionContext(),
+      );
+      expect(res.status).not.toBe(500);
+      expect(errors.mock.calls.flat().join("\n")).not.toContain('"unhandled"');
+    } finally {
+      errors.mockRestore();
+      await client.close();
     }
   });
 });

@@ -1,0 +1,194 @@
+// A member's way through a host's sign-in (issue 16, docs/oauth.md 3.2): the authorization request is checked, the
+// member consents, signs in at the team's identity provider, and comes back to the host with a code bound to who
+// they are. Three steps:
+//   GET  /t/<team>/oauth/authorize  the request checked (client, exact redirect URI, resource, PKCE S256), the consent page
+//   POST /t/<team>/oauth/authorize  the decision; on Allow, off to the team's provider (state bound to this browser)
+//   GET  /t/<team>/oauth/callback   the provider's answer: the member's claims, the team's admission rule, the user
+//                                   index, and the grant (GrantProps) with a code for the host
+// Once the client and its redirect URI are validated, every failure goes back to the host as an OAuth error redirect
+// (RFC 6749 4.1.2.1, with `state` and `iss`), its reason in `error_description`; before that, and for a stale or
+// replayed page, a local page says what happened and the browser goes nowhere.
+import { Hono } from "hono";
+import { AuthorizationError, authorizationErrorRedirect, type AuthRequest, type OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import type { Env } from "../env.ts";
+import { log } from "../log.ts";
+import { base64url } from "../bytes.ts";
+import { admit, userIdFor } from "../auth/user.ts";
+import { loadTeamConfig } from "../config/load.ts";
+import type { IdpConfig } from "../config/idp.ts";
+import { urlPolicy } from "../security/policy.ts";
+import { TeamStore, readSecret } from "../teams/store.ts";
+import { bindingKv } from "../teams/binding-kv.ts";
+import { publicBase } from "../http/origin.ts";
+import { authorizationServer, type GrantProps } from "./server.ts";
+import { absent, teamOf, type OAuthContext } from "./team-param.ts";
+import { consentPage, errorPage, type ConsentTeam } from "./pages.ts";
+import { SignInError, finishSignIn, newSignIn, signInUrl, type SignInState } from "./sign-in.ts";
+
+export const signIn = new Hono<{ Bindings: Env }>();
+
+/** The consent form posts a handle and a decision: anything larger is not that form. */
+const MAX_FORM_BYTES = 4_096;
+
+const redirect = (location: string, headers: Headers = new Headers()): Response => {
+  const out = new Headers(headers);
+  out.set("location", location);
+  out.set("cache-control", "no-store");
+  return new Response(null, { status: 302, headers: out });
+};
+
+/** Back to the host with an OAuth error (only for a request the library validated). */
+const refuse = (request: AuthRequest, code: Parameters<typeof authorizationErrorRedirect>[1], reason: string, headers?: Headers): Response =>
+  redirect(authorizationErrorRedirect(request, code, reason), headers);
+
+interface Step {
+  team: string;
+  base: string;
+  api: OAuthHelpers;
+  store: TeamStore;
+}
+
+function step(c: OAuthContext): Step | undefined {
+  const team = teamOf(c);
+  if (!team) return undefined;
+  const base = publicBase(c.env, c.req.raw);
+  return {
+    team,
+    base,
+    api: authorizationServer(base, team).getOAuthApi(c.env),
+    store: new TeamStore(bindingKv(c.env.TEAMS), { secretsKey: c.env.SECRETS_KEY, urlPolicy: urlPolicy(c.env) }),
+  };
+}
+
+/** The library's refusal of a page or state it cannot honour: its own words, and nowhere to go. */
+const expired = (err: unknown): Response | undefined =>
+  err instanceof AuthorizationError && !err.redirectTo
+    ? errorPage(400, "This sign-in cannot go on", `${err.description} Start again from the application.`)
+    : undefined;
+
+/** The team's provider with its client secret resolved, or why a member of this team cannot sign in. */
+async function provider(c: OAuthContext, s: Step): Promise<{ idp: IdpConfig; secret: string } | { reason: string }> {
+  const idp = await s.store.getIdp(s.team);
+  if (!idp) return { reason: `sign-in is not set up for team ${s.team}: an admin configures its identity provider (npm run team -- oauth set)` };
+  const secret = await readSecret(bindingKv(c.env.TEAMS), c.env.SECRETS_KEY, s.team, idp.client_secret);
+  if (secret === undefined) {
+    log({ event: "misconfigured", reason: `team ${s.team}: the identity provider's client secret ${idp.client_secret} cannot be read` });
+    return { reason: `sign-in for team ${s.team} is misconfigured: its identity provider's client secret is missing` };
+  }
+  return { idp, secret };
+}
+
+const callbackUrl = (s: Step): string => `${s.base}/t/${s.team}/oauth/callback`;
+
+signIn.get("/t/:team/oauth/authorize", async (c) => {
+  const s = step(c);
+  if (!s) return absent(c);
+  let request: AuthRequest;
+  try {
+    request = await s.api.parseAuthRequest(c.req.raw);
+  } catch (err) {
+    if (err instanceof AuthorizationError) {
+      return err.redirectTo ? redirect(err.redirectTo) : errorPage(400, "This sign-in request is not valid", err.description);
+    }
+    // A metadata-document client whose document cannot be read, or a request the library cannot parse at all.
+    return errorPage(400, "This sign-in request is not valid", "The application's registration could not be read.");
+  }
+  // The library asks PKCE of public clients only; the MCP authorization spec asks it of every client.
+  if (!request.codeChallenge || request.codeChallengeMethod !== "S256") {
+    return refuse(request, "invalid_request", "PKCE with code_challenge_method S256 is required");
+  }
+  const idp = await provider(c, s);
+  if ("reason" in idp) return refuse(request, "access_denied", idp.reason);
+  const config = await loadTeamConfig(c.env.TEAMS, s.team);
+  const team: ConsentTeam = {
+    team: s.team,
+    upstreams: config?.ok
+      ? config.config.upstreams.map((u) => ({ name: u.name, ...(u.description === undefined ? {} : { description: u.description }) }))
+      : [],
+  };
+  const [client, transaction] = await Promise.all([s.api.describeConsent(request), s.api.beginConsent(request)]);
+  return consentPage(`/t/${s.team}/oauth/authorize`, transaction.handle, client, team, transaction.headers);
+});
+
+signIn.post("/t/:team/oauth/authorize", async (c) => {
+  const s = step(c);
+  if (!s) return absent(c);
+  const length = Number(c.req.header("content-length") ?? "0");
+  if (!c.req.header("content-type")?.startsWith("application/x-www-form-urlencoded") || length > MAX_FORM_BYTES) {
+    return errorPage(400, "This sign-in cannot go on", "The consent form was not sent as the page sends it.");
+  }
+  const form = new URLSearchParams(new TextDecoder().decode(await c.req.arrayBuffer()));
+  const handle = form.get("handle") ?? "";
+  try {
+    if (form.get("decision") !== "approve") {
+      const denied = await s.api.denyConsent(c.req.raw, handle, { description: "the member declined" });
+      log({ event: "sign_in", team: s.team, outcome: "refused", client: denied.request.clientId, reason: "declined at consent" });
+      return redirect(denied.redirectTo, denied.headers);
+    }
+    const approved = await s.api.approveConsent(c.req.raw, handle);
+    const idp = await provider(c, s);
+    if ("reason" in idp) return refuse(approved.request, "access_denied", idp.reason, approved.headers);
+    const saved = newSignIn();
+    const upstream = await s.api.beginUpstream(approved.request, { data: saved, headers: approved.headers });
+    try {
+      const url = await signInUrl({ ...idp, callback: callbackUrl(s), policy: urlPolicy(c.env) }, upstream.state, saved);
+      return redirect(url, upstream.headers);
+    } catch (err) {
+      if (!(err instanceof SignInError)) throw err;
+      log({ event: "sign_in", team: s.team, outcome: "failed", client: approved.request.clientId, reason: err.message });
+      return refuse(approved.request, "temporarily_unavailable", `the team's identity provider cannot be used: ${err.message}`, approved.headers);
+    }
+  } catch (err) {
+    const page = expired(err);
+    if (page) return page;
+    throw err;
+  }
+});
+
+signIn.get("/t/:team/oauth/callback", async (c) => {
+  const s = step(c);
+  if (!s) return absent(c);
+  let resumed: { request: AuthRequest; data: SignInState; headers: Headers };
+  try {
+    resumed = await s.api.finishUpstream<SignInState>(c.req.raw);
+  } catch (err) {
+    const page = expired(err);
+    if (page) return page;
+    throw err;
+  }
+  const { request, data, headers } = resumed;
+  const url = new URL(c.req.url);
+  if (url.searchParams.has("error")) {
+    log({ event: "sign_in", team: s.team, outcome: "refused", client: request.clientId, reason: "cancelled at the identity provider" });
+    return refuse(request, "access_denied", "the sign-in at the team's identity provider was cancelled or refused", headers);
+  }
+  const idp = await provider(c, s);
+  if ("reason" in idp) return refuse(request, "access_denied", idp.reason, headers);
+  let claims;
+  try {
+    claims = await finishSignIn({ ...idp, callback: callbackUrl(s), policy: urlPolicy(c.env) }, url, data);
+  } catch (err) {
+    if (!(err instanceof SignInError)) throw err;
+    log({ event: "sign_in", team: s.team, outcome: "failed", client: request.clientId, reason: err.message });
+    return refuse(request, "access_denied", `signing in at the team's identity provider failed: ${err.message}`, headers);
+  }
+  const userId = await userIdFor(s.team, claims.iss, claims.sub);
+  const admission = admit(idp.idp, claims);
+  if (!admission.ok) {
+    log({ event: "sign_in", team: s.team, outcome: "refused", user: userId, client: request.clientId, reason: admission.reason });
+    return refuse(request, "access_denied", admission.reason, headers);
+  }
+  await s.store.recordUser(s.team, userId, { sub: claims.sub, issuer: claims.iss, ...(admission.email === undefined ? {} : { email: admission.email }) });
+  const user = { id: userId, ...(admission.email === undefined ? {} : { email: admission.email }) };
+  const props: GrantProps = { team: s.team, binding: base64url(crypto.getRandomValues(new Uint8Array(16))), user };
+  const { redirectTo } = await s.api.completeAuthorization({
+    request,
+    userId,
+    // Stored in clear beside the grant (the admin's grant list): nothing the user index does not already hold.
+    metadata: { team: s.team, ...(admission.email === undefined ? {} : { email: admission.email }) },
+    scope: request.scope,
+    props,
+  });
+  log({ event: "sign_in", team: s.team, outcome: "ok", user: userId, client: request.clientId });
+  return redirect(redirectTo, headers);
+});

@@ -1,0 +1,322 @@
+// A member's sign-in through a host (issue 16, increment 3): the proxy's authorize step, its consent page, the team's
+// real OpenID provider on loopback (harness/idp.ts, started by global-setup), the callback, and the code the host
+// exchanges at the token endpoint. Driven by the SDK clients' own OAuth support (discovery from the 401, dynamic
+// registration, PKCE, refresh) and by hand-built requests for each refusal. Only with OAUTH_HOSTS=on.
+import { env } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+  UnauthorizedError as UnauthorizedErrorV2,
+} from "@modelcontextprotocol/client";
+import { base64url } from "../../src/bytes.ts";
+import { app } from "../../src/http/app.ts";
+import { userIdFor } from "../../src/auth/user.ts";
+import { TeamStore } from "../../src/teams/store.ts";
+import { bindingKv } from "../../src/teams/binding-kv.ts";
+import { urlPolicy } from "../../src/security/policy.ts";
+import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";
+import { signInAs, type Outcome } from "../shared/oauth-driver.ts";
+import { replayUrl, seedTeam } from "./helpers.ts";
+
+const HOST_REDIRECT = "http://127.0.0.1:1/callback";
+const withOAuth = { ...env, OAUTH_HOSTS: "on" };
+
+/** The router with OAuth on: what hosts and the member's browser reach. */
+const proxy = async (request: Request): Promise<Response> => app.fetch(request, withOAuth, createExecutionContext());
+const proxyFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => proxy(new Request(input, init));
+
+const store = () => new TeamStore(bindingKv(env.TEAMS), { secretsKey: env.SECRETS_KEY, urlPolicy: urlPolicy(env) });
+
+/** A team with one upstream and the test IdP as its provider; `rules` says who may sign in (default: example.com). */
+async function teamWithIdp(team: string, rules: { allowed_domains?: string[]; allowed_groups?: string[] } = { allowed_domains: ["example.com"] }) {
+  await seedTeam(team, { mcp: { memory: { url: replayUrl("memory"), description: "Knowledge graph memory" } } });
+  await store().putSecret(team, "IDP_SECRET", env.IDP_CLIENT_SECRET);
+  const put = await store().putIdp(team, { issuer: env.IDP_ISSUER, client_id: env.IDP_CLIENT_ID, client_secret: "IDP_SECRET", ...rules });
+  expect(put.ok).toBe(true);
+}
+
+async function pkce() {
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const challenge = base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+  return { verifier, challenge };
+}
+
+/** A public client registered at the team's server (RFC 7591), as a host registers itself. */
+async function register(team: string, name = "Test Host"): Promise<string> {
+  const res = await proxyFetch(`${BASE}/t/${team}/oauth/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ redirect_uris: [HOST_REDIRECT], token_endpoint_auth_method: "none", client_name: name, grant_types: ["authorization_code", "refresh_token"] }),
+  });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { client_id: string }).client_id;
+}
+
+/** An authorization request as a host builds it; `change` edits or removes parameters. */
+function authorizeUrl(team: string, clientId: string, challenge: string, change: Record<string, string | null> = {}): string {
+  const url = new URL(`${BASE}/t/${team}/oauth/authorize`);
+  const params: Record<string, string | null> = {
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: HOST_REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    state: "host-state-1",
+    scope: "mcp offline_access",
+    resource: `${BASE}/t/${team}/mcp`,
+    ...change,
+  };
+  for (const [k, v] of Object.entries(params)) if (v !== null) url.searchParams.set(k, v);
+  return url.href;
+}
+
+const member = (account: string, extra: Partial<Parameters<typeof signInAs>[1]> = {}) => ({ proxyOrigin: BASE, proxy, account, ...extra });
+
+function redirected(outcome: Outcome): URL {
+  if (outcome.kind !== "redirect") throw new Error(`expected a redirect to the host, got HTTP ${outcome.status} at ${outcome.url.pathname}: ${outcome.text}`);
+  return outcome.url;
+}
+
+const form = (fields: Record<string, string>): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+  body: new URLSearchParams(fields),
+});
+
+async function exchange(team: string, clientId: string, code: string, verifier: string) {
+  const res = await proxyFetch(`${BASE}/t/${team}/oauth/token`, form({ grant_type: "authorization_code", code, redirect_uri: HOST_REDIRECT, client_id: clientId, code_verifier: verifier }));
+  return { status: res.status, body: (await res.json()) as { access_token?: string; refresh_token?: string; error?: string } };
+}
+
+const initialize = (team: string, token: string) =>
+  proxyFetch(`${BASE}/t/${team}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+  });
+
+describe("a member signs in through the team's identity provider", () => {
+  it("consents on a page that names the team, the client, where the answer goes and the upstreams; the code works at the token endpoint", async () => {
+    await teamWithIdp("si-flow");
+    const clientId = await register("si-flow", "Flow <b>Host</b>");
+    const { verifier, challenge } = await pkce();
+    const outcome = await signInAs(authorizeUrl("si-flow", clientId, challenge), member("alice"));
+    const back = redirected(outcome);
+    expect(back.origin + back.pathname).toBe(HOST_REDIRECT);
+    expect(back.searchParams.get("state")).toBe("host-state-1");
+    expect(back.searchParams.get("iss")).toBe(`${BASE}/t/si-flow`);
+
+    // The consent page: escaped client name (its own claim), the team, the loopback warning, the upstream, no framing.
+    const consent = outcome.trail.steps.find((s) => s.method === "GET" && s.url.includes("/oauth/authorize") && s.status === 200)!;
+    expect(consent.body).toContain("Flow &lt;b&gt;Host&lt;/b&gt;");
+    expect(consent.body).toContain("a name the application gave itself");
+    expect(consent.body).toContain("<code>si-flow</code>");
+    expect(consent.body).toContain("<code>127.0.0.1</code>");
+    expect(consent.body).toContain("Any program running here could be listening");
+    expect(consent.body).toContain("<code>memory</code>: Knowledge graph memory");
+    // The browser went to the team's IdP with PKCE and came back through the callback.
+    const toIdp = outcome.trail.steps.find((s) => s.method === "POST" && s.url.endsWith("/t/si-flow/oauth/authorize"))!;
+    const idpRequest = new URL(toIdp.location!);
+    expect(idpRequest.origin).toBe(env.IDP_ISSUER);
+    expect(idpRequest.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(idpRequest.searchParams.get("redirect_uri")).toBe(`${BASE}/t/si-flow/oauth/callback`);
+    expect(idpRequest.searchParams.get("scope")).toBe("openid email profile");
+
+    const tokens = await exchange("si-flow", clientId, back.searchParams.get("code")!, verifier);
+    expect(tokens.status).toBe(200);
+    expect((await initialize("si-flow", tokens.body.access_token!)).status).toBe(200);
+    // The code is single-use.
+    expect((await exchange("si-flow", clientId, back.searchParams.get("code")!, verifier)).status).toBe(400);
+
+    // The user index holds the member under their pseudonymous id; the grant is listed under it.
+    const id = await userIdFor("si-flow", env.IDP_ISSUER, "alice");
+    expect(await store().getUser("si-flow", id)).toMatchObject({ sub: "alice", issuer: env.IDP_ISSUER, email: "alice@example.com" });
+    expect((await store().listUsers("si-flow")).map((u) => u.id)).toEqual([id]);
+  });
+
+  it("goes back to the host with access_denied, state and iss when the member declines or cancels at the IdP", async () => {
+    await teamWithIdp("si-deny");
+    const clientId = await register("si-deny");
+    const { challenge } = await pkce();
+    const declined = redirected(await signInAs(authorizeUrl("si-deny", clientId, challenge), member("alice", { consent: "deny" })));
+    expect(Object.fromEntries(declined.searchParams)).toMatchObject({ error: "access_denied", state: "host-state-1", iss: `${BASE}/t/si-deny` });
+
+    await teamWithIdp("si-cancel");
+    const other = await register("si-cancel");
+    const cancelled = redirected(await signInAs(authorizeUrl("si-cancel", other, challenge), member("alice", { cancelAtIdp: true })));
+    expect(cancelled.searchParams.get("error")).toBe("access_denied");
+    expect(cancelled.searchParams.get("error_description")).toContain("cancelled or refused");
+    expect(await store().listUsers("si-cancel")).toEqual([]);
+  });
+
+  it("admits only the team's members: a verified address in an allowed domain, or an allowed group", async () => {
+    await teamWithIdp("si-domain", { allowed_domains: ["example.com"] });
+    const clientId = await register("si-domain");
+    const { challenge } = await pkce();
+    // bob's address is at other.test; carol's is at example.com but not verified.
+    for (const account of ["bob", "carol"]) {
+      const refused = redirected(await signInAs(authorizeUrl("si-domain", clientId, challenge), member(account)));
+      expect(refused.searchParams.get("error")).toBe("access_denied");
+      expect(refused.searchParams.get("error_description")).toContain("a verified email address in an allowed domain");
+      expect(refused.searchParams.has("code")).toBe(false);
+    }
+    expect(await store().listUsers("si-domain")).toEqual([]);
+
+    await teamWithIdp("si-groups", { allowed_groups: ["mcp-users"] });
+    const groupsClient = await register("si-groups");
+    expect(redirected(await signInAs(authorizeUrl("si-groups", groupsClient, challenge), member("bob"))).searchParams.has("code")).toBe(true);
+    const alice = redirected(await signInAs(authorizeUrl("si-groups", groupsClient, challenge), member("alice")));
+    expect(alice.searchParams.get("error_description")).toContain("membership of an allowed group");
+  });
+
+  it("refuses a request without PKCE S256, an unregistered redirect URI, another team's resource, and a team without sign-in", async () => {
+    await teamWithIdp("si-audience");
+    const clientId = await register("si-audience");
+    const { challenge } = await pkce();
+    const noPkce = redirected(await signInAs(authorizeUrl("si-audience", clientId, challenge, { code_challenge: null, code_challenge_method: null }), member("alice")));
+    expect(noPkce.searchParams.get("error")).toBe("invalid_request");
+    const plain = redirected(await signInAs(authorizeUrl("si-audience", clientId, challenge, { code_challenge_method: "plain" }), member("alice")));
+    expect(plain.searchParams.get("error")).toBe("invalid_request");
+    // Not the registered redirect URI: a local page, and the browser goes nowhere.
+    const unregistered = await signInAs(authorizeUrl("si-audience", clientId, challenge, { redirect_uri: "http://127.0.0.1:2/elsewhere" }), member("alice"));
+    expect(unregistered).toMatchObject({ kind: "page", status: 400 });
+    const foreign = redirected(await signInAs(authorizeUrl("si-audience", clientId, challenge, { resource: `${BASE}/t/si-flow/mcp` }), member("alice")));
+    expect(foreign.searchParams.get("error")).toBe("invalid_target");
+    // A team with no provider says so to the host.
+    await seedTeam("si-none", { mcp: { memory: { url: replayUrl("memory") } } });
+    const noneClient = await register("si-none");
+    const none = redirected(await signInAs(authorizeUrl("si-none", noneClient, challenge), member("alice")));
+    expect(none.searchParams.get("error")).toBe("access_denied");
+    expect(none.searchParams.get("error_description")).toContain("sign-in is not set up for team si-none");
+  });
+
+  it("honours a consent page and an IdP answer once, in the browser that started them", async () => {
+    await teamWithIdp("si-replay");
+    const clientId = await register("si-replay");
+    const { challenge } = await pkce();
+    const outcome = await signInAs(authorizeUrl("si-replay", clientId, challenge), member("alice"));
+    redirected(outcome);
+    const posted = outcome.trail.steps.find((s) => s.method === "POST" && s.url.endsWith("/oauth/authorize"))!;
+    const consent = outcome.trail.steps.find((s) => s.method === "GET" && s.url.includes("/oauth/authorize") && s.status === 200)!;
+    const handle = /name="handle" value="([^"]+)"/.exec(consent.body!)![1]!;
+    const cookie = outcome.trail.jar.header(new URL(posted.url));
+    // The same handle again, with the browser's cookies: used up.
+    const again = await proxy(new Request(posted.url, { ...form({ handle, decision: "approve" }), headers: { "content-type": "application/x-www-form-urlencoded", cookie } }));
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain("Start again from the application");
+    // The callback URL replayed: its state is spent.
+    const callback = outcome.trail.steps.find((s) => s.url.includes("/oauth/callback"))!;
+    const replayed = await proxy(new Request(callback.url, { headers: { cookie: outcome.trail.jar.header(new URL(callback.url)) } }));
+    expect(replayed.status).toBe(400);
+    // A fresh consent page posted from another browser (no binding cookie) is refused too.
+    const page = await proxy(new Request(authorizeUrl("si-replay", clientId, challenge)));
+    const freshHandle = /name="handle" value="([^"]+)"/.exec(await page.text())![1]!;
+    const foreign = await proxyFetch(`${BASE}/t/si-replay/oauth/authorize`, form({ handle: freshHandle, decision: "approve" }));
+    expect(foreign.status).toBe(400);
+  });
+});
+
+/** An in-memory OAuth client provider as a host keeps one; the redirect is handed to the member's browser. */
+class HostProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  stored?: OAuthTokens;
+  verifier = "";
+  authorizations: URL[] = [];
+  readonly name: string;
+  constructor(name: string) {
+    this.name = name;
+  }
+  get redirectUrl() {
+    return HOST_REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: this.name, redirect_uris: [HOST_REDIRECT], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.stored;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.stored = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizations.push(url);
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  // The v2 client checks at the callback that the code came from the server discovery found (SEP-2352).
+  discovery?: OAuthDiscoveryState;
+  saveDiscoveryState(state: OAuthDiscoveryState) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
+}
+
+describe("the SDK clients' own OAuth flow against the proxy", () => {
+  it("v1 client (what mcp-remote and the Inspector use): 401 → discovery → registration → sign-in → tools; a stale token is refreshed", async () => {
+    await teamWithIdp("si-v1");
+    const host = new HostProvider("v1 host");
+    const url = new URL(`${BASE}/t/si-v1/mcp`);
+    const newClient = () => new Client({ name: "v1-host", version: "1.0.0" }, { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+    const first = new StreamableHTTPClientTransport(url, { authProvider: host, fetch: proxyFetch });
+    await expect(newClient().connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(host.authorizations).toHaveLength(1);
+    const authorization = host.authorizations[0]!;
+    expect(authorization.searchParams.get("resource")).toBe(`${BASE}/t/si-v1/mcp`);
+    expect(authorization.searchParams.get("code_challenge_method")).toBe("S256");
+    const back = redirected(await signInAs(authorization.href, member("alice")));
+    await first.finishAuth(back.searchParams.get("code")!);
+    expect(host.stored?.refresh_token).toBeTruthy();
+
+    const client = newClient();
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: host, fetch: proxyFetch }));
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain("discover_tool");
+    await client.close();
+
+    // A token the proxy no longer takes: the client refreshes with its refresh token (rotated) and goes on.
+    const oldRefresh = host.stored!.refresh_token;
+    host.stored = { ...host.stored!, access_token: "stale:token:value" };
+    const again = newClient();
+    await again.connect(new StreamableHTTPClientTransport(url, { authProvider: host, fetch: proxyFetch }));
+    expect(host.stored.access_token).not.toBe("stale:token:value");
+    expect(host.stored.refresh_token).not.toBe(oldRefresh);
+    expect(host.authorizations).toHaveLength(1);
+    await again.close();
+  });
+
+  it("v2 client: the same flow, and the token it gets is refused at another team's URL", async () => {
+    await teamWithIdp("si-sdk");
+    const host = new HostProvider("v2 host");
+    const url = new URL(`${BASE}/t/si-sdk/mcp`);
+    const first = new StreamableHTTPClientTransportV2(url, { authProvider: host, fetch: proxyFetch });
+    await expect(new ClientV2({ name: "v2-host", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedErrorV2);
+    const back = redirected(await signInAs(host.authorizations[0]!.href, member("alice")));
+    await first.finishAuth(back.searchParams);
+    const client = new ClientV2({ name: "v2-host", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransportV2(url, { authProvider: host, fetch: proxyFetch }));
+    // The upstream is lazy: loading it and reading a tool's schema work under the member's grant.
+    expect((await client.callTool({ name: "load_mcp", arguments: { mcp_name: "memory" } })).isError).toBeFalsy();
+    const discover = await client.callTool({ name: "discover_tool", arguments: { tool_name: "memory/read_graph" } });
+    expect(discover.isError, JSON.stringify(discover)).toBeFalsy();
+    await client.close();
+    expect((await initialize("si-flow", host.stored!.access_token)).status).toBe(401);
+  });
+});
