@@ -3,11 +3,10 @@
 // up front, PKCE S256, and the account's email and groups in the ID token. Its sign-in page is a plain HTML form
 // that a browser can fill; `login()` drives the same form over HTTP with a cookie jar, so tests need no browser.
 // Node only (oidc-provider is ESM, needs Node 22 LTS or later): never imported by src/.
-import { generateKeyPair, randomBytes, randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { promisify } from "node:util";
-import Provider, { type Account, type Adapter, type AdapterPayload, type Interaction } from "oidc-provider";
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import Provider, { type Account } from "oidc-provider";
+import { INTERACTION_PATH, driveAuthorization, escapeHtml, handleInteraction, listenLoopback, memoryStore, page, signingKey } from "./oidc-shared.ts";
 
 /** A user of the provider. `sub` is also what is typed into the sign-in form. */
 export interface IdpAccount {
@@ -75,108 +74,6 @@ export const DEFAULT_CLIENT_ID = "dynmcp-proxy";
 export const DEFAULT_CLIENT_SECRET = "idp-fixture-client-secret-not-secret";
 export const DEFAULT_REDIRECT_URI = "http://127.0.0.1/callback";
 
-/** Bounds on `login()`: a flow is a handful of redirects, each answered at once on loopback. */
-const MAX_STEPS = 12;
-const STEP_TIMEOUT_MS = 5_000;
-/** The sign-in form posts one short field; anything bigger is not a browser filling it. */
-const MAX_FORM_BYTES = 4_096;
-
-/**
- * The provider's storage in memory. Passing our own adapter (rather than relying on the built-in one) is what keeps
- * oidc-provider from warning about its development-only store at every start; the fixture lives for one test file.
- */
-function memoryAdapter(): (model: string) => Adapter {
-  const entries = new Map<string, { model: string; payload: AdapterPayload; expiresAt: number }>();
-  const live = (key: string): AdapterPayload | undefined => {
-    const entry = entries.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt <= Date.now()) {
-      entries.delete(key);
-      return undefined;
-    }
-    return entry.payload;
-  };
-  const findBy = (model: string, field: "uid" | "userCode", value: string): AdapterPayload | undefined => {
-    for (const [key, entry] of entries) {
-      if (entry.model === model && entry.payload[field] === value) return live(key);
-    }
-    return undefined;
-  };
-  return (model) => {
-    const key = (id: string) => `${model}:${id}`;
-    return {
-      upsert: async (id, payload, expiresIn) => {
-        entries.set(key(id), { model, payload, expiresAt: expiresIn === undefined ? Infinity : Date.now() + expiresIn * 1000 });
-      },
-      find: async (id) => live(key(id)),
-      findByUid: async (uid) => findBy(model, "uid", uid),
-      findByUserCode: async (userCode) => findBy(model, "userCode", userCode),
-      consume: async (id) => {
-        const payload = live(key(id));
-        if (payload !== undefined) payload.consumed = Math.floor(Date.now() / 1000);
-      },
-      destroy: async (id) => {
-        entries.delete(key(id));
-      },
-      // Called for every model when a grant is revoked (a code used twice revokes the tokens it gave).
-      revokeByGrantId: async (grantId) => {
-        for (const [k, entry] of entries) if (entry.model === model && entry.payload.grantId === grantId) entries.delete(k);
-      },
-    };
-  };
-}
-
-/** A signing key made at start, so oidc-provider does not fall back to (and warn about) its built-in test key. */
-async function signingKey(): Promise<object> {
-  const { privateKey } = await promisify(generateKeyPair)("rsa", { modulusLength: 2048 });
-  return { ...privateKey.export({ format: "jwk" }), kid: randomUUID(), alg: "RS256", use: "sig" };
-}
-
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
-
-/** A page's text for an error message: tags dropped, the entities `escapeHtml` makes undone, at most 300 chars. */
-const pageText = (html: string): string =>
-  html
-    .replace(/<[^>]*>/g, " ")
-    .replace(/&(amp|lt|gt|quot|#39);/g, (_m, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[e] ?? "")
-    .replace(/\s+/g, " ")
-    .trim()
-    .slice(0, 300);
-
-const page = (title: string, body: string): string =>
-  `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
-
-/** The sign-in form: one field (the account's `sub`), no password, and a way to cancel. */
-function loginPage(uid: string, clientId: string, error?: string): string {
-  const base = `/interaction/${encodeURIComponent(uid)}`;
-  return page(
-    "Sign in to the test IdP",
-    `<p>Signing in to <code>${escapeHtml(clientId)}</code>.</p>` +
-      (error === undefined ? "" : `<p role="alert">${escapeHtml(error)}</p>`) +
-      `<form method="post" action="${base}/login">` +
-      `<label>Username <input name="login" autocomplete="username" autofocus required></label>` +
-      `<button type="submit">Sign in</button></form>` +
-      `<p><a href="${base}/abort">Cancel</a></p>`,
-  );
-}
-
-function send(res: ServerResponse, status: number, html: string): void {
-  res.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-  res.end(html);
-}
-
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_FORM_BYTES) throw new Error("form too large");
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
-}
-
 interface ProviderSetup {
   accounts: IdpAccount[];
   client: { id: string; secret: string; redirectUris: string[] };
@@ -203,7 +100,7 @@ function providerFor(issuer: string, setup: ProviderSetup): Provider {
   };
 
   return new Provider(issuer, {
-    adapter: memoryAdapter(),
+    adapter: memoryStore().adapter,
     clients: [
       {
         client_id: setup.client.id,
@@ -256,21 +153,8 @@ export async function startIdp(options: IdpOptions = {}): Promise<Idp> {
   const key = await signingKey();
 
   // The issuer names the port, so the server listens before the provider exists.
-  let handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> = async (_req, res) => {
-    res.writeHead(503).end();
-  };
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) send(res, 500, page("Error", escapeHtml(String(err))));
-      else res.destroy();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const issuer = `http://127.0.0.1:${port}`;
+  const listener = await listenLoopback();
+  const issuer = listener.origin;
 
   // A configuration oidc-provider refuses must not leave the server listening. It checks a static client (e.g. its
   // redirect URIs) only when the client is first looked up, so that is done here rather than at the first sign-in.
@@ -279,7 +163,7 @@ export async function startIdp(options: IdpOptions = {}): Promise<Idp> {
     provider = providerFor(issuer, { accounts, client, groupsClaim, requirePkce, key });
     if ((await provider.Client.find(client.id)) === undefined) throw new Error(`startIdp: client ${client.id} not registered`);
   } catch (err) {
-    server.close();
+    void listener.close();
     // oidc-provider's errors say what is wrong in `error_description`, not in the message (`invalid_redirect_uri`).
     const description = err instanceof Error && "error_description" in err ? `: ${String(err.error_description)}` : "";
     throw new Error(`startIdp: ${err instanceof Error ? err.message : String(err)}${description}`, { cause: err });
@@ -292,161 +176,34 @@ export async function startIdp(options: IdpOptions = {}): Promise<Idp> {
   });
   const oidc = provider.callback();
 
-  /** The sign-in steps: the form for `login`, consent given at once (the team chose this client), and cancel. */
-  async function interaction(req: IncomingMessage, res: ServerResponse, uid: string, action: string): Promise<void> {
-    let details: Interaction;
-    try {
-      details = await provider.interactionDetails(req, res);
-    } catch {
-      // No `_interaction` cookie, or an expired step: what a browser gets after a restart or a long pause.
-      return send(res, 400, page("Sign-in expired", "<p>Start again from the application.</p>"));
-    }
-    if (details.uid !== uid) return send(res, 400, page("Sign-in mismatch", "<p>This is not the current sign-in.</p>"));
-    const clientId = details.params.client_id ?? "";
+  const interaction = (req: IncomingMessage, res: ServerResponse, uid: string, action: string): Promise<void> =>
+    handleInteraction(provider, req, res, uid, action, {
+      title: "Sign in to the test IdP",
+      knows: (sub) => accounts.some((a) => a.sub === sub),
+      onLogin: () => {
+        counts.logins++;
+      },
+    });
 
-    if (action === "abort") {
-      return provider.interactionFinished(
-        req,
-        res,
-        { error: "access_denied", error_description: "End-User aborted interaction" },
-        { mergeWithLastSubmission: false },
-      );
-    }
-    if (details.prompt.name === "login") {
-      if (action === "" && req.method === "GET") return send(res, 200, loginPage(uid, clientId));
-      if (action !== "login" || req.method !== "POST") return send(res, 405, page("Not allowed", ""));
-      const sub = (await readForm(req)).get("login")?.trim() ?? "";
-      if (!accounts.some((a) => a.sub === sub)) return send(res, 400, loginPage(uid, clientId, `No account "${sub}".`));
-      counts.logins++;
-      return provider.interactionFinished(req, res, { login: { accountId: sub } }, { mergeWithLastSubmission: false });
-    }
-    if (details.prompt.name === "consent" && details.session !== undefined) {
-      // Like a workforce IdP with an admin-approved app: no consent page, every requested scope and claim granted.
-      const grant =
-        (details.grantId === undefined ? undefined : await provider.Grant.find(details.grantId)) ??
-        new provider.Grant({ accountId: details.session.accountId, clientId });
-      const missing = details.prompt.details;
-      if (missing.missingOIDCScope !== undefined) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
-      if (missing.missingOIDCClaims !== undefined) grant.addOIDCClaims(missing.missingOIDCClaims);
-      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
-        grant.addResourceScope(indicator, scopes.join(" "));
-      }
-      const grantId = await grant.save();
-      return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
-    }
-    return send(res, 501, page("Not implemented", `<p>Prompt ${escapeHtml(details.prompt.name)}.</p>`));
-  }
-
-  handle = async (req, res) => {
+  listener.setHandler(async (req, res) => {
     const path = new URL(req.url ?? "/", issuer).pathname;
-    const step = /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|abort))?$/.exec(path);
+    const step = INTERACTION_PATH.exec(path);
     if (step !== null) return interaction(req, res, step[1] ?? "", step[2] ?? "");
     if (path === "/auth") counts.authorize++;
     if (path === "/token" && req.method === "POST") counts.token++;
     return oidc(req, res);
-  };
-
-  /** Follows one authorization request through the provider the way a browser would, with its own cookie jar. */
-  async function drive(authorizeUrl: string, choice: { sub: string } | { deny: true }): Promise<string> {
-    const jar = new CookieJar();
-    let url = new URL(authorizeUrl);
-    let init: { method: string; body?: URLSearchParams } = { method: "GET" };
-    let submitted = false;
-    for (let steps = 0; steps < MAX_STEPS; steps++) {
-      if (url.origin !== issuer) throw new Error(`login: ${url.href} is not at the IdP ${issuer}`);
-      const res = await fetch(url, {
-        ...init,
-        headers: { accept: "text/html", cookie: jar.header(url) },
-        redirect: "manual",
-        signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
-      });
-      jar.store(url, res.headers.getSetCookie());
-      const location = res.headers.get("location");
-      if (res.status >= 300 && res.status < 400 && location !== null) {
-        await res.body?.cancel();
-        const next = new URL(location, url);
-        // Leaving the IdP: this is the redirect to the client, with the code or the error.
-        if (next.origin !== issuer) return next.href;
-        url = next;
-        init = { method: "GET" };
-        continue;
-      }
-      const html = await res.text();
-      const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
-      if (res.status === 200 && action !== undefined && !submitted) {
-        submitted = true;
-        if ("deny" in choice) {
-          const cancel = /<a href="([^"]+\/abort)"/.exec(html)?.[1];
-          if (cancel === undefined) throw new Error("login: the sign-in page has no cancel link");
-          url = new URL(cancel, url);
-          init = { method: "GET" };
-        } else {
-          url = new URL(action, url);
-          init = { method: "POST", body: new URLSearchParams({ login: choice.sub }) };
-        }
-        continue;
-      }
-      throw new Error(`login: HTTP ${res.status} at ${url.pathname}: ${pageText(html)}`);
-    }
-    throw new Error(`login: more than ${MAX_STEPS} steps without leaving the IdP`);
-  }
+  });
 
   return {
     issuer,
     client,
     accounts,
-    login: (authorizeUrl, sub) => drive(authorizeUrl, { sub }),
-    deny: (authorizeUrl) => drive(authorizeUrl, { deny: true }),
+    login: (authorizeUrl, sub) => driveAuthorization(issuer, authorizeUrl, { sub }),
+    deny: (authorizeUrl) => driveAuthorization(issuer, authorizeUrl, { deny: true }),
     counts: () => ({ ...counts }),
     reset: () => {
       counts = { authorize: 0, logins: 0, token: 0, tokenErrors: 0, serverErrors: 0 };
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      }),
+    close: listener.close,
   };
-}
-
-/**
- * Just enough of a browser's cookie store for one sign-in: cookies by name and path (oidc-provider scopes its
- * `_interaction` cookies to one step's path), removed when the provider expires them. Loopback only, so no domain
- * or `Secure` handling.
- */
-class CookieJar {
-  private readonly cookies = new Map<string, { name: string; value: string; path: string }>();
-
-  store(url: URL, setCookies: string[]): void {
-    for (const line of setCookies) {
-      const [pair = "", ...attributes] = line.split(";").map((part) => part.trim());
-      const eq = pair.indexOf("=");
-      if (eq <= 0) continue;
-      const name = pair.slice(0, eq);
-      const value = pair.slice(eq + 1);
-      let path = url.pathname.replace(/\/[^/]*$/, "") || "/";
-      let expired = value === "";
-      for (const attribute of attributes) {
-        const [key = "", val = ""] = attribute.split("=", 2).map((s) => s.trim());
-        const lower = key.toLowerCase();
-        if (lower === "path" && val.startsWith("/")) path = val;
-        if (lower === "max-age" && Number(val) <= 0) expired = true;
-        if (lower === "expires" && Date.parse(val) <= Date.now()) expired = true;
-      }
-      const id = `${name}\n${path}`;
-      if (expired) this.cookies.delete(id);
-      else this.cookies.set(id, { name, value, path });
-    }
-  }
-
-  /** The `Cookie` header for a request to this URL (RFC 6265 path matching, longest paths first). */
-  header(url: URL): string {
-    const matches = (path: string) =>
-      url.pathname === path || (url.pathname.startsWith(path) && (path.endsWith("/") || url.pathname[path.length] === "/"));
-    return [...this.cookies.values()]
-      .filter((c) => matches(c.path))
-      .sort((a, b) => b.path.length - a.path.length)
-      .map((c) => `${c.name}=${c.value}`)
-      .join("; ");
-  }
 }

@@ -1,10 +1,12 @@
-// `npm run team -- <command>`: the operator's tool for teams: configs, tokens, secrets and tool pins.
-// Local state (what `wrangler dev` reads) by default, the deployed namespace with --remote.
+// `npm run team -- <command>`: the operator's tool for teams: configs, tokens, secrets, tool pins, OAuth sign-in.
+// Local state (what `wrangler dev` reads) by default, the deployed namespace with --remote; signed-in users and their
+// grants only through a running Worker's admin API.
 import { existsSync, readFileSync } from "node:fs";
 import { credentialWarnings } from "../src/config/redact.ts";
 import { TeamName, secretNames } from "../src/config/schema.ts";
 import { parseConfig, type ResolvedConfig } from "../src/config/validate.ts";
 import { View } from "../src/config/view.ts";
+import { GrantId, UserParam, type UserDetail, type UserList, type UserRemoved } from "../src/admin/schemas.ts";
 import { urlPolicy } from "../src/security/policy.ts";
 import { checkUpstreamUrl, type UrlPolicy } from "../src/security/url-guard.ts";
 import { TeamStore, TeamStoreError } from "../src/teams/store.ts";
@@ -29,15 +31,24 @@ const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
                                      team's secrets, holding the client secret)
   oauth get <team>                   print the team's identity provider
   oauth delete <team>                remove it
+  oauth users <team> [<user>]        list the members who signed in (id, last and first sign-in, email); with a
+                                     user id, that user and their grants (one per host; never a token)
+  oauth revoke <team> <user> [--grant ID]
+                                     revoke every grant of a user (their hosts must sign in again) and remove
+                                     them from the list; with --grant, that one grant only
   pins <team>                        list pinned tool definitions and changes waiting for approval
   approve <team> <server> <tool>     approve a changed tool definition
 Environment: ALLOW_PRIVATE_UPSTREAMS=true allows http and private addresses (local use only); SECRETS_KEY
 (else .dev.vars) encrypts local secrets; with --remote, secrets go through the admin API at DYNMCP_URL with
-DYNMCP_ADMIN_TOKEN, since only the Worker holds the key. --help prints this.`;
+DYNMCP_ADMIN_TOKEN, since only the Worker holds the key. oauth users and oauth revoke always go through the
+admin API at DYNMCP_URL (a local \`npm run dev\`, e.g. http://localhost:8787, or the deployment) with
+DYNMCP_ADMIN_TOKEN (its ADMIN_TOKEN), since grants are the Worker's. --help prints this.`;
 
 interface Options extends KvTarget {
   label?: string;
   view?: View;
+  /** `oauth revoke --grant`: one grant instead of all of the user's. */
+  grant?: string;
   /** `oauth set`'s options, by the IdP config's field names. */
   idp: Record<string, string | string[]>;
   help: boolean;
@@ -54,6 +65,7 @@ function parseArgs(argv: string[]): Options {
     else if (arg === "--local") opts.remote = false;
     else if (arg === "--persist-to") opts.persistTo = argv[++i];
     else if (arg === "--label") opts.label = argv[++i];
+    else if (arg === "--grant") opts.grant = argv[++i] ?? "";
     else if (arg === "--view") {
       const view = View.safeParse(argv[++i]);
       if (!view.success) fail(`bad --view: ${view.error.issues[0]?.message}`);
@@ -156,18 +168,83 @@ function check(path: string | undefined, policy: UrlPolicy): void {
   if (secrets.length > 0) out(`${path}: put checks that the team has the secrets it references: ${secrets.join(", ")}`);
 }
 
-/** The admin API of a deployment, for what only the Worker can do (secrets, under its key). */
-async function adminApi(method: string, path: string, body?: unknown): Promise<Response> {
+const SECRETS_VIA_ADMIN = "with --remote, secrets go through the admin API: set DYNMCP_URL and DYNMCP_ADMIN_TOKEN";
+const USERS_VIA_ADMIN =
+  "users and grants are read through a running Worker's admin API: set DYNMCP_URL (e.g. http://localhost:8787 for npm run dev, or the deployment) and DYNMCP_ADMIN_TOKEN (its ADMIN_TOKEN)";
+
+/**
+ * The admin API of a running Worker, for what only the Worker can do (secrets under its key, the OAuth library's
+ * grants). A refusal prints the API's own message and issues (its JSON error body), never the admin token.
+ */
+async function adminApi(method: string, path: string, body?: unknown, unset = SECRETS_VIA_ADMIN): Promise<Response> {
   const base = process.env.DYNMCP_URL;
   const token = process.env.DYNMCP_ADMIN_TOKEN;
-  if (!base || !token) fail("with --remote, secrets go through the admin API: set DYNMCP_URL and DYNMCP_ADMIN_TOKEN");
-  const res = await fetch(new URL(path, base), {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!res.ok) fail(`admin API ${method} ${path}: HTTP ${res.status} ${await res.text()}`);
+  if (!base || !token) fail(unset);
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, base), {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+    fail(`cannot reach the admin API at DYNMCP_URL (${new URL(base).origin}): ${cause}`);
+  }
+  if (!res.ok) {
+    const text = await res.text();
+    let said = text;
+    try {
+      const error = JSON.parse(text) as { message?: string; issues?: Array<{ path: string; message: string }> };
+      if (typeof error.message === "string") said = [error.message, ...(error.issues ?? []).map((i) => `  - ${i.path}: ${i.message}`)].join("\n");
+    } catch {
+      // not the API's JSON error (a proxy in front, say): shown as it came
+    }
+    fail(`admin API ${method} ${path}: HTTP ${res.status}: ${said}`);
+  }
   return res;
+}
+
+/** `oauth users`: the team's signed-in members, or one member with their grants. */
+async function oauthUsers(team: string, user: string | undefined): Promise<void> {
+  if (user === undefined) {
+    const { users } = (await (await adminApi("GET", `/admin/teams/${team}/users`, undefined, USERS_VIA_ADMIN)).json()) as UserList;
+    if (users.length === 0) process.stderr.write(`no member of team ${team} has signed in\n`);
+    for (const u of users) out(`${u.id}  last ${u.lastSeen}  first ${u.firstSeen}  ${u.email ?? ""}`.trimEnd());
+    return;
+  }
+  const path = `/admin/teams/${team}/users/${userId(team, user)}`;
+  const detail = (await (await adminApi("GET", path, undefined, USERS_VIA_ADMIN)).json()) as UserDetail;
+  const who = detail.user ? `last ${detail.user.lastSeen}  first ${detail.user.firstSeen}  ${detail.user.email ?? ""}` : "(not in the user list any more)";
+  out(`${detail.id}  ${who}`.trimEnd());
+  if (detail.grants.length === 0) out("  no grants: no host holds a token for this user");
+  for (const g of detail.grants) {
+    const client = g.clientName ? `${g.clientName} (${g.clientId})` : g.clientId;
+    out(`  grant ${g.id}  ${client}  scope ${g.scope.join(" ") || "-"}  created ${g.createdAt}${g.expiresAt ? `  expires ${g.expiresAt}` : ""}`);
+  }
+  if (!detail.complete) out("  (more grants than one answer lists)");
+}
+
+/** `oauth revoke`: every grant of a user and their index entry, or one grant. */
+async function oauthRevoke(team: string, user: string | undefined, grant: string | undefined): Promise<void> {
+  const path = `/admin/teams/${team}/users/${userId(team, user)}`;
+  if (grant !== undefined) {
+    if (!GrantId.safeParse(grant).success) fail(`bad --grant ${JSON.stringify(grant)}: grant ids are 16 letters, digits, '-' or '_' (see oauth users ${team} <user>)`);
+    await adminApi("DELETE", `${path}/grants/${grant}`, undefined, USERS_VIA_ADMIN);
+    out(`revoked grant ${grant} of user ${user} of team ${team}`);
+    return;
+  }
+  const removed = (await (await adminApi("DELETE", path, undefined, USERS_VIA_ADMIN)).json()) as UserRemoved;
+  out(`revoked ${removed.grantsRevoked} grant(s) of user ${removed.id} of team ${team}${removed.userDeleted ? "; removed from the user list" : ""}`);
+  if (!removed.complete) out("more grants remain: run the command again");
+}
+
+/** A user id as the admin API takes it (checked here first, so a typo is not a round trip). */
+function userId(team: string, user: string | undefined): string {
+  if (!user) fail(USAGE);
+  const parsed = UserParam.safeParse({ team, user });
+  if (!parsed.success) fail(`bad user id ${JSON.stringify(user)}: ${parsed.error.issues[0]?.message} (see oauth users ${team})`);
+  return user;
 }
 
 async function readStdin(): Promise<string> {
@@ -245,7 +322,7 @@ async function main(): Promise<void> {
       return;
     }
     case "oauth": {
-      const [verb, teamArg] = rest;
+      const [verb, teamArg, userArg] = rest;
       const name = team(teamArg);
       if (verb === "set") {
         const result = await store.putIdp(name, opts.idp);
@@ -258,7 +335,9 @@ async function main(): Promise<void> {
       } else if (verb === "delete") {
         if (!(await store.deleteIdp(name))) fail(`team ${name} has no identity provider`);
         out(`removed the identity provider of team ${name}`);
-      } else fail(USAGE);
+      } else if (verb === "users") await oauthUsers(name, userArg);
+      else if (verb === "revoke") await oauthRevoke(name, userArg, opts.grant);
+      else fail(USAGE);
       return;
     }
     case "pins":

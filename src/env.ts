@@ -42,10 +42,15 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   add(sessionId: string): Promise<void>;
   remove(sessionId: string): Promise<void>;
   list(): Promise<string[]>;
-  /** Adds a session's figures to the team's days; days past the kept window are dropped, and older stored ones deleted. */
-  addUsage(days: UsageDay[]): Promise<void>;
+  /**
+   * Adds a session's figures to the team's days, and to its principal's (`t:<token id>` or `u:<user id>`) when given;
+   * days past the kept window are dropped, and older stored ones deleted.
+   */
+  addUsage(days: UsageDay[], principal?: string): Promise<void>;
   /** The team's figures of the last `days` UTC days (today included), oldest first; days with nothing recorded left out. */
   usage(days: number): Promise<UsageDay[]>;
+  /** Each principal's figures summed over the last `days` UTC days, principals in order. */
+  usageByPrincipal(days: number): Promise<Array<{ principal: string; figures: UsageFigures }>>;
   /**
    * Announces changed lists on the team's open 2026-era `subscriptions/listen` streams, each as the
    * `notifications/<list>/list_changed` its filter asked for (a no-op when none is open). Other teams' streams are
@@ -102,6 +107,8 @@ export interface Env {
 export const ROUTE_HEADERS = {
   team: "x-dynmcp-team",
   tokenId: "x-dynmcp-token-id",
+  /** An OAuth principal's user id (never an email): sessions and log lines name who acted (docs/oauth.md 3.1). */
+  user: "x-dynmcp-user",
   session: "x-dynmcp-session",
   initialize: "x-dynmcp-initialize",
   view: "x-dynmcp-view",

@@ -2,8 +2,9 @@
 
 export type LogEvent =
   | { event: "admin"; action: string; team: string; target?: string; outcome: "ok" | "refused" }
-  | { event: "tool_call"; team: string; session: string; upstream: string; tool: string; ms: number; outcome: "ok" | "tool_error" | "failed" }
-  | { event: "load_mcp"; team: string; session: string; upstream: string; ms: number; outcome: "ok" | "failed" | "evicted" }
+  /** `principal`: who the session acts for, `t:<token id>` or `u:<user id>` (src/session/state.ts principalOf). */
+  | { event: "tool_call"; team: string; session: string; principal: string; upstream: string; tool: string; ms: number; outcome: "ok" | "tool_error" | "failed" }
+  | { event: "load_mcp"; team: string; session: string; principal: string; upstream: string; ms: number; outcome: "ok" | "failed" | "evicted" }
   | { event: "pin_withheld"; team: string; upstream: string; tool: string }
   | { event: "misconfigured"; reason: string }
   | { event: "unhandled"; error: string }

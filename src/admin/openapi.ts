@@ -6,6 +6,7 @@ import {
   ConfigBody,
   ConfigWritten,
   ErrorBody,
+  GrantParam,
   PinList,
   PinParam,
   SecretList,
@@ -20,6 +21,10 @@ import {
   UpstreamParam,
   UsageQuery,
   UsageReport,
+  UserDetail,
+  UserList,
+  UserParam,
+  UserRemoved,
 } from "./schemas.ts";
 import { IdpConfig } from "../config/idp.ts";
 
@@ -30,7 +35,10 @@ const errors = {
   "404": json(ErrorBody, "No such team item."),
   "413": json(ErrorBody, "The body is over 1 MiB."),
   "415": json(ErrorBody, "The body is not application/json."),
-  "503": json(ErrorBody, "The admin API is off (no ADMIN_TOKEN), or, for secrets, no SECRETS_KEY is set."),
+  "503": json(
+    ErrorBody,
+    "The admin API is off (no ADMIN_TOKEN); for secrets, no SECRETS_KEY is set; for grants, no OAUTH_KV binding (or a plain-http base URL without PUBLIC_URL).",
+  ),
 };
 const body = (schema: z.ZodType) => ({ required: true, content: { "application/json": { schema } } });
 
@@ -42,7 +50,8 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
     info: {
       title: `${PRODUCT.name} admin API`,
       version: PRODUCT.version,
-      description: "Team configs, identity providers, tokens, secrets, tool pins and token usage. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
+      description:
+        "Team configs, identity providers, signed-in users and their grants, tokens, secrets, tool pins and token usage. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
     },
     components: { securitySchemes: { admin: { type: "http", scheme: "bearer" } } },
     security: [{ admin: [] }],
@@ -61,6 +70,24 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
         },
         get: { summary: "Read the team's identity provider", requestParams: { path: TeamParam }, responses: { "200": json(IdpConfig, "The provider."), ...errors } },
         delete: { summary: "Remove the team's identity provider", requestParams: { path: TeamParam }, responses: { "204": { description: "Deleted." }, ...errors } },
+      },
+      "/admin/teams/{team}/users": {
+        get: { summary: "List the members who signed in through the team's identity provider (never a token)", requestParams: { path: TeamParam }, responses: { "200": json(UserList, "The users."), ...errors } },
+      },
+      "/admin/teams/{team}/users/{user}": {
+        get: {
+          summary: "A signed-in user and their grants (one per host that signed them in; never a token)",
+          requestParams: { path: UserParam },
+          responses: { "200": json(UserDetail, "The user's index entry and grants."), ...errors },
+        },
+        delete: {
+          summary: "Revoke every grant of a user (their access and refresh tokens stop working) and delete their index entry",
+          requestParams: { path: UserParam },
+          responses: { "200": json(UserRemoved, "What was removed."), ...errors },
+        },
+      },
+      "/admin/teams/{team}/users/{user}/grants/{grant}": {
+        delete: { summary: "Revoke one grant of a user, with its tokens", requestParams: { path: GrantParam }, responses: { "204": { description: "Revoked." }, ...errors } },
       },
       "/admin/teams/{team}/tokens": {
         post: { summary: "Mint a token (shown once)", requestParams: { path: TeamParam }, requestBody: body(TokenCreateBody), responses: { "201": json(TokenCreated, "Minted."), ...errors } },

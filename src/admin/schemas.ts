@@ -2,6 +2,8 @@
 import * as z from "zod";
 import { ServerName, TeamName } from "../config/schema.ts";
 import { View } from "../config/view.ts";
+import { UserRecord } from "../config/keys.ts";
+import { USER_ID } from "../auth/user.ts";
 import { SECRET_NAME } from "../security/secrets.ts";
 import { DayKey, USAGE_DAYS_KEPT, UsageFigures } from "../session/usage.ts";
 
@@ -12,6 +14,15 @@ export const SecretParam = z.object({ team: TeamName, name: SecretName });
 export const UpstreamParam = z.object({ team: TeamName, server: ServerName });
 export const SessionCount = z.object({ sessions: z.number().int().describe("Live sessions that took the action.") });
 export const PinParam = z.object({ team: TeamName, server: ServerName, tool: z.string().min(1).max(200) });
+
+/** A signed-in user's id (src/auth/user.ts): `<team>.<22 base64url characters>`; only the path's team's users pass. */
+export const UserId = z.string().regex(USER_ID, "user ids are <team>.<22 base64url characters>");
+const ownUser = (p: { team: string; user: string }) => p.user.startsWith(`${p.team}.`);
+const OTHER_TEAM = { path: ["user"], message: "the user id is not one of this team's (it starts with its team's name)" };
+export const UserParam = z.object({ team: TeamName, user: UserId }).refine(ownUser, OTHER_TEAM);
+/** The OAuth library's grant ids: 16 characters of its random alphabet (A–Z, a–z, 0–9, '-', '_'). */
+export const GrantId = z.string().regex(/^[A-Za-z0-9_-]{16}$/, "grant ids are 16 letters, digits, '-' or '_'");
+export const GrantParam = z.object({ team: TeamName, user: UserId, grant: GrantId }).refine(ownUser, OTHER_TEAM);
 
 const TokenView = View.describe(
   'The view sessions of this token get when the MCP URL has no `?view=`: "meta" (discover_tool, use_tool, load_mcp; the default) or "direct" (every allowed tool first-class, for hosts that search tools themselves).',
@@ -47,6 +58,46 @@ export const TokenCreated = TokenInfo.extend({ token: z.string().describe("Shown
 export const TokenList = z.object({ tokens: z.array(TokenInfo) });
 
 export const SecretList = z.object({ secrets: z.array(z.object({ name: z.string(), updatedAt: z.string().optional() })) });
+
+/** A member who signed in (the team's user index): never a token, only who and when. */
+export const UserInfo = z
+  .object({ id: z.string().describe("The user id: <team>.<22 base64url characters of SHA-256 of the issuer and subject>."), ...UserRecord.shape })
+  .meta({ id: "UserInfo" });
+export const UserList = z.object({ users: z.array(UserInfo) });
+export type UserList = z.infer<typeof UserList>;
+
+/** One of a user's grants (one per host that signed them in), as the OAuth library summarises it: no token, no props. */
+export const GrantInfo = z
+  .object({
+    id: z.string(),
+    clientId: z.string(),
+    clientName: z.string().optional().describe("The client's registered name, when it has one."),
+    scope: z.array(z.string()),
+    createdAt: z.string().describe("ISO time."),
+    expiresAt: z.string().optional().describe("ISO time; absent when the grant does not expire by itself."),
+  })
+  .meta({ id: "GrantInfo" });
+export type GrantInfo = z.infer<typeof GrantInfo>;
+
+export const UserDetail = z
+  .object({
+    id: z.string(),
+    user: UserInfo.omit({ id: true }).optional().describe("The index entry; absent when only grants are left."),
+    grants: z.array(GrantInfo),
+    complete: z.boolean().describe("False when the user has more grants than one answer lists."),
+  })
+  .meta({ id: "UserDetail" });
+export type UserDetail = z.infer<typeof UserDetail>;
+
+export const UserRemoved = z
+  .object({
+    id: z.string(),
+    grantsRevoked: z.number().int().min(0).describe("Grants revoked, with their access and refresh tokens."),
+    userDeleted: z.boolean().describe("Whether the index entry was deleted (only once no grant is left)."),
+    complete: z.boolean().describe("False when grants remain (more than one call revokes): call again."),
+  })
+  .meta({ id: "UserRemoved" });
+export type UserRemoved = z.infer<typeof UserRemoved>;
 
 export const PinInfo = z
   .object({ server: z.string(), tool: z.string(), hash: z.string(), pending: z.string().optional(), pendingSince: z.string().optional() })

@@ -18,7 +18,7 @@ import { LIST_TTL_MS, MODERN_CAPABILITIES, MODERN_VERSION, STATIC_METHODS, stati
 import { LISTEN_METHOD } from "../modern/listen.ts";
 import { settings } from "../settings.ts";
 import type { McpEnv, Principal } from "./context.ts";
-import { objectHeaders, withoutObjectCors } from "./forward.ts";
+import { objectHeaders, setPrincipal, withoutObjectCors } from "./forward.ts";
 import { isSessionVersion, unsupportedVersion } from "./guards.ts";
 import { overRateLimit } from "./rate-limit.ts";
 import { checkToolsetHandle, handleProblem, mintToolsetHandle } from "./toolset-handle.ts";
@@ -117,8 +117,7 @@ function modernRequest(c: Context<McpEnv>, set: (headers: Headers) => void = () 
   const request = c.req.raw;
   const who = c.get("principal");
   const headers = objectHeaders(request);
-  headers.set(ROUTE_HEADERS.team, who.team);
-  headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
+  setPrincipal(headers, who);
   headers.set(ROUTE_HEADERS.era, "modern");
   set(headers);
   return new Request(request.url, { method: "POST", headers, body: c.get("body"), signal: request.signal });

@@ -2,7 +2,7 @@
 // client's credentials; the object's answer comes back without any CORS headers of its own.
 import type { Handler } from "hono";
 import { ROUTE_HEADERS, sessionObjectName } from "../env.ts";
-import type { McpEnv } from "./context.ts";
+import type { McpEnv, Principal } from "./context.ts";
 import { startingView } from "./view.ts";
 
 /** Client headers that never travel further than the router. */
@@ -14,8 +14,7 @@ export const forward: Handler<McpEnv> = async (c) => {
   const sessionId = c.get("sessionId");
   // One native copy of the client's headers, then the few that stop here are taken out.
   const headers = objectHeaders(request);
-  headers.set(ROUTE_HEADERS.team, who.team);
-  headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
+  setPrincipal(headers, who);
   headers.set(ROUTE_HEADERS.session, sessionId);
   // The view: at initialize the one the session starts with; later only one the URL names (the object checks it).
   const view = c.get("initialize") ? startingView(c.get("view"), who) : c.get("view");
@@ -25,6 +24,13 @@ export const forward: Handler<McpEnv> = async (c) => {
   const response = await stub.fetch(new Request(request.url, { method: request.method, headers, body: c.get("body"), signal: request.signal }));
   return withoutObjectCors(response);
 };
+
+/** Who is calling, as the object reads it: the team, the token (or grant binding), and an OAuth caller's user id. */
+export function setPrincipal(headers: Headers, who: Principal): void {
+  headers.set(ROUTE_HEADERS.team, who.team);
+  headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
+  if (who.user) headers.set(ROUTE_HEADERS.user, who.user.id);
+}
 
 /** The client's headers for an object: a copy without its credentials and without any route header it sent. */
 export function objectHeaders(request: Request): Headers {

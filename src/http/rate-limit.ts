@@ -1,4 +1,6 @@
-// The per-token request limit: one limiter key per team token; the limits are the binding's (wrangler.toml).
+// The per-caller request limit: one limiter key per team token, or per signed-in member (all their grants and hosts
+// share one: a member cannot multiply the limit by registering more clients); the limits are the binding's
+// (wrangler.toml).
 //
 // The binding's verdict is asked for as soon as the caller is known and waited for only just before the request
 // goes to the session object, so the router's other checks (protocol, body, session id) run meanwhile instead of
@@ -22,7 +24,8 @@ export const rateLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
   const limiter = c.env.TOKEN_LIMITER;
   if (!limiter) return next();
   const who = c.get("principal");
-  const verdict = limiter.limit({ key: `${who.team}/${who.tokenId}` }).then(({ success }) => success);
+  const key = who.user ? `${who.team}/u/${who.user.id}` : `${who.team}/${who.tokenId}`;
+  const verdict = limiter.limit({ key }).then(({ success }) => success);
   // Whoever waits for it sees a failure; this only keeps one nobody came to wait for from being "unhandled".
   verdict.catch(() => {});
   c.set("rateLimit", verdict);

@@ -32,6 +32,8 @@ export const isResult = (v: unknown): v is CallToolResult =>
 export interface SessionIdentity {
   team: string;
   session: string;
+  /** Who the session acts for: `t:<token id>` or `u:<user id>` (src/session/state.ts principalOf). */
+  principal: string;
 }
 
 /** Remembers which upstream's tool result linked which resources (ResourceLinks in src/forward/resource-links.ts). */

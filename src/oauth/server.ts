@@ -42,6 +42,9 @@ export function authorizationServer(base: string, team: string): OAuthAuthorizat
       authorizeEndpoint: `/t/${team}/oauth/authorize`,
       tokenEndpoint: `/t/${team}/oauth/token`,
       clientRegistrationEndpoint: `/t/${team}/oauth/register`,
+      // Hosts may name themselves by an https URL whose document lists their redirect URIs (CIMD, the MCP spec's
+      // preferred registration); the library fetches it (10 s, 5 KB, cached) under `global_fetch_strictly_public`.
+      clientIdMetadataDocumentEnabled: true,
       scopesSupported: [...OAUTH_SCOPES],
       accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTTL: REFRESH_TOKEN_TTL_SECONDS,

@@ -50,7 +50,9 @@ function options(policy: UrlPolicy): { [oidc.customFetch]: typeof fetch; [oidc.a
 const discoveries = new Map<string, { server: oidc.AuthorizationServer; until: number }>();
 
 async function discover(issuer: string, policy: UrlPolicy): Promise<oidc.AuthorizationServer> {
-  const cached = discoveries.get(issuer);
+  // Read under one policy, a document is not reused under another (a deployment that allows no private address).
+  const key = `${policy.allowPrivate}\n${issuer}`;
+  const cached = discoveries.get(key);
   if (cached && cached.until > Date.now()) return cached.server;
   const url = new URL(issuer);
   let server: oidc.AuthorizationServer;
@@ -64,7 +66,7 @@ async function discover(issuer: string, policy: UrlPolicy): Promise<oidc.Authori
     throw new SignInError("the identity provider's discovery document names no authorization or token endpoint");
   }
   if (discoveries.size >= MAX_DISCOVERIES) discoveries.clear();
-  discoveries.set(issuer, { server, until: Date.now() + DISCOVERY_TTL_MS });
+  discoveries.set(key, { server, until: Date.now() + DISCOVERY_TTL_MS });
   return server;
 }
 

@@ -10,7 +10,7 @@ import { log } from "../log.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { watchStream } from "./host-stream.ts";
 import { createModernRuntime, createRuntime, type ModernRuntime, type Runtime } from "./runtime.ts";
-import { SessionStore, sessionView, type SessionRecord } from "./state.ts";
+import { SessionStore, principalOf, sessionView, type SessionRecord } from "./state.ts";
 import { UsageMeter } from "./usage.ts";
 
 /** Activity is written to storage at most this often, and at least four times per idle period (the alarm reads it). */
@@ -31,16 +31,17 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   override async fetch(request: Request): Promise<Response> {
     const team = request.headers.get(ROUTE_HEADERS.team) ?? "";
     const tokenId = request.headers.get(ROUTE_HEADERS.tokenId) ?? "";
+    const user = request.headers.get(ROUTE_HEADERS.user) ?? undefined;
     const sessionId = request.headers.get(ROUTE_HEADERS.session) ?? "";
     const initialize = request.headers.get(ROUTE_HEADERS.initialize) === "1";
     // The router checked it: the view the session starts with at initialize, later only one the URL names.
     const asked = View.safeParse(request.headers.get(ROUTE_HEADERS.view) ?? undefined);
     const view = asked.success ? asked.data : undefined;
-    if (request.headers.get(ROUTE_HEADERS.era) === "modern") return this.#modern(request, team, tokenId, sessionId);
+    if (request.headers.get(ROUTE_HEADERS.era) === "modern") return this.#modern(request, team, tokenId, sessionId, user);
 
     let record = await this.#store.session();
     if (initialize && !record) {
-      const created = await this.#newRecord({ team, tokenId, sessionId, view: view ?? DEFAULT_VIEW });
+      const created = await this.#newRecord({ team, tokenId, sessionId, view: view ?? DEFAULT_VIEW, ...(user ? { user } : {}) });
       if (created instanceof Response) return created;
       record = created;
     } else if (!record || record.team !== team || record.tokenId !== tokenId || record.sessionId !== sessionId) {
@@ -69,7 +70,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     if (request.method === "DELETE" && response.ok) await this.#end();
     // Usage goes to the team's index when activity is written (at most once a minute), beside the answer, not before
     // it; not at initialize, where the team's index is busy adding the session (the figures wait for the next one).
-    else if (touched && !initialize) this.ctx.waitUntil(this.#flushUsage(record.team));
+    else if (touched && !initialize) this.ctx.waitUntil(this.#flushUsage(record));
     if (request.method === "GET" && response.ok && response.body) {
       return watchStream(
         response,
@@ -85,10 +86,10 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
    * record is written on its first request, with the team's config of that moment; later ones take admin reloads
    * as sessions do. Each request is served whole by the per-request handler; the upstream registry stays.
    */
-  async #modern(request: Request, team: string, tokenId: string, objectId: string): Promise<Response> {
+  async #modern(request: Request, team: string, tokenId: string, objectId: string, user: string | undefined): Promise<Response> {
     let record = await this.#store.session();
     if (!record) {
-      const created = await this.#newRecord({ team, tokenId, sessionId: objectId, view: DEFAULT_VIEW, era: "modern" });
+      const created = await this.#newRecord({ team, tokenId, sessionId: objectId, view: DEFAULT_VIEW, era: "modern", ...(user ? { user } : {}) });
       if (created instanceof Response) return created;
       record = created;
       this.#meter.started(record.createdAt);
@@ -102,7 +103,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     const runtime = await this.#boot(record);
     if (!("handler" in runtime)) return sessionNotFound();
     const response = await runtime.handler.fetch(request);
-    if (touched) this.ctx.waitUntil(this.#flushUsage(record.team));
+    if (touched) this.ctx.waitUntil(this.#flushUsage(record));
     return response;
   }
 
@@ -150,7 +151,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
       return;
     }
     // What an idle session (or an evicted one, whose figures wait in storage) has not sent yet goes now.
-    await this.#flushUsage(record.team);
+    await this.#flushUsage(record);
     if (now - last >= idleMs && this.#hostStreams === 0) {
       // Close the upstream clients and let the whole runtime go: its state is in storage, and the next request
       // builds it again as after an eviction, so an idle session holds no memory while the object lives on.
@@ -234,13 +235,13 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
    * Sends the usage figures not sent yet to the team's index. They leave the session's storage first; a send that
    * fails gives them back for the next flush (at the end of the session they are lost).
    */
-  async #flushUsage(team: string): Promise<void> {
+  async #flushUsage(record: SessionRecord): Promise<void> {
     try {
       await this.#meter.restore();
       const days = await this.#meter.take();
       if (days.length === 0) return;
       try {
-        await this.#index(team).addUsage(days);
+        await this.#index(record.team).addUsage(days, principalOf(record));
       } catch (err) {
         this.#meter.giveBack(days);
         throw err;
@@ -262,7 +263,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   async #end(): Promise<void> {
     const record = await this.#store.session();
     // The last usage figures go to the team's index while the upstream sessions close; then the meter stops.
-    await Promise.all([record && this.#flushUsage(record.team), this.#dropRuntime()]);
+    await Promise.all([record && this.#flushUsage(record), this.#dropRuntime()]);
     this.#meter.close();
     await this.ctx.storage.deleteAlarm();
     await this.#store.clear();

@@ -31,7 +31,7 @@ import { DEFAULT_GATE_LIMITS, FetchGate } from "../upstream/fetch-gate.ts";
 import { resolveHeaders } from "../upstream/headers.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
 import { UpstreamRegistry } from "../upstream/registry.ts";
-import { sessionView, type SessionRecord, type SessionStore } from "./state.ts";
+import { principalOf, sessionView, type SessionRecord, type SessionStore } from "./state.ts";
 import { SessionTransport } from "./transport.ts";
 import type { UsageMeter } from "./usage.ts";
 
@@ -137,7 +137,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   if (level) await registry.setLogLevel(level);
 
   // The view the session started with: the meta-tools (and promoted tools) within the budget, or every tool first-class.
-  const who = { team: record.team, session: record.sessionId.slice(0, 8) };
+  const who = { team: record.team, session: record.sessionId.slice(0, 8), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
   meter?.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
@@ -174,7 +174,7 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
   const { registry, gate, links, bridge } = await createUpstreams(env, record, store, (refresh) =>
     new HostBridge(modernHost((extra, message) => parks.park(extra, message)), record.config.mode, { subscriptions: new Set(), refresh }),
   );
-  const who = { team: record.team, session: record.sessionId.slice(0, 11) };
+  const who = { team: record.team, session: record.sessionId.slice(0, 11), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   meter?.attach({ tools: () => registry.tools(), counter, sentWhole: false });
   const inputs = { parks, codec: await requestStateCodec(env.SESSION_KEY ?? "", record) };

@@ -43,8 +43,16 @@ const SessionRecord = z.object({
   view: View.optional(),
   /** "modern": a 2026-era object (a principal's or a toolset's, docs/protocol-2026.md); absent: a 2025 session. */
   era: z.literal("modern").optional(),
+  /** An OAuth caller's user id (docs/oauth.md 3.1); absent for a team token's session. */
+  user: z.string().optional(),
 });
 export type SessionRecord = z.output<typeof SessionRecord>;
+
+/**
+ * Who a session acts for, as log lines and usage name it: `u:<user id>` for a signed-in member (stable across their
+ * grants and hosts), `t:<token id>` for a team token. Never an email.
+ */
+export const principalOf = (record: Pick<SessionRecord, "tokenId" | "user">): string => (record.user ? `u:${record.user}` : `t:${record.tokenId}`);
 
 /** The session's view (src/config/view.ts); a record from before views is a meta-tools session. */
 export const sessionView = (record: SessionRecord): View => record.view ?? DEFAULT_VIEW;

@@ -20,6 +20,10 @@ void dayMatches;
 const PREFIX = "session:";
 /** `usage:<YYYY-MM-DD>`: the figures of one UTC day, at most USAGE_DAYS_KEPT of them. */
 const USAGE_PREFIX = "usage:";
+/** `usage-by:<YYYY-MM-DD>:<principal>`: one principal's share of a day (same window; sorted by day like the totals). */
+const BY_PREFIX = "usage-by:";
+/** A principal as sessions name them (src/session/state.ts principalOf): `t:<token id>` or `u:<user id>`. */
+const PRINCIPAL = /^[tu]:[A-Za-z0-9._-]{1,100}$/;
 
 export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
   /**
@@ -63,23 +67,41 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
     return [...(await this.ctx.storage.list({ prefix: PREFIX })).keys()].map((key) => key.slice(PREFIX.length));
   }
 
-  async addUsage(days: UsageDay[]): Promise<void> {
+  async addUsage(days: UsageDay[], principal?: string): Promise<void> {
     const now = Date.now();
     const first = firstDayOf(now, USAGE_DAYS_KEPT);
     // A day already out of the window, or a malformed entry, is not written.
     const fresh = days.filter((d) => UsageDay.safeParse(d).success && d.day >= first);
+    const by = typeof principal === "string" && PRINCIPAL.test(principal) ? principal : undefined;
     if (fresh.length > 0) {
-      const stored = await this.ctx.storage.get([...new Set(fresh.map((d) => USAGE_PREFIX + d.day))]);
+      // Each day's team total, and the principal's share of it: one read and one write of all the keys.
+      const keysOf = (day: string) => [USAGE_PREFIX + day, ...(by ? [`${BY_PREFIX}${day}:${by}`] : [])];
+      const stored = await this.ctx.storage.get([...new Set(fresh.flatMap((d) => keysOf(d.day)))]);
       const next: Record<string, UsageFigures> = {};
       for (const { day, figures } of fresh) {
-        const key = USAGE_PREFIX + day;
-        next[key] = addFigures(next[key] ?? this.#figures(key, stored.get(key)) ?? emptyFigures(), figures);
+        for (const key of keysOf(day)) next[key] = addFigures(next[key] ?? this.#figures(key, stored.get(key)) ?? emptyFigures(), figures);
       }
       await this.ctx.storage.put(next);
     }
     // Days that have left the window go as new ones come.
-    const old = [...(await this.ctx.storage.list({ prefix: USAGE_PREFIX, end: USAGE_PREFIX + first })).keys()];
+    const old = [
+      ...(await this.ctx.storage.list({ prefix: USAGE_PREFIX, end: USAGE_PREFIX + first })).keys(),
+      ...(await this.ctx.storage.list({ prefix: BY_PREFIX, end: BY_PREFIX + first })).keys(),
+    ];
     if (old.length > 0) await this.ctx.storage.delete(old);
+  }
+
+  async usageByPrincipal(days: number): Promise<Array<{ principal: string; figures: UsageFigures }>> {
+    const window = Math.min(Math.max(Math.trunc(days) || 1, 1), USAGE_DAYS_KEPT);
+    const rows = await this.ctx.storage.list({ prefix: BY_PREFIX, start: BY_PREFIX + firstDayOf(Date.now(), window) });
+    const sums = new Map<string, UsageFigures>();
+    for (const [key, value] of rows) {
+      // `usage-by:YYYY-MM-DD:<principal>`: the principal is all after the day.
+      const principal = key.slice(BY_PREFIX.length + 11);
+      const figures = this.#figures(key, value);
+      if (figures) sums.set(principal, addFigures(sums.get(principal) ?? emptyFigures(), figures));
+    }
+    return [...sums].sort(([a], [b]) => (a < b ? -1 : 1)).map(([principal, figures]) => ({ principal, figures }));
   }
 
   async usage(days: number): Promise<UsageDay[]> {

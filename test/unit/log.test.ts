@@ -14,7 +14,7 @@ describe("log", () => {
     vi.useFakeTimers();
     const out = vi.spyOn(console, "log").mockImplementation(() => {});
     const err = vi.spyOn(console, "error").mockImplementation(() => {});
-    const call = { team: "t", session: "s", upstream: "u", ms: 1 };
+    const call = { team: "t", session: "s", principal: "t:0123456789abcdef", upstream: "u", ms: 1 };
     log({ event: "tool_call", ...call, tool: "x", outcome: "ok" });
     log({ event: "load_mcp", ...call, outcome: "ok" });
     expect(out).not.toHaveBeenCalled();

@@ -4,7 +4,7 @@
 // registration, PKCE, refresh) and by hand-built requests for each refusal. Only with OAUTH_HOSTS=on.
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -197,6 +197,23 @@ describe("a member signs in through the team's identity provider", () => {
     expect(none.searchParams.get("error_description")).toContain("sign-in is not set up for team si-none");
   });
 
+  it("fetches nothing of a provider the URL guard refuses: the host hears the provider cannot be used", async () => {
+    // Stored while private addresses were allowed (as locally); the deployment at sign-in time refuses them.
+    await teamWithIdp("si-ssrf");
+    const clientId = await register("si-ssrf");
+    const { challenge } = await pkce();
+    const guarded = { ...withOAuth, ALLOW_PRIVATE_UPSTREAMS: "false" };
+    const outcome = await signInAs(authorizeUrl("si-ssrf", clientId, challenge), {
+      ...member("alice"),
+      proxy: async (request) => app.fetch(request, guarded, createExecutionContext()),
+    });
+    const back = redirected(outcome);
+    expect(back.searchParams.get("error")).toBe("temporarily_unavailable");
+    // Refused before any request: plain http to a loopback provider (oauth4webapi and the URL guard both refuse it).
+    expect(back.searchParams.get("error_description")).toMatch(/^the team's identity provider cannot be used: .*(may not fetch|only requests to HTTPS)/);
+    expect(outcome.trail.steps.some((s) => s.url.startsWith(env.IDP_ISSUER))).toBe(false);
+  });
+
   it("honours a consent page and an IdP answer once, in the browser that started them", async () => {
     await teamWithIdp("si-replay");
     const clientId = await register("si-replay");
@@ -225,6 +242,8 @@ describe("a member signs in through the team's identity provider", () => {
 
 /** An in-memory OAuth client provider as a host keeps one; the redirect is handed to the member's browser. */
 class HostProvider implements OAuthClientProvider {
+  /** A CIMD client names itself by this URL (unset: the client registers dynamically). */
+  clientMetadataUrl?: string;
   client?: OAuthClientInformationMixed;
   stored?: OAuthTokens;
   verifier = "";
@@ -318,5 +337,50 @@ describe("the SDK clients' own OAuth flow against the proxy", () => {
     expect(discover.isError, JSON.stringify(discover)).toBeFalsy();
     await client.close();
     expect((await initialize("si-flow", host.stored!.access_token)).status).toBe(401);
+  });
+
+  it("v2 client registered by its metadata document (CIMD): the consent page shows its verified domain", async () => {
+    await teamWithIdp("si-cimd");
+    const documentUrl = "https://client.test/oauth/client.json";
+    const document = {
+      client_id: documentUrl,
+      client_name: "Metadata Host",
+      redirect_uris: [HOST_REDIRECT],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+    // The library fetches the document with the Worker's own fetch; there is no client.test, so it is answered here.
+    const realFetch = globalThis.fetch;
+    let fetched = 0;
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      if ((input instanceof Request ? input.url : String(input)) === documentUrl) {
+        fetched++;
+        return Response.json(document);
+      }
+      return realFetch(input, init);
+    });
+    try {
+      const metadata = (await (await proxyFetch(`${BASE}/.well-known/oauth-authorization-server/t/si-cimd`)).json()) as Record<string, unknown>;
+      expect(metadata["client_id_metadata_document_supported"]).toBe(true);
+      const host = new HostProvider("Metadata Host");
+      host.clientMetadataUrl = documentUrl;
+      const url = new URL(`${BASE}/t/si-cimd/mcp`);
+      const first = new StreamableHTTPClientTransportV2(url, { authProvider: host, fetch: proxyFetch });
+      await expect(new ClientV2({ name: "cimd-host", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedErrorV2);
+      expect(host.authorizations[0]!.searchParams.get("client_id")).toBe(documentUrl);
+      const outcome = await signInAs(host.authorizations[0]!.href, member("alice"));
+      const consent = outcome.trail.steps.find((s) => s.method === "GET" && s.url.includes("/oauth/authorize") && s.status === 200)!;
+      expect(consent.body).toContain("verified domain <code>client.test</code>");
+      expect(consent.body).not.toContain("a name the application gave itself");
+      await first.finishAuth(redirected(outcome).searchParams);
+      const client = new ClientV2({ name: "cimd-host", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransportV2(url, { authProvider: host, fetch: proxyFetch }));
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("use_tool");
+      await client.close();
+      expect(fetched).toBeGreaterThan(0);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -9,60 +9,10 @@ import { base64url } from "../../src/bytes.ts";
 import { app } from "../../src/http/app.ts";
 import { authorizationServer, teamResource } from "../../src/oauth/server.ts";
 import { initializeBody, seedTeam, replayUrl } from "./helpers.ts";
+import { OAUTH_BASE, OAUTH_REDIRECT, mintAccessToken, pkce, withOAuth } from "./oauth-helpers.ts";
 
-/** The library takes an http issuer on loopback only: these requests come to the proxy as a local one would. */
-const BASE = "http://localhost:8787";
-
-const REDIRECT = "http://127.0.0.1:1/callback";
-const withOAuth = { ...env, OAUTH_HOSTS: "on" };
-
-async function pkce() {
-  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const challenge = base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
-  return { verifier, challenge };
-}
-
-/** A public client, an authorization for `user` at `team`'s URL with PKCE, and the code exchanged: the access token. */
-async function mintAccessToken(team: string, user: string) {
-  const server = authorizationServer(BASE, team);
-  const api = server.getOAuthApi(env);
-  const client = await api.createClient({ redirectUris: [REDIRECT], tokenEndpointAuthMethod: "none", clientName: "test host" });
-  const { verifier, challenge } = await pkce();
-  const authorize = new URL(`${BASE}/t/${team}/oauth/authorize`);
-  for (const [k, v] of Object.entries({
-    response_type: "code",
-    client_id: client.clientId,
-    redirect_uri: REDIRECT,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-    state: "s1",
-    scope: "mcp",
-    resource: teamResource(BASE, team),
-  })) authorize.searchParams.set(k, v);
-  const request = await api.parseAuthRequest(new Request(authorize));
-  const binding = base64url(crypto.getRandomValues(new Uint8Array(16)));
-  const { redirectTo } = await api.completeAuthorization({
-    request,
-    userId: user,
-    metadata: { team },
-    scope: ["mcp"],
-    props: { team, binding, user: { id: user, email: `${user}@example.test` } },
-  });
-  const code = new URL(redirectTo).searchParams.get("code")!;
-  const res = await server.fetch(
-    new Request(`${BASE}/t/${team}/oauth/token`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: client.clientId, code_verifier: verifier }),
-    }),
-    env,
-    createExecutionContext(),
-  );
-  expect(res.status).toBe(200);
-  const tokens = (await res.json()) as { access_token: string; expires_in: number };
-  const grants = await api.listUserGrants(user);
-  return { accessToken: tokens.access_token, expiresIn: tokens.expires_in, binding, grantId: grants.items[0]!.id, api };
-}
+const BASE = OAUTH_BASE;
+const REDIRECT = OAUTH_REDIRECT;
 
 /** An initialize at `team`'s URL with this bearer token, through the router with the given bindings. */
 const initialize = (team: string, token: string, bindings: object = withOAuth) =>

@@ -6,6 +6,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { getEncoding } from "js-tiktoken";
 import { describe, expect, it } from "vitest";
+import { tokenId } from "../../src/auth/token.ts";
 import { adminFetch, connect, loadMcp, replayUrl, seedTeam, text, waitFor } from "./helpers.ts";
 
 const encoder = getEncoding("o200k_base");
@@ -92,9 +93,10 @@ describe("usage per team", () => {
     expect(report.totals).toMatchObject({ sessions: 1, direct: day.direct, sent, saved: day.direct - sent });
     expect(report.totals.ratio).toBeCloseTo(sent / day.direct, 4);
 
-    // The team's index: the session's entry is gone, one day of numbers is left, no argument text anywhere.
+    // The team's index: the session's entry is gone, one day of numbers is left (the team's and its token's share),
+    // no argument text anywhere.
     const index = await runInDurableObject(env.TEAM_INDEX.getByName("usage-a"), async (_o, state) => [...(await state.storage.list())]);
-    expect(index.map(([key]) => key)).toEqual([`usage:${today()}`]);
+    expect(index.map(([key]) => key)).toEqual([`usage-by:${today()}:t:${tokenId(token)}`, `usage:${today()}`]);
     expect(JSON.stringify(index)).not.toContain(CANARY);
     expect(JSON.stringify(report)).not.toContain(CANARY);
     // The ended session's storage is wiped, its unsent figures with it.
