@@ -30,6 +30,57 @@ export interface UsageDay {
   figures: UsageFigures;
 }
 
+/**
+ * One account's OAuth tokens at one upstream (the zod schema and what each field means: src/upstream/oauth-credential.ts).
+ * Only the team's index holds it, sealed.
+ */
+export interface UpstreamCredential {
+  issuer: string;
+  resource: string;
+  tokenEndpoint: string;
+  clientId: string;
+  clientSecret?: string | undefined;
+  authMethod: "none" | "client_secret_basic" | "client_secret_post";
+  accessToken: string;
+  refreshToken?: string | undefined;
+  expiresAt?: number | undefined;
+  scope?: string | undefined;
+  connectedAt: string;
+}
+
+/** What may be shown of a credential: who and what, never a token or a secret. */
+export interface CredentialInfo {
+  server: string;
+  account: string;
+  issuer: string;
+  resource: string;
+  scope?: string;
+  expiresAt?: number;
+  connectedAt: string;
+  refreshable: boolean;
+}
+
+/** An access token for an upstream call, or why there is none. */
+export type UpstreamTokenAnswer =
+  | { ok: true; token: string; expiresAt?: number }
+  | { ok: false; reason: "not_connected" | "refresh_failed" | "resource_changed"; detail: string };
+
+/** A connect between its start and the upstream authorization server's callback (src/upstream/oauth-credential.ts). */
+export interface ConnectTransaction {
+  server: string;
+  account: string;
+  resource: string;
+  issuer: string;
+  tokenEndpoint: string;
+  clientId: string;
+  authMethod: "none" | "client_secret_basic" | "client_secret_post";
+  verifier: string;
+  redirectUri: string;
+  scope?: string | undefined;
+  returnTo?: string | undefined;
+  expiresAt: number;
+}
+
 /** Which of a team's lists changed (each one `true` is announced; absent or false ones are not). */
 export interface ListsChanged {
   tools?: boolean;
@@ -59,6 +110,21 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   listsChanged(what: ListsChanged): Promise<void>;
   /** How many listen streams the team holds open in its index right now (for tests and an operator's view). */
   listenStreams(): Promise<number>;
+  /**
+   * The team's upstream OAuth credentials (src/session/credential-vault.ts). `account` is "shared" or a user id;
+   * `team` must be this index's own team (checked). Stores a credential, sealed.
+   */
+  putCredential(team: string, server: string, account: string, credential: UpstreamCredential): Promise<void>;
+  /** An access token for the entry's URL `resource`, refreshed ahead of expiry or when `stale` was refused by the upstream. */
+  upstreamToken(team: string, server: string, account: string, resource: string, stale?: string): Promise<UpstreamTokenAnswer>;
+  /** What may be shown of the team's credentials, one server's or all. */
+  listCredentials(team: string, server?: string): Promise<CredentialInfo[]>;
+  /** Deletes credentials (a server's, an account's, or one of both); answers how many. */
+  deleteCredentials(team: string, filter: { server?: string; account?: string }): Promise<number>;
+  /** Keeps a connect's transaction under its `state` for ten minutes. */
+  beginConnect(team: string, state: string, transaction: ConnectTransaction): Promise<void>;
+  /** The connect `state` started, once. */
+  takeConnect(team: string, state: string): Promise<ConnectTransaction | undefined>;
 }
 
 export interface Env {

@@ -14,7 +14,9 @@ export type LogEvent =
    * A member's sign-in through the team's identity provider: its outcome, the pseudonymous user id when known (never
    * an email, a code or a token), the OAuth client, and the reason of a refusal.
    */
-  | { event: "sign_in"; team: string; outcome: "ok" | "refused" | "failed"; user?: string; client?: string; reason?: string };
+  | { event: "sign_in"; team: string; outcome: "ok" | "refused" | "failed"; user?: string; client?: string; reason?: string }
+  /** An OAuth upstream's connect or token refresh: its outcome and reason (never a token, code or secret). */
+  | { event: "upstream_oauth"; team: string; upstream: string; action: "connect" | "refresh" | "disconnect"; outcome: "ok" | "refused" | "failed"; account?: string; reason?: string };
 
 /**
  * The per-call lines of a session (one per `use_tool` and per `load_mcp`) are written just after the answer they

@@ -37,8 +37,12 @@ export const SettingsSchema = z
     MAX_UPSTREAM_RESPONSE_BYTES: numberSetting(SETTING_DEFAULTS.maxUpstreamResponseBytes, 1),
     /** "off" turns 2026-07-28 requests away (as an unsupported version: clients fall back to 2025 sessions). */
     MODERN_ERA: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("on"),
-    /** "on" accepts OAuth access tokens of the team's authorization server beside team tokens (docs/oauth.md). */
-    OAUTH_HOSTS: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("off"),
+    /**
+     * "on" (the default): hosts may sign members in through OAuth (each team's authorization server, its metadata,
+     * the 401's `resource_metadata`), and its access tokens are accepted beside team tokens; "off": team tokens only
+     * (docs/oauth.md). Needs the OAUTH_KV binding either way.
+     */
+    OAUTH_HOSTS: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("on"),
   })
   .transform((s) => ({
     upstreamIdleSeconds: s.UPSTREAM_IDLE_SECONDS,

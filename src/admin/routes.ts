@@ -5,7 +5,7 @@ import type { GrantSummary, OAuthHelpers } from "@cloudflare/workers-oauth-provi
 import type { z } from "zod";
 import { kvKeys } from "../config/keys.ts";
 import { formatIssues } from "../config/validate.ts";
-import { sessionObjectName, type Env, type SessionRpc, type UsageDay } from "../env.ts";
+import { sessionObjectName, type Env, type SessionRpc, type UsageDay, type UsageFigures } from "../env.ts";
 import { addFigures, emptyFigures } from "../session/usage.ts";
 import { constantTimeEqual } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
@@ -30,6 +30,7 @@ import {
   UserParam,
   type GrantInfo,
   type UsageReport,
+  type UsageTotals,
   type UserDetail,
   type UserRemoved,
 } from "./schemas.ts";
@@ -250,12 +251,22 @@ admin.post("/teams/:team/upstreams/:server/reconnect", async (c) => {
   return c.json({ sessions });
 });
 
-/** The usage answer: each day's figures, their sum, and what the sum means (sent, saved, ratio). */
-function usageReport(team: string, days: readonly UsageDay[]): z.infer<typeof UsageReport> {
-  const sum = days.reduce((total, d) => addFigures(total, d.figures), emptyFigures());
+/** Figures with what they mean: sent, saved, ratio. */
+function totalsOf(sum: UsageFigures): z.infer<typeof UsageTotals> {
   const sent = sum.listed + sum.answers.lookups + sum.answers.searches + sum.answers.loads;
   const ratio = sum.direct === 0 ? null : Math.round((sent / sum.direct) * 10_000) / 10_000;
-  return { team, days: days.map((d) => ({ day: d.day, ...d.figures })), totals: { ...sum, sent, saved: sum.direct - sent, ratio } };
+  return { ...sum, sent, saved: sum.direct - sent, ratio };
+}
+
+/** The usage answer: each day's figures, their sum and its meaning, and (when asked) each principal's. */
+function usageReport(team: string, days: readonly UsageDay[], principals?: Array<{ principal: string; figures: UsageFigures }>): z.infer<typeof UsageReport> {
+  const sum = days.reduce((total, d) => addFigures(total, d.figures), emptyFigures());
+  return {
+    team,
+    days: days.map((d) => ({ day: d.day, ...d.figures })),
+    totals: totalsOf(sum),
+    ...(principals ? { principals: principals.map((p) => ({ principal: p.principal, totals: totalsOf(p.figures) })) } : {}),
+  };
 }
 
 admin.get("/teams/:team/usage", async (c) => {
@@ -264,8 +275,10 @@ admin.get("/teams/:team/usage", async (c) => {
   const query = UsageQuery.safeParse(c.req.query());
   if (!query.success) return problem(c, 400, "invalid_query", "The query is not valid.", formatIssues(query.error));
   if ((await c.env.TEAMS.get(kvKeys.config(p.team))) === null) return problem(c, 404, "not_found", `Team ${p.team} has no config.`);
-  const days = await c.env.TEAM_INDEX.getByName(p.team).usage(query.data.days ?? USAGE_DEFAULT_DAYS);
-  return c.json(usageReport(p.team, days));
+  const index = c.env.TEAM_INDEX.getByName(p.team);
+  const window = query.data.days ?? USAGE_DEFAULT_DAYS;
+  const [days, principals] = await Promise.all([index.usage(window), query.data.by === "principal" ? index.usageByPrincipal(window) : undefined]);
+  return c.json(usageReport(p.team, days, principals));
 });
 
 /*

@@ -114,6 +114,7 @@ export const UsageQuery = z.object({
     .pipe(z.number().min(1, DAYS_RULE).max(USAGE_DAYS_KEPT, DAYS_RULE))
     .optional()
     .describe(`How many UTC days back from today, today included (1–${USAGE_DAYS_KEPT}, default 30).`),
+  by: z.literal("principal").optional().describe("`principal`: also each principal's totals over the window (a team token or a signed-in member)."),
 });
 
 /** One day of a team's usage: its figures (the stored shape, src/session/usage.ts) beside the day. */
@@ -133,6 +134,10 @@ export const UsageReport = z
     team: z.string(),
     days: z.array(UsageDayFigures).describe("Days with recorded usage in the window, oldest first."),
     totals: UsageTotals,
+    principals: z
+      .array(z.object({ principal: z.string().describe("`t:<token id>` or `u:<user id>`."), totals: UsageTotals }))
+      .optional()
+      .describe("With ?by=principal: each principal's totals over the window, in principal order."),
   })
   .meta({ id: "UsageReport" });
 

@@ -64,8 +64,38 @@ const ToolFilter = z
   })
   .describe("Which of this server's tools the team may see and call.");
 
-/** One upstream MCP server. Unknown keys are refused so typos do not pass silently. */
-export const ServerEntry = z.strictObject({
+/** A scope token as OAuth allows it (RFC 6749 3.3). */
+const ScopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/, "a scope is printable ASCII without spaces, quotes or backslashes");
+
+/** A whole-value `${secret:NAME}` reference (a client secret is never written into a config). */
+const SecretRefValue = z.string().regex(/^\$\{secret:[A-Za-z_][A-Za-z0-9_]{0,63}\}$/, "a reference to a team secret: ${secret:NAME}");
+
+/**
+ * An upstream that wants OAuth (issue 16, docs/oauth.md 3.3): the proxy discovers the server's authorization server
+ * from its 401, registers itself (or uses the configured client) and keeps the tokens, encrypted, per team and account.
+ */
+const UpstreamAuth = z
+  .strictObject({
+    type: z.literal("oauth"),
+    mode: z
+      .enum(["shared", "per_user"])
+      .describe(
+        '"shared": an admin connects one account (npm run team -- oauth connect) and every member\'s calls use it; ' +
+          '"per_user": each signed-in member connects their own account the first time a call needs it.',
+      ),
+    scopes: z.array(ScopeToken).min(1).max(20).optional().describe("Scopes to ask for; by default those the server's 401 or metadata names."),
+    client: z
+      .strictObject({
+        id: z.string().min(1).max(512).describe("A client id registered at the server's authorization server."),
+        secret: SecretRefValue.optional().describe("Its secret, as ${secret:NAME}; absent for a public client."),
+      })
+      .optional()
+      .describe("A pre-registered client; without it the proxy registers itself (client metadata document or dynamic registration)."),
+  })
+  .describe("Sign in to this server with OAuth instead of static headers.");
+
+/** The fields of one upstream entry (single-MCP mode spreads them into the config itself). */
+const SERVER_FIELDS = {
   transport: Transport,
   url: UpstreamUrl,
   headers: Headers,
@@ -90,7 +120,22 @@ export const ServerEntry = z.strictObject({
     .describe(
       "Upstream request timeout in milliseconds; 0 disables it for requests. Connecting, notifications and ending the upstream session are bounded by it too (by 30000 when it is 0).",
     ),
-});
+  auth: UpstreamAuth.optional(),
+};
+
+/** Rules across an entry's fields: OAuth owns the Authorization header, and needs the streamable-HTTP transport. */
+function authRules(entry: { auth?: unknown; headers: Record<string, string>; transport: string }, ctx: z.RefinementCtx): void {
+  if (entry.auth === undefined) return;
+  if (Object.keys(entry.headers).some((h) => h.toLowerCase() === "authorization")) {
+    ctx.addIssue({ code: "custom", path: ["headers"], message: "an entry with auth sends its own Authorization header: remove this one" });
+  }
+  if (entry.transport === "sse") {
+    ctx.addIssue({ code: "custom", path: ["auth"], message: "OAuth upstreams need the streamable-HTTP transport" });
+  }
+}
+
+/** One upstream MCP server. Unknown keys are refused so typos do not pass silently. */
+export const ServerEntry = z.strictObject(SERVER_FIELDS).superRefine(authRules);
 export type ServerEntry = z.infer<typeof ServerEntry>;
 
 /**
@@ -108,6 +153,8 @@ export function normalizeEntry(entry: Omit<ServerEntry, "enabled">) {
     ...(entry.description !== undefined ? { description: entry.description } : {}),
     /** Tool-name globs: only `allow`ed, never `deny`ed tools are offered. */
     ...(entry.tools ? { tools: entry.tools } : {}),
+    /** OAuth instead of static credentials (docs/oauth.md 3.3). */
+    ...(entry.auth ? { auth: entry.auth } : {}),
   };
 }
 
@@ -162,11 +209,11 @@ export const SingleConfig = z.strictObject({
   pin_tools: PinTools,
   promote: Promote,
   catalog_budget: CatalogBudget,
-  ...ServerEntry.shape,
+  ...SERVER_FIELDS,
   description: z
     .never({ error: "single-MCP mode has no load_mcp, so its entry cannot be lazy: remove description" })
     .optional(),
-});
+}).superRefine(authRules);
 
 /** The team config as stored in KV: either shape. */
 export const TeamConfig = z.union([MultiConfig, SingleConfig]);

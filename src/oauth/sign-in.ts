@@ -5,10 +5,9 @@
 import * as oidc from "oauth4webapi";
 import type { IdpConfig } from "../config/idp.ts";
 import type { IdClaims } from "../auth/user.ts";
-import { checkUpstreamUrl, type UrlPolicy } from "../security/url-guard.ts";
+import type { UrlPolicy } from "../security/url-guard.ts";
+import { GUARDED_FETCH_TIMEOUT_MS, GuardedFetchError, guardedFetchOptions } from "../security/guarded-fetch.ts";
 
-/** How long one request to the provider may take. */
-const FETCH_TIMEOUT_MS = 10_000;
 /** A provider's discovery document is kept this long per isolate (two sign-in steps read it). */
 const DISCOVERY_TTL_MS = 10 * 60_000;
 const MAX_DISCOVERIES = 200;
@@ -33,20 +32,6 @@ interface Provider {
   policy: UrlPolicy;
 }
 
-function options(policy: UrlPolicy): { [oidc.customFetch]: typeof fetch; [oidc.allowInsecureRequests]?: boolean; signal: () => AbortSignal } {
-  const guarded: typeof fetch = async (input, init) => {
-    const url = input instanceof Request ? input.url : String(input);
-    const verdict = checkUpstreamUrl(url, policy);
-    if (!verdict.ok) throw new SignInError(`the identity provider named a URL the proxy may not fetch: ${verdict.reason}`);
-    return fetch(input, init);
-  };
-  return {
-    [oidc.customFetch]: guarded,
-    ...(policy.allowPrivate ? { [oidc.allowInsecureRequests]: true } : {}),
-    signal: () => AbortSignal.timeout(FETCH_TIMEOUT_MS),
-  };
-}
-
 const discoveries = new Map<string, { server: oidc.AuthorizationServer; until: number }>();
 
 async function discover(issuer: string, policy: UrlPolicy): Promise<oidc.AuthorizationServer> {
@@ -57,8 +42,7 @@ async function discover(issuer: string, policy: UrlPolicy): Promise<oidc.Authori
   const url = new URL(issuer);
   let server: oidc.AuthorizationServer;
   try {
-    const { signal, ...rest } = options(policy);
-    server = await oidc.processDiscoveryResponse(url, await oidc.discoveryRequest(url, { ...rest, signal: signal() }));
+    server = await oidc.processDiscoveryResponse(url, await oidc.discoveryRequest(url, guardedFetchOptions(policy)));
   } catch (err) {
     throw failure("reading the identity provider's discovery document", err);
   }
@@ -73,10 +57,11 @@ async function discover(issuer: string, policy: UrlPolicy): Promise<oidc.Authori
 /** A readable cause: oauth4webapi's own messages name the rule that failed and carry no secret. */
 function failure(step: string, err: unknown): SignInError {
   if (err instanceof SignInError) return err;
+  if (err instanceof GuardedFetchError) return new SignInError(`${step}: ${err.message}`);
   if (err instanceof oidc.ResponseBodyError) return new SignInError(`${step}: the provider answered ${err.error}`);
   if (err instanceof oidc.AuthorizationResponseError) return new SignInError(`${step}: the provider answered ${err.error}`);
   const timedOut = err instanceof DOMException && (err.name === "TimeoutError" || err.name === "AbortError");
-  if (timedOut) return new SignInError(`${step}: the provider did not answer within ${FETCH_TIMEOUT_MS / 1000} s`);
+  if (timedOut) return new SignInError(`${step}: the provider did not answer within ${GUARDED_FETCH_TIMEOUT_MS / 1000} s`);
   return new SignInError(`${step}: ${err instanceof Error ? err.message : "failed"}`);
 }
 
@@ -122,11 +107,7 @@ export async function finishSignIn(provider: Provider, callbackUrl: URL, saved: 
     throw failure("the provider's answer", err);
   }
   try {
-    const { signal, ...rest } = options(provider.policy);
-    const response = await oidc.authorizationCodeGrantRequest(server, client, clientAuth(server, provider.secret), params, provider.callback, saved.verifier, {
-      ...rest,
-      signal: signal(),
-    });
+    const response = await oidc.authorizationCodeGrantRequest(server, client, clientAuth(server, provider.secret), params, provider.callback, saved.verifier, guardedFetchOptions(provider.policy));
     const tokens = await oidc.processAuthorizationCodeResponse(server, client, response, { expectedNonce: saved.nonce, requireIdToken: true });
     const claims = oidc.getValidatedIdTokenClaims(tokens);
     if (!claims) throw new SignInError("the provider sent no ID token");

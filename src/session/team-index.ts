@@ -5,12 +5,23 @@
 // and the admin API's changes are announced on (`listsChanged`).
 import { DurableObject } from "cloudflare:workers";
 import { logUnreadable } from "../config/keys.ts";
-import { ROUTE_HEADERS, type Env, type ListsChanged, type TeamIndexRpc, type UsageDay as UsageDayShape } from "../env.ts";
+import {
+  ROUTE_HEADERS,
+  type ConnectTransaction,
+  type CredentialInfo,
+  type Env,
+  type ListsChanged,
+  type TeamIndexRpc,
+  type UpstreamCredential,
+  type UpstreamTokenAnswer,
+  type UsageDay as UsageDayShape,
+} from "../env.ts";
 import { JsonRpcCode } from "../errors.ts";
 import { TeamListen } from "../modern/listen.ts";
 import { jsonRpcError } from "../responses.ts";
 import { settings } from "../settings.ts";
 import { accepted, type Same } from "../teams/kv.ts";
+import { CredentialVault } from "./credential-vault.ts";
 import { USAGE_DAYS_KEPT, UsageDay, UsageFigures, addFigures, emptyFigures, firstDayOf } from "./usage.ts";
 
 /** The RPC's types (src/env.ts, which imports nothing) are the schema's. */
@@ -49,6 +60,39 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
 
   async listsChanged(what: ListsChanged): Promise<void> {
     this.#listen?.publish(what);
+  }
+
+  /** The team's upstream OAuth credentials (src/session/credential-vault.ts). */
+  #vault: CredentialVault | undefined;
+
+  /** The vault, for this index's own team only: a caller naming another team is a bug, refused. */
+  #vaultFor(team: string): CredentialVault {
+    if (!this.ctx.id.equals(this.env.TEAM_INDEX.idFromName(team))) throw new Error("this team index holds another team's credentials");
+    return (this.#vault ??= new CredentialVault(this.ctx.storage, this.env));
+  }
+
+  async putCredential(team: string, server: string, account: string, credential: UpstreamCredential): Promise<void> {
+    await this.#vaultFor(team).put(team, server, account, credential);
+  }
+
+  async upstreamToken(team: string, server: string, account: string, resource: string, stale?: string): Promise<UpstreamTokenAnswer> {
+    return this.#vaultFor(team).token(team, server, account, resource, stale);
+  }
+
+  async listCredentials(team: string, server?: string): Promise<CredentialInfo[]> {
+    return this.#vaultFor(team).list(team, server);
+  }
+
+  async deleteCredentials(team: string, filter: { server?: string; account?: string }): Promise<number> {
+    return this.#vaultFor(team).delete(filter);
+  }
+
+  async beginConnect(team: string, state: string, transaction: ConnectTransaction): Promise<void> {
+    await this.#vaultFor(team).beginConnect(state, transaction);
+  }
+
+  async takeConnect(team: string, state: string): Promise<ConnectTransaction | undefined> {
+    return this.#vaultFor(team).takeConnect(state);
   }
 
   async listenStreams(): Promise<number> {

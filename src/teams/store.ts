@@ -64,11 +64,13 @@ export class TeamStore {
     for (const upstream of parsed.config.upstreams) {
       const verdict = checkUpstreamUrl(upstream.url, this.#options.urlPolicy);
       if (!verdict.ok) issues.push({ path: `${prefix(upstream.name)}url`, message: verdict.reason });
-      for (const [header, value] of Object.entries(upstream.headers)) {
+      const references: Array<[path: string, value: string]> = Object.entries(upstream.headers).map(([header, value]) => [`headers.${header}`, value]);
+      if (upstream.auth?.client?.secret) references.push(["auth.client.secret", upstream.auth.client.secret]);
+      for (const [path, value] of references) {
         for (const name of secretNames(value)) {
           if (!known.has(name)) {
             issues.push({
-              path: `${prefix(upstream.name)}headers.${header}`,
+              path: `${prefix(upstream.name)}${path}`,
               message: `the team has no secret named ${name}: set it first (npm run team -- secret put ${team} ${name})`,
             });
           }

@@ -13,8 +13,15 @@ describe("settings", () => {
       maxBodyBytes: 4 * 1024 * 1024,
       maxUpstreamResponseBytes: 8 * 1024 * 1024,
       modernEra: true,
-      oauthHosts: false,
+      oauthHosts: true,
     });
+  });
+
+  it("turns OAuth for hosts off only for \"off\" (any case)", () => {
+    expect(settings({ OAUTH_HOSTS: "off" }).oauthHosts).toBe(false);
+    expect(settings({ OAUTH_HOSTS: " Off" }).oauthHosts).toBe(false);
+    expect(settings({ OAUTH_HOSTS: "on" }).oauthHosts).toBe(true);
+    expect(settings({ OAUTH_HOSTS: "yes" }).oauthHosts).toBe(true);
   });
 
   it("turns the 2026 era off only for \"off\" (any case), and keeps it on for anything else", () => {

@@ -11,6 +11,10 @@ declare namespace Cloudflare {
     IDP_ISSUER: string;
     IDP_CLIENT_ID: string;
     IDP_CLIENT_SECRET: string;
+    OAUTH_UPSTREAM_URL: string;
+    OAUTH_UPSTREAM_CONTROL: string;
+    OAUTH_UPSTREAM_CLIENT_ID: string;
+    OAUTH_UPSTREAM_CLIENT_SECRET: string;
   }
   interface GlobalProps {
     mainModule: typeof import("../../src/index.ts");

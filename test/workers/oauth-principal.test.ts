@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { app } from "../../src/http/app.ts";
 import { tokenId } from "../../src/auth/token.ts";
-import { initializeBody, replayUrl, seedTeam, waitFor } from "./helpers.ts";
+import { adminFetch, initializeBody, replayUrl, seedTeam, waitFor } from "./helpers.ts";
 import { OAUTH_BASE, mintAccessToken, withOAuth } from "./oauth-helpers.ts";
 
 const proxyFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
@@ -70,6 +70,17 @@ describe("the member as principal", () => {
       for (const row of byPrincipal) expect(row.figures).toMatchObject({ sessions: 1, calls: { tools: 1 } });
       const [total] = await index.usage(1);
       expect(total?.figures.calls.tools).toBe(2);
+      // The admin API answers them with ?by=principal.
+      const report = (await (await adminFetch("GET", "/teams/pr-one/usage?days=1&by=principal")).json()) as {
+        totals: { calls: { tools: number } };
+        principals: Array<{ principal: string; totals: { sessions: number; calls: { tools: number } } }>;
+      };
+      expect(report.totals.calls.tools).toBe(2);
+      expect(report.principals.map((p) => [p.principal, p.totals.sessions, p.totals.calls.tools])).toEqual(
+        [[teamPrincipal, 1, 1], [`u:${user}`, 1, 1]].sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1)),
+      );
+      const plain = (await (await adminFetch("GET", "/teams/pr-one/usage?days=1")).json()) as Record<string, unknown>;
+      expect(plain["principals"]).toBeUndefined();
     } finally {
       out.mockRestore();
     }

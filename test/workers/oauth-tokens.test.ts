@@ -13,6 +13,8 @@ import { OAUTH_BASE, OAUTH_REDIRECT, mintAccessToken, pkce, withOAuth } from "./
 
 const BASE = OAUTH_BASE;
 const REDIRECT = OAUTH_REDIRECT;
+/** The bindings with OAuth for hosts turned off (it is on by default). */
+const withoutOAuth = { ...env, OAUTH_HOSTS: "off" };
 
 /** An initialize at `team`'s URL with this bearer token, through the router with the given bindings. */
 const initialize = (team: string, token: string, bindings: object = withOAuth) =>
@@ -43,7 +45,7 @@ describe("OAuth access tokens at the MCP URL (OAUTH_HOSTS=on)", () => {
     expect((await initialize("oa-b", accessToken)).status).toBe(401);
     const altered = accessToken.slice(0, -2) + (accessToken.endsWith("aa") ? "bb" : "aa");
     expect((await initialize("oa-a", altered)).status).toBe(401);
-    expect((await initialize("oa-a", accessToken, env)).status).toBe(401);
+    expect((await initialize("oa-a", accessToken, withoutOAuth)).status).toBe(401);
     expect((await initialize("oa-a", accessToken)).status).toBe(200);
     await api.revokeGrant(grantId, "grace");
     expect((await initialize("oa-a", accessToken)).status).toBe(401);
@@ -93,7 +95,7 @@ describe("OAuth metadata and the 401's challenge (OAUTH_HOSTS=on)", () => {
     expect(wrong.headers.get("www-authenticate")).toContain('error="invalid_token"');
     // A team with no config answers alike (nothing to probe); with OAuth off the challenge is the plain one.
     expect((await initialize("oa-nobody", "nope")).headers.get("www-authenticate")).toContain("/t/oa-nobody/mcp");
-    expect((await initialize("oa-meta", "nope", env)).headers.get("www-authenticate")).toBe('Bearer realm="dynmcp-edge"');
+    expect((await initialize("oa-meta", "nope", withoutOAuth)).headers.get("www-authenticate")).toBe('Bearer realm="dynmcp-edge"');
   });
 
   it("serves RFC 9728 and RFC 8414 documents that point at each other, and nothing with OAuth off", async () => {
@@ -114,8 +116,8 @@ describe("OAuth metadata and the 401's challenge (OAUTH_HOSTS=on)", () => {
       response_types_supported: ["code"],
     });
     expect(as["grant_types_supported"]).toEqual(expect.arrayContaining(["authorization_code", "refresh_token"]));
-    expect((await call("/.well-known/oauth-protected-resource/t/oa-docs/mcp", {}, env)).status).toBe(404);
-    expect((await call("/.well-known/oauth-authorization-server/t/oa-docs", {}, env)).status).toBe(404);
+    expect((await call("/.well-known/oauth-protected-resource/t/oa-docs/mcp", {}, withoutOAuth)).status).toBe(404);
+    expect((await call("/.well-known/oauth-authorization-server/t/oa-docs", {}, withoutOAuth)).status).toBe(404);
   });
 
   it("registers a client (RFC 7591), refreshes with a rotated token, and revokes (RFC 7009) so the token stops working", async () => {
