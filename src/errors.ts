@@ -17,7 +17,12 @@ export type UpstreamFault =
   | { kind: "too_large"; limit: number }
   /** The connection broke after a call was sent: it may or may not have run. */
   | { kind: "unknown_outcome"; detail: string }
-  | { kind: "throttled"; detail: string };
+  | { kind: "throttled"; detail: string }
+  /**
+   * An OAuth upstream (docs/oauth.md 3.3) with no usable account for this caller: `detail` says why and what to do,
+   * `connectUrl` (when there is one) is where the member connects their account.
+   */
+  | { kind: "auth_required"; detail: string; connectUrl?: string };
 
 /** The proxy's own failures of a tool call, answered as an `isError` result. */
 export type ToolErrorKind =
@@ -215,6 +220,10 @@ export function describeFault(upstream: string, fault: UpstreamFault): string {
       return `the connection to "${upstream}" broke after the call was sent (${fault.detail}); it may or may not have run, and it was not repeated because the tool is not marked read-only or idempotent`;
     case "throttled":
       return `"${upstream}" is reconnecting too often (${fault.detail}); try again then`;
+    case "auth_required":
+      return fault.connectUrl
+        ? `"${upstream}" needs your account: ${fault.detail}. Ask the user to open ${fault.connectUrl} to connect it (the link works for 10 minutes), then call again`
+        : `"${upstream}" needs an account: ${fault.detail}`;
   }
 }
 
@@ -243,6 +252,8 @@ export function shortReason(fault: UpstreamFault): string {
       return "connection broke mid-call";
     case "throttled":
       return "reconnecting too often";
+    case "auth_required":
+      return "needs an account to be connected";
   }
 }
 

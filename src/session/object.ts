@@ -32,16 +32,17 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     const team = request.headers.get(ROUTE_HEADERS.team) ?? "";
     const tokenId = request.headers.get(ROUTE_HEADERS.tokenId) ?? "";
     const user = request.headers.get(ROUTE_HEADERS.user) ?? undefined;
+    const base = new URL(request.url).origin;
     const sessionId = request.headers.get(ROUTE_HEADERS.session) ?? "";
     const initialize = request.headers.get(ROUTE_HEADERS.initialize) === "1";
     // The router checked it: the view the session starts with at initialize, later only one the URL names.
     const asked = View.safeParse(request.headers.get(ROUTE_HEADERS.view) ?? undefined);
     const view = asked.success ? asked.data : undefined;
-    if (request.headers.get(ROUTE_HEADERS.era) === "modern") return this.#modern(request, team, tokenId, sessionId, user);
+    if (request.headers.get(ROUTE_HEADERS.era) === "modern") return this.#modern(request, team, tokenId, sessionId, user, base);
 
     let record = await this.#store.session();
     if (initialize && !record) {
-      const created = await this.#newRecord({ team, tokenId, sessionId, view: view ?? DEFAULT_VIEW, ...(user ? { user } : {}) });
+      const created = await this.#newRecord({ team, tokenId, sessionId, view: view ?? DEFAULT_VIEW, base, ...(user ? { user } : {}) });
       if (created instanceof Response) return created;
       record = created;
     } else if (!record || record.team !== team || record.tokenId !== tokenId || record.sessionId !== sessionId) {
@@ -86,10 +87,10 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
    * record is written on its first request, with the team's config of that moment; later ones take admin reloads
    * as sessions do. Each request is served whole by the per-request handler; the upstream registry stays.
    */
-  async #modern(request: Request, team: string, tokenId: string, objectId: string, user: string | undefined): Promise<Response> {
+  async #modern(request: Request, team: string, tokenId: string, objectId: string, user: string | undefined, base: string): Promise<Response> {
     let record = await this.#store.session();
     if (!record) {
-      const created = await this.#newRecord({ team, tokenId, sessionId: objectId, view: DEFAULT_VIEW, era: "modern", ...(user ? { user } : {}) });
+      const created = await this.#newRecord({ team, tokenId, sessionId: objectId, view: DEFAULT_VIEW, era: "modern", base, ...(user ? { user } : {}) });
       if (created instanceof Response) return created;
       record = created;
       this.#meter.started(record.createdAt);

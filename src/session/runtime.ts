@@ -3,6 +3,8 @@
 import { Server, type McpHttpHandler } from "@modelcontextprotocol/server";
 import type { CatalogChange, UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
+import type { CatalogCache } from "../upstream/startup.ts";
+import { upstreamAuth } from "./upstream-auth.ts";
 import { PRODUCT, type Env } from "../env.ts";
 import { settings } from "../settings.ts";
 import { UpstreamError } from "../errors.ts";
@@ -96,12 +98,15 @@ async function createUpstreams(
     const verdict = checkUpstreamUrl(spec.url, addresses);
     if (!verdict.ok) throw new UpstreamError(spec.name, { kind: "config", detail: verdict.reason });
     const headers = await resolveHeaders(spec, (name) => readSecret(kv, env.SECRETS_KEY, record.team, name));
+    // An OAuth upstream's account (the team's or the member's): no account, no connect (and no strike: errors.ts).
+    const auth = await upstreamAuth(env, record, spec);
     return UpstreamClient.connect(spec, headers, {
       fetch: (input, init) => fetch(input, init),
       clientInfo: { name: PRODUCT.name, version: PRODUCT.version },
       hooks: bridge,
       gate,
       eras,
+      ...(auth ? { auth } : {}),
     }, signal);
   };
 
@@ -110,12 +115,21 @@ async function createUpstreams(
   const registry: UpstreamRegistry = new UpstreamRegistry(record.config, store, {
     connect,
     policy,
-    cache: kvCatalogCache(kv, record.team),
+    cache: perUserUncached(kvCatalogCache(kv, record.team)),
     onChange: (change) => void bridge.announce(change),
     ...(onConnect ? { onConnect: (name: string, client: UpstreamClient) => onConnect(registry, links, name, client) } : {}),
   });
   await registry.restore();
   return { registry, gate, links, bridge };
+}
+
+/** A per_user OAuth upstream's catalog is the member's own (it may differ per account): never shared through the cache. */
+function perUserUncached(cache: CatalogCache): CatalogCache {
+  const shared = (spec: UpstreamSpec) => spec.auth?.mode !== "per_user";
+  return {
+    get: async (spec) => (shared(spec) ? cache.get(spec) : undefined),
+    put: async (spec, catalog) => (shared(spec) ? cache.put(spec, catalog) : undefined),
+  };
 }
 
 export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, meter?: UsageMeter): Promise<Runtime> {

@@ -45,6 +45,8 @@ const SessionRecord = z.object({
   era: z.literal("modern").optional(),
   /** An OAuth caller's user id (docs/oauth.md 3.1); absent for a team token's session. */
   user: z.string().optional(),
+  /** The origin the session was opened at: connect links are made with it when PUBLIC_URL is not set. */
+  base: z.string().optional(),
 });
 export type SessionRecord = z.output<typeof SessionRecord>;
 

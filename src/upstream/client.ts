@@ -10,6 +10,7 @@ import {
   SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
+  type AuthProvider,
   type CallToolResult,
   type ClientCapabilities,
   type Implementation,
@@ -71,6 +72,11 @@ export interface ClientDeps {
   gate?: FetchGate;
   /** Era verdicts kept between connections; without it every streamable-HTTP connect probes. */
   eras?: EraCache;
+  /**
+   * An OAuth upstream's bearer tokens (docs/oauth.md 3.3): asked before every request, told of a 401 (then the
+   * request is sent once more). Each token it gives is scrubbed from whatever the upstream says, like header values.
+   */
+  auth?: AuthProvider;
 }
 
 export interface RequestOptions {
@@ -130,6 +136,8 @@ export class UpstreamClient {
   readonly #headers: Record<string, string>;
   readonly #deps: ClientDeps;
   readonly #secrets: string[];
+  /** How many of `#secrets` come from the headers (the rest are OAuth tokens, newest last). */
+  readonly #headerSecrets: number;
   /** The connection in use: set once connect() succeeds, replaced only when a cached modern verdict proved stale. */
   #link!: Link;
   #closed = false;
@@ -145,6 +153,7 @@ export class UpstreamClient {
     this.#headers = headers;
     this.#deps = deps;
     this.#secrets = secretsOf(headers);
+    this.#headerSecrets = this.#secrets.length;
   }
 
   /**
@@ -226,6 +235,7 @@ export class UpstreamClient {
         : new StreamableHTTPClientTransport(new URL(spec.url), {
             fetch: chain.streamableFetch,
             requestInit,
+            ...(deps.auth ? { authProvider: this.#scrubbing(deps.auth) } : {}),
             // One reconnect attempt for a dropped GET stream; call-level retries are the registry's business.
             reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
           });
@@ -253,6 +263,23 @@ export class UpstreamClient {
       if (this.#link === link && !link.retired) this.#closed = true;
     };
     return link;
+  }
+
+  /** The auth provider, with every token it hands out added to the words scrubbed from upstream text. */
+  #scrubbing(auth: AuthProvider): AuthProvider {
+    const secrets = this.#secrets;
+    return {
+      token: async () => {
+        const token = await auth.token();
+        if (token !== undefined && token.length >= 8 && !secrets.includes(token)) {
+          // A refreshed token replaces the last one learned this way; header values stay first in the list.
+          if (secrets.length > this.#headerSecrets + 1) secrets.splice(this.#headerSecrets, 1);
+          secrets.push(token);
+        }
+        return token;
+      },
+      ...(auth.onUnauthorized ? { onUnauthorized: (ctx) => auth.onUnauthorized!(ctx) } : {}),
+    };
   }
 
   /** Connects the link (probe, `initialize`, or a verdict adopted); on failure it is retired and closed. */

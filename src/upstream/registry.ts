@@ -193,6 +193,8 @@ export class UpstreamRegistry {
       return { catalog, changed: true };
     } catch (err) {
       const reason = err instanceof UpstreamError ? describeFault(spec.name, err.fault) : "unexpected failure";
+      // An account not connected yet is no fault of the server: no strike, and the agent is told how to go on.
+      if (err instanceof UpstreamError && err.fault.kind === "auth_required") throw new LoadError("load_failed", `Could not load "${spec.name}": ${reason}.`, spec.name);
       const record = loadFailed(this.#records.get(spec.name), reason);
       await this.#records.set(spec.name, record);
       if (record.status === UpstreamStatus.evicted) {
