@@ -8,7 +8,7 @@ import type { TokenRecord } from "../config/keys.ts";
 import { SETTING_DEFAULTS, settings } from "../settings.ts";
 import { unauthorized } from "../responses.ts";
 import type { McpEnv, Principal } from "./context.ts";
-import { TokenCache } from "./token-cache.ts";
+import { MAX_TOKEN_CACHE_SECONDS, TokenCache } from "./token-cache.ts";
 import { OAUTH_SCOPES, oauthCaller } from "../oauth/server.ts";
 import { resourceMetadataUrl } from "../oauth/routes.ts";
 import { publicBase } from "./origin.ts";
@@ -79,6 +79,14 @@ export const teamName = validator("param", (params: Record<string, string>) => {
 });
 
 /**
+ * OAuth callers this isolate accepted, by base, team and token, for at most TOKEN_CACHE_SECONDS and never past the
+ * token's own expiry: a host's every request would otherwise read the library's KV record. The bound on a revoked
+ * grant is then the same as a team token's (docs/security.md). Only acceptances are kept.
+ */
+const oauthCallers = new Map<string, { principal: Principal; until: number }>();
+const MAX_OAUTH_CALLERS = 10_000;
+
+/**
  * An OAuth access token of the team's authorization server (src/oauth/server.ts), when OAUTH_HOSTS is on: a token
  * that is not a team token's shape (`dmt_…`) is asked there. Its principal binds to the grant (`g.<binding>`).
  */
@@ -86,15 +94,27 @@ async function oauthPrincipal(c: Context<McpEnv>, team: string, header: string |
   if (!settings(c.env).oauthHosts || !c.env.OAUTH_KV) return null;
   const bearer = header === null ? undefined : BEARER.exec(header)?.[1];
   if (!bearer || tokenId(bearer)) return null;
+  const base = publicBase(c.env, c.req.raw);
+  const key = `${base}\n${team}\n${bearer}`;
+  const now = Date.now();
+  const seconds = Math.min(settings(c.env).tokenCacheSeconds, MAX_TOKEN_CACHE_SECONDS);
+  const known = seconds > 0 ? oauthCallers.get(key) : undefined;
+  if (known && known.until > now) return known.principal;
   let caller: Awaited<ReturnType<typeof oauthCaller>>;
   try {
-    caller = await oauthCaller(c.env, publicBase(c.env, c.req.raw), team, bearer);
+    caller = await oauthCaller(c.env, base, team, bearer);
   } catch (err) {
     // The library refuses a base URL that is not https (or loopback http): a deployment without PUBLIC_URL, say.
     log({ event: "misconfigured", reason: `OAuth tokens cannot be checked: ${err instanceof Error ? err.message : String(err)}` });
     return null;
   }
-  return caller ? { team, tokenId: `g.${caller.binding}`, user: caller.user } : null;
+  if (!caller) return null;
+  const principal: Principal = { team, tokenId: `g.${caller.binding}`, user: caller.user };
+  if (seconds > 0) {
+    if (oauthCallers.size >= MAX_OAUTH_CALLERS) oauthCallers.clear();
+    oauthCallers.set(key, { principal, until: Math.min(now + seconds * 1000, caller.expiresAt * 1000) });
+  }
+  return principal;
 }
 
 /** The bearer token must be one of the team's: the caller becomes `principal`; anything else is the one 401. */

@@ -63,6 +63,8 @@ export function authorizationServer(base: string, team: string): OAuthAuthorizat
 export interface OAuthCaller {
   binding: string;
   user: GrantProps["user"];
+  /** When the access token expires (unix seconds). */
+  expiresAt: number;
 }
 
 export async function oauthCaller(env: Env, base: string, team: string, token: string): Promise<OAuthCaller | null> {
@@ -71,5 +73,5 @@ export async function oauthCaller(env: Env, base: string, team: string, token: s
   const props = GrantProps.safeParse(validated.props);
   // A grant for another team (it cannot pass the audience check, but its props say whose it is) is refused too.
   if (!props.success || props.data.team !== team) return null;
-  return { binding: props.data.binding, user: props.data.user };
+  return { binding: props.data.binding, user: props.data.user, expiresAt: validated.expiresAt };
 }

@@ -51,6 +51,18 @@ describe("OAuth access tokens at the MCP URL (OAUTH_HOSTS=on)", () => {
     expect((await initialize("oa-a", accessToken)).status).toBe(401);
   });
 
+  it("keeps an accepted token for TOKEN_CACHE_SECONDS at most: a revoked grant stops within that bound", async () => {
+    await seedTeam("oa-cache", { mcp: { memory: { url: replayUrl("memory") } } });
+    const { accessToken, grantId, api } = await mintAccessToken("oa-cache", "cached-user");
+    const cached = { ...withOAuth, TOKEN_CACHE_SECONDS: "30" };
+    expect((await initialize("oa-cache", accessToken, cached)).status).toBe(200);
+    await api.revokeGrant(grantId, "cached-user");
+    // This isolate accepted it moments ago: still in, as a team token would be.
+    expect((await initialize("oa-cache", accessToken, cached)).status).toBe(200);
+    // Without the cache (the tests' setting), the revocation is seen at once.
+    expect((await initialize("oa-cache", accessToken)).status).toBe(401);
+  });
+
   it("answers the one 401, not a 500, when the proxy's base URL is not one the library takes (no PUBLIC_URL, plain http)", async () => {
     await seedTeam("oa-http", { mcp: { memory: { url: replayUrl("memory") } } });
     const res = await app.fetch(
