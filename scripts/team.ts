@@ -1,12 +1,21 @@
 // `npm run team -- <command>`: the operator's tool for teams: configs, tokens, secrets, tool pins, OAuth sign-in.
-// Local state (what `wrangler dev` reads) by default, the deployed namespace with --remote; signed-in users and their
-// grants only through a running Worker's admin API.
+// Local state (what `wrangler dev` reads) by default, the deployed namespace with --remote; signed-in users, their
+// grants and accounts at OAuth upstreams only through a running Worker's admin API.
 import { existsSync, readFileSync } from "node:fs";
 import { credentialWarnings } from "../src/config/redact.ts";
-import { TeamName, secretNames } from "../src/config/schema.ts";
+import { ServerName, TeamName, secretNames } from "../src/config/schema.ts";
 import { parseConfig, type ResolvedConfig } from "../src/config/validate.ts";
 import { View } from "../src/config/view.ts";
-import { GrantId, UserParam, type UserDetail, type UserList, type UserRemoved } from "../src/admin/schemas.ts";
+import {
+  AccountParam,
+  GrantId,
+  UserParam,
+  type AccountList,
+  type ConnectLink,
+  type UserDetail,
+  type UserList,
+  type UserRemoved,
+} from "../src/admin/schemas.ts";
 import { urlPolicy } from "../src/security/policy.ts";
 import { checkUpstreamUrl, type UrlPolicy } from "../src/security/url-guard.ts";
 import { TeamStore, TeamStoreError } from "../src/teams/store.ts";
@@ -35,14 +44,23 @@ const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
                                      user id, that user and their grants (one per host; never a token)
   oauth revoke <team> <user> [--grant ID]
                                      revoke every grant of a user (their hosts must sign in again) and remove
-                                     them from the list; with --grant, that one grant only
+                                     them from the list, with their accounts at OAuth upstreams; with --grant,
+                                     that one grant only
+  oauth connect <team> <server>      a link (ten minutes) to open in a browser to connect the team's shared
+                                     account at an upstream whose entry has auth.mode "shared"
+  oauth accounts <team> [<server>]   list the accounts connected at OAuth upstreams ("shared", or a member's
+                                     user id), when they were connected and their token expires (never a token)
+  oauth disconnect <team> <server> <account>
+                                     delete one account's tokens ("shared" or a user id): the next call needs a
+                                     new connect
   pins <team>                        list pinned tool definitions and changes waiting for approval
   approve <team> <server> <tool>     approve a changed tool definition
 Environment: ALLOW_PRIVATE_UPSTREAMS=true allows http and private addresses (local use only); SECRETS_KEY
 (else .dev.vars) encrypts local secrets; with --remote, secrets go through the admin API at DYNMCP_URL with
-DYNMCP_ADMIN_TOKEN, since only the Worker holds the key. oauth users and oauth revoke always go through the
-admin API at DYNMCP_URL (a local \`npm run dev\`, e.g. http://localhost:8787, or the deployment) with
-DYNMCP_ADMIN_TOKEN (its ADMIN_TOKEN), since grants are the Worker's. --help prints this.`;
+DYNMCP_ADMIN_TOKEN, since only the Worker holds the key. oauth users, revoke, connect, accounts and disconnect
+always go through the admin API at DYNMCP_URL (a local \`npm run dev\`, e.g. http://localhost:8787, or the
+deployment) with DYNMCP_ADMIN_TOKEN (its ADMIN_TOKEN), since grants and upstream accounts are the Worker's.
+--help prints this.`;
 
 interface Options extends KvTarget {
   label?: string;
@@ -235,8 +253,50 @@ async function oauthRevoke(team: string, user: string | undefined, grant: string
     return;
   }
   const removed = (await (await adminApi("DELETE", path, undefined, USERS_VIA_ADMIN)).json()) as UserRemoved;
-  out(`revoked ${removed.grantsRevoked} grant(s) of user ${removed.id} of team ${team}${removed.userDeleted ? "; removed from the user list" : ""}`);
+  const accounts = removed.accountsDeleted ? `; deleted ${removed.accountsDeleted} account(s) at OAuth upstreams` : "";
+  out(`revoked ${removed.grantsRevoked} grant(s) of user ${removed.id} of team ${team}${removed.userDeleted ? "; removed from the user list" : ""}${accounts}`);
   if (!removed.complete) out("more grants remain: run the command again");
+}
+
+const ACCOUNTS_VIA_ADMIN =
+  "accounts at OAuth upstreams are the Worker's (its team index): set DYNMCP_URL (e.g. http://localhost:8787 for npm run dev, or the deployment) and DYNMCP_ADMIN_TOKEN (its ADMIN_TOKEN)";
+
+/** A server name as the admin API takes it (checked here first). */
+function server(name: string | undefined): string {
+  if (!name) fail(USAGE);
+  const parsed = ServerName.safeParse(name);
+  if (!parsed.success) fail(`bad server name ${JSON.stringify(name)}: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
+/** `oauth connect`: the link an admin opens in a browser to connect the team's shared account at an upstream. */
+async function oauthConnect(team: string, serverArg: string | undefined): Promise<void> {
+  const name = server(serverArg);
+  const link = (await (await adminApi("POST", `/admin/teams/${team}/upstreams/${name}/connect`, undefined, ACCOUNTS_VIA_ADMIN)).json()) as ConnectLink;
+  out(`connect link for the shared account of ${name} (team ${team}), valid until ${link.expiresAt} (ten minutes):`);
+  out(link.url);
+  out(`open it in a browser and sign in at ${name}'s provider; then oauth accounts ${team} ${name} shows the account`);
+}
+
+/** `oauth accounts`: the accounts connected at the team's OAuth upstreams (one server's, or all); never a token. */
+async function oauthAccounts(team: string, serverArg: string | undefined): Promise<void> {
+  const path = serverArg === undefined ? `/admin/teams/${team}/accounts` : `/admin/teams/${team}/upstreams/${server(serverArg)}/accounts`;
+  const { accounts } = (await (await adminApi("GET", path, undefined, ACCOUNTS_VIA_ADMIN)).json()) as AccountList;
+  if (accounts.length === 0) process.stderr.write(`no account is connected at ${serverArg === undefined ? "any OAuth upstream" : serverArg} of team ${team}\n`);
+  for (const a of accounts) {
+    const expiry = a.expiresAt === undefined ? "no expiry given" : `token expires ${a.expiresAt}`;
+    out(`${a.server}  ${a.account}  connected ${a.connectedAt}  ${expiry}  ${a.refreshable ? "refreshable" : "not refreshable"}  ${a.issuer}${a.scope ? `  scope ${a.scope}` : ""}`);
+  }
+}
+
+/** `oauth disconnect`: one account's tokens at one upstream. */
+async function oauthDisconnect(team: string, serverArg: string | undefined, account: string | undefined): Promise<void> {
+  const name = server(serverArg);
+  if (!account) fail(USAGE);
+  const parsed = AccountParam.safeParse({ team, server: name, account });
+  if (!parsed.success) fail(`bad account ${JSON.stringify(account)}: "shared" or a user id of team ${team} (see oauth accounts ${team} ${name})`);
+  await adminApi("DELETE", `/admin/teams/${team}/upstreams/${name}/accounts/${account}`, undefined, ACCOUNTS_VIA_ADMIN);
+  out(`disconnected account ${account} from ${name} (team ${team}): its tokens are deleted`);
 }
 
 /** A user id as the admin API takes it (checked here first, so a typo is not a round trip). */
@@ -322,7 +382,7 @@ async function main(): Promise<void> {
       return;
     }
     case "oauth": {
-      const [verb, teamArg, userArg] = rest;
+      const [verb, teamArg, userArg, accountArg] = rest;
       const name = team(teamArg);
       if (verb === "set") {
         const result = await store.putIdp(name, opts.idp);
@@ -337,6 +397,9 @@ async function main(): Promise<void> {
         out(`removed the identity provider of team ${name}`);
       } else if (verb === "users") await oauthUsers(name, userArg);
       else if (verb === "revoke") await oauthRevoke(name, userArg, opts.grant);
+      else if (verb === "connect") await oauthConnect(name, userArg);
+      else if (verb === "accounts") await oauthAccounts(name, userArg);
+      else if (verb === "disconnect") await oauthDisconnect(name, userArg, accountArg);
       else fail(USAGE);
       return;
     }

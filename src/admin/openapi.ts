@@ -3,7 +3,10 @@ import { createDocument } from "zod-openapi";
 import type { z } from "zod";
 import { PRODUCT } from "../env.ts";
 import {
+  AccountList,
+  AccountParam,
   ConfigBody,
+  ConnectLink,
   ConfigWritten,
   ErrorBody,
   GrantParam,
@@ -33,11 +36,12 @@ const errors = {
   "400": json(ErrorBody, "The request is malformed or does not validate."),
   "401": json(ErrorBody, "Missing or wrong admin token."),
   "404": json(ErrorBody, "No such team item."),
+  "409": json(ErrorBody, "The upstream's entry does not allow this (a connect link for an entry without OAuth, or a per_user one)."),
   "413": json(ErrorBody, "The body is over 1 MiB."),
   "415": json(ErrorBody, "The body is not application/json."),
   "503": json(
     ErrorBody,
-    "The admin API is off (no ADMIN_TOKEN); for secrets, no SECRETS_KEY is set; for grants, no OAUTH_KV binding (or a plain-http base URL without PUBLIC_URL).",
+    "The admin API is off (no ADMIN_TOKEN); for secrets, no SECRETS_KEY is set; for grants, no OAUTH_KV binding (or a plain-http base URL without PUBLIC_URL); for connect links, no SESSION_KEY or SECRETS_KEY.",
   ),
 };
 const body = (schema: z.ZodType) => ({ required: true, content: { "application/json": { schema } } });
@@ -51,15 +55,15 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
       title: `${PRODUCT.name} admin API`,
       version: PRODUCT.version,
       description:
-        "Team configs, identity providers, signed-in users and their grants, tokens, secrets, tool pins and token usage. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
+        "Team configs, identity providers, signed-in users and their grants, accounts at OAuth upstreams, tokens, secrets, tool pins and token usage. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
     },
     components: { securitySchemes: { admin: { type: "http", scheme: "bearer" } } },
     security: [{ admin: [] }],
     paths: {
       "/admin/teams/{team}/config": {
-        put: { summary: "Create or replace a team's config", requestParams: { path: TeamParam }, requestBody: body(ConfigBody), responses: { "200": json(ConfigWritten, "Stored."), ...errors } },
+        put: { summary: "Create or replace a team's config (the accounts and registration of an OAuth upstream it drops, takes auth from or moves to another URL are deleted)", requestParams: { path: TeamParam }, requestBody: body(ConfigBody), responses: { "200": json(ConfigWritten, "Stored."), ...errors } },
         get: { summary: "Read a team's config (literal header values masked)", requestParams: { path: TeamParam }, responses: { "200": json(ConfigBody, "The config."), ...errors } },
-        delete: { summary: "Delete a team's config", requestParams: { path: TeamParam }, responses: { "204": { description: "Deleted." }, ...errors } },
+        delete: { summary: "Delete a team's config, with every account and registration at its OAuth upstreams", requestParams: { path: TeamParam }, responses: { "204": { description: "Deleted." }, ...errors } },
       },
       "/admin/teams/{team}/oauth": {
         put: {
@@ -81,13 +85,41 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
           responses: { "200": json(UserDetail, "The user's index entry and grants."), ...errors },
         },
         delete: {
-          summary: "Revoke every grant of a user (their access and refresh tokens stop working) and delete their index entry",
+          summary: "Revoke every grant of a user (their access and refresh tokens stop working), delete their accounts at OAuth upstreams and their index entry",
           requestParams: { path: UserParam },
           responses: { "200": json(UserRemoved, "What was removed."), ...errors },
         },
       },
       "/admin/teams/{team}/users/{user}/grants/{grant}": {
         delete: { summary: "Revoke one grant of a user, with its tokens", requestParams: { path: GrantParam }, responses: { "204": { description: "Revoked." }, ...errors } },
+      },
+      "/admin/teams/{team}/accounts": {
+        get: {
+          summary: "List the accounts connected at the team's OAuth upstreams, every server's (never a token)",
+          requestParams: { path: TeamParam },
+          responses: { "200": json(AccountList, "The accounts, by server and account."), ...errors },
+        },
+      },
+      "/admin/teams/{team}/upstreams/{server}/accounts": {
+        get: {
+          summary: "List the accounts connected at one OAuth upstream: the shared one, or each member's (never a token)",
+          requestParams: { path: UpstreamParam },
+          responses: { "200": json(AccountList, "The accounts."), ...errors },
+        },
+      },
+      "/admin/teams/{team}/upstreams/{server}/accounts/{account}": {
+        delete: {
+          summary: 'Disconnect one account ("shared" or a user id) from an OAuth upstream: its tokens are deleted, the next call needs a new connect',
+          requestParams: { path: AccountParam },
+          responses: { "204": { description: "Deleted." }, ...errors },
+        },
+      },
+      "/admin/teams/{team}/upstreams/{server}/connect": {
+        post: {
+          summary: 'A link (ten minutes) to open in a browser to connect the team\'s shared account at an upstream with auth.mode "shared"',
+          requestParams: { path: UpstreamParam },
+          responses: { "200": json(ConnectLink, "The link and when it expires."), ...errors },
+        },
       },
       "/admin/teams/{team}/tokens": {
         post: { summary: "Mint a token (shown once)", requestParams: { path: TeamParam }, requestBody: body(TokenCreateBody), responses: { "201": json(TokenCreated, "Minted."), ...errors } },

@@ -1,11 +1,13 @@
-// The admin API under /admin: team configs, tokens, secrets, pins, usage and signed-in users with their grants, behind
-// the ADMIN_TOKEN Worker secret.
+// The admin API under /admin: team configs, tokens, secrets, pins, usage, signed-in users with their grants, and
+// accounts at OAuth upstreams, behind the ADMIN_TOKEN Worker secret.
 import { Hono, type Context } from "hono";
 import type { GrantSummary, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import type { z } from "zod";
+import { mintConnectHandle } from "../auth/connect-link.ts";
 import { kvKeys } from "../config/keys.ts";
-import { formatIssues } from "../config/validate.ts";
-import { sessionObjectName, type Env, type SessionRpc, type UsageDay, type UsageFigures } from "../env.ts";
+import { loadTeamConfig } from "../config/load.ts";
+import { formatIssues, SINGLE_UPSTREAM } from "../config/validate.ts";
+import { sessionObjectName, type CredentialInfo, type Env, type SessionRpc, type UsageDay, type UsageFigures } from "../env.ts";
 import { addFigures, emptyFigures } from "../session/usage.ts";
 import { constantTimeEqual } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
@@ -18,6 +20,7 @@ import { TeamStore, TeamStoreError } from "../teams/store.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { adminOpenApi } from "./openapi.ts";
 import {
+  AccountParam,
   GrantParam,
   PinParam,
   SecretParam,
@@ -28,6 +31,8 @@ import {
   UpstreamParam,
   UsageQuery,
   UserParam,
+  type AccountInfo,
+  type ConnectLink,
   type GrantInfo,
   type UsageReport,
   type UsageTotals,
@@ -41,7 +46,7 @@ const ADMIN_BODY_LIMIT = 1024 * 1024;
 /** Days the usage route answers when `?days=` is not given. */
 const USAGE_DEFAULT_DAYS = 30;
 
-const problem = (c: AdminContext, status: 400 | 401 | 404 | 413 | 415 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
+const problem = (c: AdminContext, status: 400 | 401 | 404 | 409 | 413 | 415 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
   c.json({ error, message, ...(issues ? { issues } : {}) }, status, status === 401 ? { "WWW-Authenticate": `Bearer realm="${REALM} admin"` } : undefined);
 
 function store(c: AdminContext): TeamStore {
@@ -93,11 +98,13 @@ admin.put("/teams/:team/config", async (c) => {
   if (isResponse(p)) return p;
   const body = await jsonBody(c);
   if (isResponse(body)) return body;
+  const before = await c.env.TEAMS.get(kvKeys.config(p.team));
   const result = await store(c).putConfig(p.team, body.value);
   log({ event: "admin", action: "config.put", team: p.team, outcome: result.ok ? "ok" : "refused" });
   if (!result.ok) return problem(c, 400, "invalid_config", "The config was not stored.", result.issues);
+  const unforgotten = await forgetStaleUpstreamAccounts(c, p.team, before, body.value);
   await listsChanged(c, p.team);
-  return c.json({ ok: true as const, warnings: result.warnings });
+  return c.json({ ok: true as const, warnings: [...result.warnings, ...unforgotten] });
 });
 
 admin.put("/teams/:team/oauth", async (c) => {
@@ -136,9 +143,13 @@ admin.get("/teams/:team/config", async (c) => {
 admin.delete("/teams/:team/config", async (c) => {
   const p = params(c, TeamParam);
   if (isResponse(p)) return p;
+  const before = await c.env.TEAMS.get(kvKeys.config(p.team));
   const deleted = await store(c).deleteConfig(p.team);
   log({ event: "admin", action: "config.delete", team: p.team, outcome: deleted ? "ok" : "refused" });
-  return deleted ? c.body(null, 204) : problem(c, 404, "not_found", `Team ${p.team} has no config.`);
+  if (!deleted) return problem(c, 404, "not_found", `Team ${p.team} has no config.`);
+  // A failure is logged: a 204 has no body to name it in, and the config is gone either way.
+  await forgetStaleUpstreamAccounts(c, p.team, before, undefined);
+  return c.body(null, 204);
 });
 
 admin.post("/teams/:team/tokens", async (c) => {
@@ -388,14 +399,22 @@ admin.delete("/teams/:team/users/:user", async (c) => {
   const listed = await userGrants(api, p.user, MAX_GRANTS_REVOKED);
   // One at a time: each revocation lists and deletes the grant's tokens, and a Worker's concurrent subrequests are few.
   for (const grant of listed.grants) await api.revokeGrant(grant.id, p.user);
-  // Increment 6 (per-user upstream OAuth, docs/oauth.md 3.4): deleteUserUpstreamCredentials(team, user) goes here,
-  // removing the user's `cred:*:<user>` entries before the index entry, so a revoked user leaves no upstream token.
+  // The user's own accounts at per_user OAuth upstreams (`cred:*:<user>` in the team index), before the index entry,
+  // so a revoked user leaves no upstream token behind, whatever happens next.
+  const accountsDeleted = await c.env.TEAM_INDEX.getByName(p.team).deleteCredentials(p.team, { account: p.user });
+  if (accountsDeleted > 0) log({ event: "admin", action: "upstream.accounts.delete", team: p.team, target: `*/${p.user}`, outcome: "ok" });
   // The index entry goes last, once no grant is left: until then GET …/users/:user still shows what remains.
   const userDeleted = listed.complete ? await store(c).deleteUser(p.team, p.user) : false;
-  const found = listed.grants.length > 0 || userDeleted;
+  const found = listed.grants.length > 0 || userDeleted || accountsDeleted > 0;
   log({ event: "admin", action: "user.delete", team: p.team, target: p.user, outcome: found ? "ok" : "refused" });
   if (!found) return problem(c, 404, "not_found", `Team ${p.team} has no user ${p.user}.`);
-  const removed: UserRemoved = { id: p.user, grantsRevoked: listed.grants.length, userDeleted, complete: listed.complete };
+  const removed: UserRemoved = {
+    id: p.user,
+    grantsRevoked: listed.grants.length,
+    userDeleted,
+    complete: listed.complete,
+    ...(accountsDeleted > 0 ? { accountsDeleted } : {}),
+  };
   return c.json(removed);
 });
 
@@ -411,5 +430,154 @@ admin.delete("/teams/:team/users/:user/grants/:grant", async (c) => {
   log({ event: "admin", action: "grant.revoke", team: p.team, target: `${p.user}/${p.grant}`, outcome: owned ? "ok" : "refused" });
   return owned ? c.body(null, 204) : problem(c, 404, "not_found", `User ${p.user} of team ${p.team} has no grant ${p.grant}.`);
 });
+
+/*
+ * Accounts at OAuth upstreams (issue 16, docs/oauth.md 3.3 and 3.4). The credentials live sealed in the team's index
+ * object (src/session/credential-vault.ts), which answers only what may be shown of them; these routes list, delete and
+ * (for a shared entry) hand an admin the link that connects one. The link itself is served by src/oauth/upstream-connect.ts.
+ */
+
+/** The prefix of the team's registrations at upstreams' authorization servers in TEAMS (`kvKeys.upstreamClient`). */
+const upstreamClientPrefix = (team: string) => kvKeys.upstreamClient(team, "");
+
+const accountInfo = (c: CredentialInfo): AccountInfo => ({
+  server: c.server,
+  account: c.account,
+  issuer: c.issuer,
+  resource: c.resource,
+  ...(c.scope === undefined ? {} : { scope: c.scope }),
+  ...(c.expiresAt === undefined ? {} : { expiresAt: new Date(c.expiresAt).toISOString() }),
+  connectedAt: c.connectedAt,
+  refreshable: c.refreshable,
+});
+
+/** The team's accounts (one server's, or all) as the admin sees them, by server then account. */
+async function listAccounts(c: AdminContext, team: string, server?: string): Promise<AccountInfo[]> {
+  const listed = await c.env.TEAM_INDEX.getByName(team).listCredentials(team, server);
+  const order = (a: CredentialInfo, b: CredentialInfo) => (a.server === b.server ? (a.account < b.account ? -1 : 1) : a.server < b.server ? -1 : 1);
+  return listed.sort(order).map(accountInfo);
+}
+
+admin.get("/teams/:team/accounts", async (c) => {
+  const p = params(c, TeamParam);
+  if (isResponse(p)) return p;
+  return c.json({ accounts: await listAccounts(c, p.team) });
+});
+
+admin.get("/teams/:team/upstreams/:server/accounts", async (c) => {
+  const p = params(c, UpstreamParam);
+  if (isResponse(p)) return p;
+  return c.json({ accounts: await listAccounts(c, p.team, p.server) });
+});
+
+admin.delete("/teams/:team/upstreams/:server/accounts/:account", async (c) => {
+  const p = params(c, AccountParam);
+  if (isResponse(p)) return p;
+  const deleted = await c.env.TEAM_INDEX.getByName(p.team).deleteCredentials(p.team, { server: p.server, account: p.account });
+  log({ event: "admin", action: "upstream.account.delete", team: p.team, target: `${p.server}/${p.account}`, outcome: deleted > 0 ? "ok" : "refused" });
+  return deleted > 0 ? c.body(null, 204) : problem(c, 404, "not_found", `Server ${p.server} of team ${p.team} has no account ${p.account}.`);
+});
+
+/**
+ * A connect link for the team's shared account at an OAuth upstream: `<base>/t/<team>/connect/<server>?h=<handle>`,
+ * working for ten minutes, for an admin to open in a browser. Only an entry with `auth.mode: "shared"` has such an
+ * account; a per_user entry's members get their own link from the tool result of their first call.
+ */
+admin.post("/teams/:team/upstreams/:server/connect", async (c) => {
+  const p = params(c, UpstreamParam);
+  if (isResponse(p)) return p;
+  const loaded = await loadTeamConfig(c.env.TEAMS, p.team);
+  if (loaded === undefined) return problem(c, 404, "not_found", `Team ${p.team} has no config.`);
+  const entry = loaded.ok ? loaded.config.upstreams.find((u) => u.name === p.server) : undefined;
+  if (entry === undefined) {
+    const single = loaded.ok && loaded.config.mode === "single" ? ` (a single-MCP config's server is named ${SINGLE_UPSTREAM})` : "";
+    return problem(c, 404, "not_found", `Team ${p.team} has no enabled, valid server ${p.server}${single}.`);
+  }
+  if (entry.auth === undefined) {
+    return problem(c, 409, "not_oauth", `Server ${p.server} of team ${p.team} does not sign in with OAuth: give its entry auth: { "type": "oauth", "mode": "shared" } first.`);
+  }
+  if (entry.auth.mode !== "shared") {
+    return problem(
+      c,
+      409,
+      "per_user",
+      `Server ${p.server} of team ${p.team} is per_user: each member connects their own account from the link their first call's tool result gives them; there is no shared account to connect.`,
+    );
+  }
+  if (!c.env.SESSION_KEY) return problem(c, 503, "connect_unavailable", "Connect links are signed with SESSION_KEY, which is not set.");
+  if (!c.env.SECRETS_KEY) return problem(c, 503, "secrets_disabled", "Upstream accounts are stored encrypted under SECRETS_KEY, which is not set.");
+  const { handle, expiresAt } = await mintConnectHandle(c.env.SESSION_KEY, p.team, p.server, "shared");
+  log({ event: "admin", action: "upstream.connect", team: p.team, target: p.server, outcome: "ok" });
+  const link: ConnectLink = { url: `${publicBase(c.env, c.req.raw)}/t/${p.team}/connect/${p.server}?h=${handle}`, expiresAt: expiresAt.toISOString() };
+  return c.json(link);
+});
+
+/**
+ * Each upstream of a config that signs in with OAuth, by name (single-MCP mode's one as SINGLE_UPSTREAM), with its URL.
+ * Read leniently, as stored: a stored config may no longer validate; a disabled entry still counts (it keeps its accounts).
+ */
+function oauthUpstreams(raw: unknown): Map<string, unknown> {
+  const found = new Map<string, unknown>();
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return found;
+  const entries = "mcp" in raw ? (raw as { mcp: unknown }).mcp : { [SINGLE_UPSTREAM]: raw };
+  if (typeof entries !== "object" || entries === null || Array.isArray(entries)) return found;
+  for (const [name, entry] of Object.entries(entries)) {
+    const { auth, url } = (typeof entry === "object" && entry !== null ? entry : {}) as { auth?: unknown; url?: unknown };
+    if (typeof auth === "object" && auth !== null) found.set(name, url);
+  }
+  return found;
+}
+
+/** The OAuth upstreams of `before` that `after` drops, takes `auth` from, or points at another URL (`after` undefined: all). */
+function staleOAuthUpstreams(before: unknown, after: unknown): string[] {
+  const now = oauthUpstreams(after);
+  return [...oauthUpstreams(before)].filter(([name, url]) => !now.has(name) || now.get(name) !== url).map(([name]) => name);
+}
+
+/**
+ * Deletes what a config change leaves of the team's upstream OAuth (docs/oauth.md 3.3, Deletion): for each OAuth
+ * upstream of the stored config (`before`, its JSON text) that the new one (`after`) drops, takes `auth` from or points
+ * at another URL, every account's credentials (the team index) and the proxy's registration at its authorization server
+ * (TEAMS). When the config is deleted (`after` undefined), every credential and registration the team still holds goes
+ * too, also those of servers no config names any more. Each is an `admin` line. Best-effort, like `listsChanged`: the
+ * config change stands, and what could not be deleted is logged and answered as warnings.
+ */
+async function forgetStaleUpstreamAccounts(c: AdminContext, team: string, before: string | null, after: unknown): Promise<string[]> {
+  let old: unknown;
+  try {
+    old = before === null ? undefined : JSON.parse(before);
+  } catch {
+    old = undefined;
+  }
+  const index = c.env.TEAM_INDEX.getByName(team);
+  const warnings: string[] = [];
+  /** Runs one deletion; `act` answers whether it found anything (the `admin` line says so only then). */
+  const forget = async (target: string, act: () => Promise<boolean>) => {
+    try {
+      if (await act()) log({ event: "admin", action: "upstream.forget", team, target, outcome: "ok" });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      log({ event: "admin", action: "upstream.forget", team, target, outcome: "refused" });
+      log({ event: "unhandled", error: `upstream accounts of ${team}/${target} not deleted: ${reason}` });
+      warnings.push(
+        `the connected accounts of ${target} could not be deleted (${reason}): delete them with npm run team -- oauth disconnect ${team} ${target === "*" ? "<server>" : target} <account>`,
+      );
+    }
+  };
+  for (const server of staleOAuthUpstreams(old, after)) {
+    await forget(server, async () => {
+      await Promise.all([index.deleteCredentials(team, { server }), c.env.TEAMS.delete(kvKeys.upstreamClient(team, server))]);
+      return true;
+    });
+  }
+  if (after === undefined) {
+    await forget("*", async () => {
+      const registrations = await c.env.TEAMS.list({ prefix: upstreamClientPrefix(team) });
+      const [credentials] = await Promise.all([index.deleteCredentials(team, {}), ...registrations.keys.map((k) => c.env.TEAMS.delete(k.name))]);
+      return credentials > 0 || registrations.keys.length > 0;
+    });
+  }
+  return warnings;
+}
 
 admin.all("*", (c) => problem(c, 404, "not_found", "No such admin route; see /admin/openapi.json."));

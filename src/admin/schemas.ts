@@ -23,6 +23,14 @@ export const UserParam = z.object({ team: TeamName, user: UserId }).refine(ownUs
 /** The OAuth library's grant ids: 16 characters of its random alphabet (A–Z, a–z, 0–9, '-', '_'). */
 export const GrantId = z.string().regex(/^[A-Za-z0-9_-]{16}$/, "grant ids are 16 letters, digits, '-' or '_'");
 export const GrantParam = z.object({ team: TeamName, user: UserId, grant: GrantId }).refine(ownUser, OTHER_TEAM);
+/**
+ * An upstream account (issue 16, docs/oauth.md 3.3): "shared" (the team's one account, connected by an admin) or the
+ * user id of the member who connected their own; a user id must be the path's team's.
+ */
+export const AccountName = z.union([z.literal("shared"), UserId]);
+export const AccountParam = z
+  .object({ team: TeamName, server: ServerName, account: AccountName })
+  .refine((p) => p.account === "shared" || p.account.startsWith(`${p.team}.`), { path: ["account"], message: OTHER_TEAM.message });
 
 const TokenView = View.describe(
   'The view sessions of this token get when the MCP URL has no `?view=`: "meta" (discover_tool, use_tool, load_mcp; the default) or "direct" (every allowed tool first-class, for hosts that search tools themselves).',
@@ -95,9 +103,44 @@ export const UserRemoved = z
     grantsRevoked: z.number().int().min(0).describe("Grants revoked, with their access and refresh tokens."),
     userDeleted: z.boolean().describe("Whether the index entry was deleted (only once no grant is left)."),
     complete: z.boolean().describe("False when grants remain (more than one call revokes): call again."),
+    accountsDeleted: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("The user's own accounts at OAuth upstreams deleted, with their tokens; absent when they had none."),
   })
   .meta({ id: "UserRemoved" });
 export type UserRemoved = z.infer<typeof UserRemoved>;
+
+/**
+ * An account connected at an OAuth upstream (the team index's credential vault), as the admin sees it: whose, where and
+ * until when; never a token or a client secret.
+ */
+export const AccountInfo = z
+  .object({
+    server: z.string(),
+    account: z.string().describe('"shared" (the team\'s one account, connected by an admin) or the user id of the member who connected it.'),
+    issuer: z.string().describe("The upstream's authorization server."),
+    resource: z.string().describe("The entry's URL the tokens were granted for; a changed URL needs a new connect."),
+    scope: z.string().optional().describe("The scopes granted, space-separated, when the server said."),
+    expiresAt: z.string().optional().describe("ISO time the access token expires; absent when the server did not say."),
+    connectedAt: z.string().describe("ISO time."),
+    refreshable: z.boolean().describe("Whether the proxy holds a refresh token (it renews the access token ahead of expiry)."),
+  })
+  .meta({ id: "AccountInfo" });
+export type AccountInfo = z.infer<typeof AccountInfo>;
+export const AccountList = z.object({ accounts: z.array(AccountInfo) }).meta({ id: "AccountList" });
+export type AccountList = z.infer<typeof AccountList>;
+
+/** A link an admin opens in a browser to connect the team's shared account at an OAuth upstream. */
+export const ConnectLink = z
+  .object({
+    url: z.string().describe("<base>/t/<team>/connect/<server>?h=<handle>: open it in a browser, sign in at the upstream."),
+    expiresAt: z.string().describe("ISO time; the link works for ten minutes."),
+  })
+  .meta({ id: "ConnectLink" });
+export type ConnectLink = z.infer<typeof ConnectLink>;
 
 export const PinInfo = z
   .object({ server: z.string(), tool: z.string(), hash: z.string(), pending: z.string().optional(), pendingSince: z.string().optional() })

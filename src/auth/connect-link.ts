@@ -1,33 +1,18 @@
 // Connect links for OAuth upstreams (issue 16, docs/oauth.md 3.3): `<base>/t/<team>/connect/<server>?h=<handle>`,
-// where the handle carries its own proof: `cx1.<nonce>.<expiry>.<mac>`, 128 random bits, the expiry in unix seconds
-// (base 36), and 128 bits of HMAC-SHA256 under SESSION_KEY over team, server, account and both. The account is
+// where the handle carries its own proof: `cx1.<nonce>.<expiry>.<tag>.<mac>`, 128 random bits, the expiry in unix
+// seconds (base 36), a tag naming the account, and 128 bits of HMAC-SHA256 under SESSION_KEY over team, server,
+// account, nonce and expiry (src/auth/mac.ts). The account is
 // "shared" (an admin's link) or a member's user id (the link a tool result hands that member); it is in the handle
 // so that nothing personal is in the URL. Made by the admin API and the session objects, checked by the connect
 // route; it works for ten minutes. Pure apart from Web Crypto.
-import { base64url, fromBase64url } from "../bytes.ts";
+import { constantTimeEqual, mac128 as mac, nonce128 } from "./mac.ts";
 
 export const CONNECT_LINK_TTL_MS = 10 * 60_000;
 const HANDLE = /^cx1\.([A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{22})$/;
 
-const encoder = new TextEncoder();
-const keys = new Map<string, Promise<CryptoKey>>();
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    keys.set(secret, key);
-  }
-  return key;
-}
-
 /** A text no session id or toolset handle is signed over (those start with a team name or `toolset/`). */
 const signedText = (team: string, server: string, account: string, nonce: string, expiry: string): string =>
   `connect/v1\n${team}\n${server}\n${account}\n${nonce}\n${expiry}`;
-
-async function mac(secret: string, text: string): Promise<string> {
-  const full = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(text));
-  return base64url(new Uint8Array(full, 0, 16));
-}
 
 /**
  * The account travels in the handle as 128 bits of HMAC under another text (`account/v1`): the handle names whose
@@ -41,7 +26,7 @@ export interface ConnectLinkHandle {
 }
 
 export async function mintConnectHandle(secret: string, team: string, server: string, account: string, now = Date.now()): Promise<ConnectLinkHandle> {
-  const nonce = base64url(crypto.getRandomValues(new Uint8Array(16)));
+  const nonce = nonce128();
   const expirySeconds = Math.floor((now + CONNECT_LINK_TTL_MS) / 1000);
   const expiry = expirySeconds.toString(36);
   const tag = await accountTag(secret, team, account);
@@ -62,7 +47,7 @@ export async function checkConnectHandle(secret: string, handle: string, team: s
   if (!m) return { ok: false, problem: "malformed" };
   const [, nonce, expiry, tag, proof] = m as unknown as [string, string, string, string, string];
   const expected = await mac(secret, signedText(team, server, account, nonce, expiry));
-  if (!equal(proof, expected) || !equal(tag, await accountTag(secret, team, account))) return { ok: false, problem: "foreign" };
+  if (!constantTimeEqual(proof, expected) || !constantTimeEqual(tag, await accountTag(secret, team, account))) return { ok: false, problem: "foreign" };
   const expiresAt = new Date(parseInt(expiry, 36) * 1000);
   if (expiresAt.getTime() <= now) return { ok: false, problem: "expired" };
   return { ok: true, nonce, expiresAt };
@@ -71,15 +56,5 @@ export async function checkConnectHandle(secret: string, handle: string, team: s
 /** Whether the handle was made for the team's shared account (an admin's link) rather than a member's. */
 export async function isSharedHandle(secret: string, handle: string, team: string): Promise<boolean> {
   const m = HANDLE.exec(handle);
-  return m !== null && equal(m[4]!, await accountTag(secret, team, "shared"));
-}
-
-/** Equal-length base64url strings compared without an early exit. */
-function equal(a: string, b: string): boolean {
-  const x = fromBase64url(a);
-  const y = fromBase64url(b);
-  if (x.length !== y.length) return false;
-  let diff = 0;
-  for (let i = 0; i < x.length; i++) diff |= x[i]! ^ y[i]!;
-  return diff === 0;
+  return m !== null && constantTimeEqual(m[4]!, await accountTag(secret, team, "shared"));
 }

@@ -16,6 +16,8 @@ export const kvKeys = {
   idp: (team: string) => `team/${team}/idp`,
   user: (team: string, userId: string) => `team/${team}/user/${userId}`,
   userPrefix: (team: string) => `team/${team}/user/`,
+  /** The proxy's registration at an OAuth upstream's authorization server (dynamic registration, issue 16). */
+  upstreamClient: (team: string, server: string) => `team/${team}/upstream-client/${server}`,
 } as const;
 
 /**
@@ -45,6 +47,23 @@ export const UserRecord = z.object({
   lastSeen: z.string(),
 });
 export type UserRecord = z.output<typeof UserRecord>;
+
+/**
+ * The proxy's client at an OAuth upstream's authorization server, from dynamic registration (RFC 7591): reused while
+ * the server's issuer and the proxy's redirect URI stay the same. A client secret the server issued is kept sealed
+ * (AES-GCM under SECRETS_KEY, bound to the team and `oauth-client:<server>`), never in clear.
+ */
+export const UpstreamClientRecord = z.object({
+  issuer: z.string(),
+  redirectUri: z.string(),
+  clientId: z.string(),
+  clientSecret: z.object({ v: z.literal(1), iv: z.string(), data: z.string() }).optional(),
+  /** When the issued secret stops working (ms since the epoch); absent when it does not expire. */
+  clientSecretExpiresAt: z.number().optional(),
+  authMethod: z.enum(["none", "client_secret_basic", "client_secret_post"]),
+  registeredAt: z.string(),
+});
+export type UpstreamClientRecord = z.output<typeof UpstreamClientRecord>;
 
 /** A pinned tool definition: the hash first seen (or last approved), and a changed one waiting for approval. */
 export interface PinRecord {

@@ -2,6 +2,9 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { validator } from "hono/validator";
 import { hashToken, tokenId } from "../auth/token.ts";
+import { constantTimeEqual } from "../auth/mac.ts";
+
+export { constantTimeEqual };
 import { TeamName } from "../config/schema.ts";
 import { loadToken } from "../config/load.ts";
 import type { TokenRecord } from "../config/keys.ts";
@@ -14,15 +17,6 @@ import { resourceMetadataUrl } from "../oauth/routes.ts";
 import { publicBase } from "./origin.ts";
 import { log } from "../log.ts";
 
-const encoder = new TextEncoder();
-
-/** Equal-length strings compared without an early exit (workerd's timingSafeEqual). */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const x = encoder.encode(a);
-  const y = encoder.encode(b);
-  if (x.byteLength !== y.byteLength) return false;
-  return crypto.subtle.timingSafeEqual(x, y);
-}
 
 /** One cache per TOKEN_CACHE_SECONDS value (the setting itself is parsed once per env by `settings`). */
 const caches = new Map<number, TokenCache>();

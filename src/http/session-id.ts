@@ -3,7 +3,7 @@
 import type { MiddlewareHandler } from "hono";
 import { log } from "../log.ts";
 import { httpError, sessionNotFound } from "../responses.ts";
-import { mac128, macMatches, nonce128 } from "./signing.ts";
+import { mac128, macMatches, nonce128 } from "../auth/mac.ts";
 import type { McpEnv, Principal } from "./context.ts";
 
 const SESSION_HEADER = "mcp-session-id";

@@ -4,7 +4,7 @@
 // HMAC over team, token, nonce and expiry. The router checks it before any object wakes; the nonce names the
 // toolset's object.
 import type { Principal } from "./context.ts";
-import { mac128, macMatches, nonce128 } from "./signing.ts";
+import { mac128, macMatches, nonce128 } from "../auth/mac.ts";
 
 const TOOLSET_PREFIX = "ts1.";
 const HANDLE = /^ts1\.([A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/;

@@ -9,6 +9,9 @@ import { UpstreamError } from "../errors.ts";
 import { REFRESH_AHEAD_MS, SHARED_ACCOUNT } from "../upstream/oauth-credential.ts";
 import type { SessionRecord } from "./state.ts";
 
+/** How long a session uses a token before asking the vault again (which answers from its storage, or refreshes). */
+const TOKEN_MEMORY_MS = 30_000;
+
 /** The proxy's public origin for links: PUBLIC_URL's when set, else the one the session was opened at. */
 function baseOf(env: Env, record: SessionRecord): string | undefined {
   if (env.PUBLIC_URL) {
@@ -45,11 +48,16 @@ export async function upstreamAuth(env: Env, record: SessionRecord, spec: Upstre
   }
   const account = shared ? SHARED_ACCOUNT : record.user!;
   const index = env.TEAM_INDEX.getByName(record.team);
-  let cached: { token: string; expiresAt?: number } | undefined;
+  /** The token and until when it is used without asking the vault again. */
+  let cached: { token: string; until: number } | undefined;
 
   const ask = async (stale?: string) => {
     const answer = await index.upstreamToken(record.team, spec.name, account, spec.url, stale);
-    if (answer.ok) return (cached = { token: answer.token, ...(answer.expiresAt === undefined ? {} : { expiresAt: answer.expiresAt }) });
+    if (answer.ok) {
+      // Kept a short while only (and never into the vault's refresh window): a disconnect reaches live sessions soon.
+      const until = Math.min(Date.now() + TOKEN_MEMORY_MS, (answer.expiresAt ?? Infinity) - REFRESH_AHEAD_MS);
+      return (cached = { token: answer.token, until });
+    }
     cached = undefined;
     if (shared) {
       throw new UpstreamError(spec.name, { kind: "auth_required", detail: `${answer.detail}; an admin connects it (npm run team -- oauth connect ${record.team} ${spec.name})` });
@@ -61,10 +69,7 @@ export async function upstreamAuth(env: Env, record: SessionRecord, spec: Upstre
   // Asked once now: an account that is not connected fails the connect at once, before anything is sent upstream.
   await ask();
   return {
-    token: async () => {
-      const fresh = cached && (cached.expiresAt === undefined || cached.expiresAt - Date.now() > REFRESH_AHEAD_MS);
-      return (fresh ? cached! : await ask()).token;
-    },
+    token: async () => (cached && cached.until > Date.now() ? cached : await ask()).token,
     // The upstream refused the token: the vault refreshes it unless another session already did.
     onUnauthorized: async () => {
       await ask(cached?.token);

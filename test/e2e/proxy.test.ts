@@ -254,13 +254,17 @@ describe("the team command's oauth", () => {
     expect((await teamCliAsync(["oauth", "get", "masked", "--persist-to", state])).status).toBe(1);
   });
 
-  it("lists users through the running Worker's admin API, and says plainly why it cannot (no admin token it takes)", async () => {
+  it("lists users and upstream accounts through the running Worker's admin API, and says plainly why it cannot (no admin token it takes)", async () => {
     const token = "e2e-cli-admin-token-not-printed";
     const r = await teamCliAsync(["oauth", "users", "masked"], { DYNMCP_URL: `http://127.0.0.1:${port}`, DYNMCP_ADMIN_TOKEN: token });
     expect(r.status).toBe(1);
     // 503 when no ADMIN_TOKEN reaches wrangler dev; 401 when a developer's .dev.vars gives it one.
     expect(r.stderr).toMatch(/admin API GET \/admin\/teams\/masked\/users: HTTP (503: The admin API is disabled|401: A valid admin token is required)/);
     expect(r.stderr + r.stdout).not.toContain(token);
+    const accounts = await teamCliAsync(["oauth", "accounts", "masked", "github"], { DYNMCP_URL: `http://127.0.0.1:${port}`, DYNMCP_ADMIN_TOKEN: token });
+    expect(accounts.status).toBe(1);
+    expect(accounts.stderr).toMatch(/admin API GET \/admin\/teams\/masked\/upstreams\/github\/accounts: HTTP (503: The admin API is disabled|401: A valid admin token is required)/);
+    expect(accounts.stderr + accounts.stdout).not.toContain(token);
   });
 });
 

@@ -1,7 +1,6 @@
-// The router's one MAC: HMAC-SHA256 under SESSION_KEY, cut to 128 bits. Session ids and toolset handles are both
-// signed with it, each over a text of its own shape, so one kind can never stand in for the other.
+// The proxy's one MAC: HMAC-SHA256 under SESSION_KEY, cut to 128 bits. Session ids, toolset handles and connect
+// links are all signed with it, each over a text of its own shape, so one kind can never stand in for another.
 import { base64url } from "../bytes.ts";
-import { constantTimeEqual } from "./auth.ts";
 
 const encoder = new TextEncoder();
 const keys = new Map<string, Promise<CryptoKey>>();
@@ -19,6 +18,14 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 export async function mac128(secret: string, text: string): Promise<string> {
   const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(text));
   return base64url(new Uint8Array(mac, 0, 16));
+}
+
+/** Equal-length strings compared without an early exit (workerd's timingSafeEqual). */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const x = encoder.encode(a);
+  const y = encoder.encode(b);
+  if (x.byteLength !== y.byteLength) return false;
+  return crypto.subtle.timingSafeEqual(x, y);
 }
 
 /** True when `mac` is the MAC of `text`, compared in constant time. */
