@@ -15,16 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import type { Page, Response as PageResponse } from "playwright-core";
-import {
-  Client,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
-} from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
+import { HostProvider } from "../shared/host-provider.ts";
 import { chromiumOrSkip, chromiumPath, launchBrowser, type TestBrowser } from "../../harness/browser.ts";
 import { startIdp, type Idp } from "../../harness/idp.ts";
 import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
@@ -80,64 +72,6 @@ async function startHostCallback(): Promise<HostCallback> {
         server.closeAllConnections();
       }),
   };
-}
-
-/** An in-memory OAuth client provider as a host keeps one; the authorization URL goes to the member's browser. */
-class HostProvider implements OAuthClientProvider {
-  client?: StoredOAuthClientInformation;
-  stored?: StoredOAuthTokens;
-  verifier = "";
-  discovery?: OAuthDiscoveryState;
-  authorizations: URL[] = [];
-  /** The `state` the host sent; the SDK does not check it at the callback, the host does. */
-  readonly sentState = randomBytes(16).toString("base64url");
-  private readonly redirectUri: string;
-  constructor(redirectUri: string) {
-    this.redirectUri = redirectUri;
-  }
-  get redirectUrl() {
-    return this.redirectUri;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: HOST_NAME,
-      redirect_uris: [this.redirectUri],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  state() {
-    return this.sentState;
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: StoredOAuthClientInformation) {
-    this.client = info;
-  }
-  tokens() {
-    return this.stored;
-  }
-  saveTokens(tokens: StoredOAuthTokens) {
-    this.stored = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizations.push(url);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  // v2 checks at finishAuth that the code comes from the server discovery found: this must survive the redirect.
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
 }
 
 beforeAll(async () => {
@@ -216,7 +150,7 @@ async function hostStartsSignIn(provider: HostProvider): Promise<{ transport: St
   const authorization = provider.authorizations[0]!;
   expect(authorization.origin + authorization.pathname).toBe(`${base()}/t/${TEAM}/oauth/authorize`);
   expect(authorization.searchParams.get("redirect_uri")).toBe(provider.redirectUrl);
-  expect(authorization.searchParams.get("state")).toBe(provider.sentState);
+  expect(authorization.searchParams.get("state")).toBe(provider.state());
   return { transport, authorization };
 }
 
@@ -275,7 +209,7 @@ async function memberSignsIn(
 describe("a host signs a member in through a real browser (wrangler dev, OAUTH_HOSTS=on)", () => {
   it("consent, sign-in at the team's IdP, back to the host with a code; the host then lists tools and calls the upstream", async (ctx) => {
     const { browser, idp, host: callback } = fixtures(ctx);
-    const provider = new HostProvider(callback.redirectUri);
+    const provider = new HostProvider({ name: HOST_NAME, redirectUri: callback.redirectUri, state: randomBytes(16).toString("base64url") });
     const { transport, authorization } = await hostStartsSignIn(provider);
     const logins = idp.counts().logins;
 
@@ -301,7 +235,7 @@ describe("a host signs a member in through a real browser (wrangler dev, OAUTH_H
     // The callback: a code, the host's own state, and the team's issuer (RFC 9207).
     expect(back.get("error"), back.toString()).toBeNull();
     expect(back.get("code")).toBeTruthy();
-    expect(back.get("state")).toBe(provider.sentState);
+    expect(back.get("state")).toBe(provider.state());
     expect(back.get("iss")).toBe(`${base()}/t/${TEAM}`);
     expect(idp.counts()).toMatchObject({ logins: logins + 1, serverErrors: 0, tokenErrors: 0 });
 
@@ -329,7 +263,7 @@ describe("a host signs a member in through a real browser (wrangler dev, OAUTH_H
 
   it("sends a member outside the team's allowed domains back to the host with access_denied and no code", async (ctx) => {
     const { browser, idp, host: callback } = fixtures(ctx);
-    const provider = new HostProvider(callback.redirectUri);
+    const provider = new HostProvider({ name: HOST_NAME, redirectUri: callback.redirectUri, state: randomBytes(16).toString("base64url") });
     const { authorization } = await hostStartsSignIn(provider);
     const logins = idp.counts().logins;
 
@@ -342,7 +276,7 @@ describe("a host signs a member in through a real browser (wrangler dev, OAUTH_H
     expect(back.get("error"), back.toString()).toBe("access_denied");
     expect(back.get("error_description")).toContain("a verified email address in an allowed domain");
     expect(back.has("code")).toBe(false);
-    expect(back.get("state")).toBe(provider.sentState);
+    expect(back.get("state")).toBe(provider.state());
     expect(back.get("iss")).toBe(`${base()}/t/${TEAM}`);
     expect(provider.stored).toBeUndefined();
     // The refusal used up the browser's binding too.

@@ -5,17 +5,8 @@
 // after a revocation and after expiry, and is refused with a token for another audience. Loopback only.
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  Client,
-  SdkHttpError,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
-} from "@modelcontextprotocol/client";
+import { Client, SdkHttpError, StreamableHTTPClientTransport, UnauthorizedError, type StoredOAuthClientInformation } from "@modelcontextprotocol/client";
+import { HostProvider } from "../shared/host-provider.ts";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { startOAuthUpstream, type OAuthUpstream } from "../../harness/oauth-upstream.ts";
 
@@ -26,77 +17,9 @@ const PRECONFIGURED = { id: "dynmcp-upstream", secret: "oauth-upstream-fixture-s
 const TEST_MS = 10_000;
 const timeout = () => AbortSignal.timeout(5_000);
 
-/**
- * An in-memory OAuth client for one MCP server, as a host keeps one: registration, tokens, PKCE verifier and
- * discovery state survive the redirect. `redirectToAuthorization` only records the URL; the test signs in with it.
- */
-class MemoryProvider implements OAuthClientProvider {
-  info: StoredOAuthClientInformation | undefined;
-  stored: StoredOAuthTokens | undefined;
-  discovery: OAuthDiscoveryState | undefined;
-  verifier = "";
-  readonly authorizeUrls: URL[] = [];
-  /** Set only to ask for a token for another resource than the server's (the audience test). */
-  validateResourceURL?: (serverUrl: string | URL, resource?: string) => Promise<URL | undefined>;
-
-  private readonly redirect: string;
-
-  constructor(redirect: string, options: { client?: StoredOAuthClientInformation; resource?: string } = {}) {
-    this.redirect = redirect;
-    this.info = options.client;
-    const resource = options.resource;
-    if (resource !== undefined) this.validateResourceURL = async () => new URL(resource);
-  }
-
-  get redirectUrl(): string {
-    return this.redirect;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "oauth-upstream-fixture test",
-      redirect_uris: [this.redirect],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: StoredOAuthClientInformation) {
-    this.info = info;
-  }
-  tokens() {
-    return this.stored;
-  }
-  saveTokens(tokens: StoredOAuthTokens) {
-    this.stored = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizeUrls.push(url);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
-  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery") {
-    if (scope === "all" || scope === "client") this.info = undefined;
-    if (scope === "all" || scope === "tokens") this.stored = undefined;
-    if (scope === "all" || scope === "discovery") this.discovery = undefined;
-  }
-}
-
 const open: Client[] = [];
 
-function connectClient(up: OAuthUpstream, provider: MemoryProvider, mode: "legacy" | "auto" = "legacy") {
+function connectClient(up: OAuthUpstream, provider: HostProvider, mode: "legacy" | "auto" = "legacy") {
   const transport = new StreamableHTTPClientTransport(new URL(up.url), { authProvider: provider });
   const client = new Client({ name: "fixture-test", version: "1.0.0" }, { versionNegotiation: { mode } });
   open.push(client);
@@ -108,10 +31,10 @@ function connectClient(up: OAuthUpstream, provider: MemoryProvider, mode: "legac
  * over the authorization URL; the test signs in as `sub`, finishes with the callback's parameters (`code`, `iss`)
  * and connects again. Answers the connected client and the authorization URL used.
  */
-async function signIn(up: OAuthUpstream, provider: MemoryProvider, sub: string) {
+async function signIn(up: OAuthUpstream, provider: HostProvider, sub: string) {
   const first = connectClient(up, provider);
   await expect(first.connected).rejects.toBeInstanceOf(UnauthorizedError);
-  const authorizeUrl = provider.authorizeUrls.at(-1);
+  const authorizeUrl = provider.authorizations.at(-1);
   if (authorizeUrl === undefined) throw new Error("the SDK asked for no authorization");
   const callback = new URL(await up.login(authorizeUrl.href, sub));
   await first.transport.finishAuth(callback.searchParams);
@@ -266,7 +189,7 @@ describe("the SDK client against the fixture", () => {
     "401 → discovery → DCR → PKCE S256 with resource → token → whoami, one sub per user",
     async () => {
       up.reset();
-      const provider = new MemoryProvider(DCR_REDIRECT);
+      const provider = new HostProvider({ name: "oauth-upstream-fixture test", redirectUri: DCR_REDIRECT });
       const { client, authorizeUrl, callback } = await signIn(up, provider, "alice");
 
       const asked = authorizeUrl.searchParams;
@@ -277,7 +200,7 @@ describe("the SDK client against the fixture", () => {
       // adds prompt=consent itself (oidc-provider drops offline_access without it).
       expect(asked.get("scope")).toBe("mcp offline_access");
       expect(asked.get("prompt")).toBe("consent");
-      expect(asked.get("client_id")).toBe(provider.info?.client_id);
+      expect(asked.get("client_id")).toBe(provider.client?.client_id);
       expect(callback.searchParams.get("iss")).toBe(up.issuer);
 
       expect(await callText(client, "whoami")).toBe("alice");
@@ -286,10 +209,10 @@ describe("the SDK client against the fixture", () => {
       // The token: a JWT for exactly this server, scope mcp, with a refresh token beside it.
       const access = provider.stored?.access_token ?? "";
       expect(decodeProtectedHeader(access).typ).toBe("at+jwt");
-      expect(decodeJwt(access)).toMatchObject({ iss: up.issuer, aud: up.url, sub: "alice", scope: "mcp", client_id: provider.info?.client_id });
+      expect(decodeJwt(access)).toMatchObject({ iss: up.issuer, aud: up.url, sub: "alice", scope: "mcp", client_id: provider.client?.client_id });
       expect(provider.stored?.refresh_token).toEqual(expect.any(String));
       expect(up.seenTokens()).toContain(access);
-      expect(up.tokenRequests()).toEqual([{ grantType: "authorization_code", clientId: provider.info?.client_id, resource: up.url }]);
+      expect(up.tokenRequests()).toEqual([{ grantType: "authorization_code", clientId: provider.client?.client_id, resource: up.url }]);
       expect(up.counts()).toMatchObject({
         registrations: 1,
         authorize: 1,
@@ -303,7 +226,7 @@ describe("the SDK client against the fixture", () => {
       });
 
       // Another user through another host registration gets its own subject.
-      const bob = await signIn(up, new MemoryProvider(DCR_REDIRECT), "bob");
+      const bob = await signIn(up, new HostProvider({ name: "oauth-upstream-fixture test", redirectUri: DCR_REDIRECT }), "bob");
       expect(await callText(bob.client, "whoami")).toBe("bob");
       expect(up.counts()).toMatchObject({ registrations: 2, logins: 2, tokenByCode: 2 });
     },
@@ -313,7 +236,7 @@ describe("the SDK client against the fixture", () => {
   it(
     "refreshes after the upstream revokes its access tokens, with the refresh token rotated",
     async () => {
-      const provider = new MemoryProvider(DCR_REDIRECT);
+      const provider = new HostProvider({ name: "oauth-upstream-fixture test", redirectUri: DCR_REDIRECT });
       const { client } = await signIn(up, provider, "alice");
       expect(await callText(client, "whoami")).toBe("alice");
       const before = { ...provider.stored };
@@ -323,7 +246,7 @@ describe("the SDK client against the fixture", () => {
       // The revoked token now gets 401; the SDK refreshes and retries the call once.
       expect(await callText(client, "whoami")).toBe("alice");
       expect(up.counts()).toMatchObject({ tokenByRefresh: 1, tokenByCode: 0, mcpUnauthorized: 1, authorize: 0 });
-      expect(up.tokenRequests()).toEqual([{ grantType: "refresh_token", clientId: provider.info?.client_id, resource: up.url }]);
+      expect(up.tokenRequests()).toEqual([{ grantType: "refresh_token", clientId: provider.client?.client_id, resource: up.url }]);
       expect(provider.stored?.access_token).not.toBe(before.access_token);
       expect(provider.stored?.refresh_token).toEqual(expect.any(String));
       expect(provider.stored?.refresh_token).not.toBe(before.refresh_token);
@@ -337,16 +260,16 @@ describe("the SDK client against the fixture", () => {
         body: new URLSearchParams({
           grant_type: "refresh_token",
           refresh_token: before.refresh_token ?? "",
-          client_id: provider.info?.client_id ?? "",
+          client_id: provider.client?.client_id ?? "",
         }),
         signal: timeout(),
       });
       expect(reuse.status).toBe(400);
       expect(await reuse.json()).toMatchObject({ error: "invalid_grant" });
       up.revokeAccessTokens();
-      const asked = provider.authorizeUrls.length;
+      const asked = provider.authorizations.length;
       await expect(client.callTool({ name: "whoami", arguments: {} })).rejects.toBeInstanceOf(UnauthorizedError);
-      expect(provider.authorizeUrls.length).toBe(asked + 1);
+      expect(provider.authorizations.length).toBe(asked + 1);
       expect(up.counts().tokenErrors).toBe(2);
     },
     TEST_MS,
@@ -357,7 +280,7 @@ describe("the SDK client against the fixture", () => {
     async () => {
       const short = await startOAuthUpstream({ accessTokenTtl: 1 });
       try {
-        const provider = new MemoryProvider(DCR_REDIRECT);
+        const provider = new HostProvider({ name: "oauth-upstream-fixture test", redirectUri: DCR_REDIRECT });
         const { client } = await signIn(short, provider, "bob");
         expect(await callText(client, "whoami")).toBe("bob");
         const first = provider.stored?.access_token ?? "";
@@ -381,10 +304,10 @@ describe("the SDK client against the fixture", () => {
     async () => {
       up.reset();
       // The AS issues it (the resource is one it knows), signed with the same key: only the audience is wrong.
-      const provider = new MemoryProvider(DCR_REDIRECT, { resource: up.otherResource });
+      const provider = new HostProvider({ name: "oauth-upstream-fixture test", redirectUri: DCR_REDIRECT,  resource: up.otherResource });
       const first = connectClient(up, provider);
       await expect(first.connected).rejects.toBeInstanceOf(UnauthorizedError);
-      const authorizeUrl = provider.authorizeUrls.at(-1);
+      const authorizeUrl = provider.authorizations.at(-1);
       expect(authorizeUrl?.searchParams.get("resource")).toBe(up.otherResource);
       await first.transport.finishAuth(new URL(await up.login(authorizeUrl?.href ?? "", "alice")).searchParams);
       expect(decodeJwt(provider.stored?.access_token ?? "").aud).toBe(up.otherResource);
@@ -415,7 +338,7 @@ describe("the SDK client against the fixture", () => {
       up.reset();
       const redirect = PRECONFIGURED.redirectUris[0] ?? "";
       // Stamped with the issuer, as a host stores a preconfigured client (without it the SDK warns, SEP-2352).
-      const provider = new MemoryProvider(redirect, {
+      const provider = new HostProvider({ name: "oauth-upstream-fixture test", redirectUri: redirect, 
         client: { client_id: PRECONFIGURED.id, client_secret: PRECONFIGURED.secret, issuer: up.issuer },
       });
       const { client, authorizeUrl } = await signIn(up, provider, "bob");
@@ -434,7 +357,7 @@ describe("the SDK client against the fixture", () => {
   it(
     "serves a 2026-era client through the same gate",
     async () => {
-      const provider = new MemoryProvider(DCR_REDIRECT);
+      const provider = new HostProvider({ name: "oauth-upstream-fixture test", redirectUri: DCR_REDIRECT });
       await signIn(up, provider, "alice");
       up.reset();
       const modern = connectClient(up, provider, "auto");
@@ -507,7 +430,7 @@ describe("the authorization server's refusals", () => {
         const discovery = await fetch(`${closed.issuer}/.well-known/oauth-authorization-server`, { signal: timeout() });
         const metadata = (await discovery.json()) as Record<string, unknown>;
         expect(metadata.registration_endpoint).toBeUndefined();
-        const attempt = connectClient(closed, new MemoryProvider(DCR_REDIRECT));
+        const attempt = connectClient(closed, new HostProvider({ name: "oauth-upstream-fixture test", redirectUri: DCR_REDIRECT }));
         await expect(attempt.connected).rejects.toThrow(/dynamic client registration/);
         expect(closed.counts()).toMatchObject({ registrations: 0, authorize: 0, mcpUnauthorized: 1 });
       } finally {

@@ -7,8 +7,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import {
   Client as ClientV2,
@@ -23,6 +22,7 @@ import { bindingKv } from "../../src/teams/binding-kv.ts";
 import { urlPolicy } from "../../src/security/policy.ts";
 import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";
 import { signInAs, type Outcome } from "../shared/oauth-driver.ts";
+import { HostProvider } from "../shared/host-provider.ts";
 import { replayUrl, seedTeam } from "./helpers.ts";
 
 const HOST_REDIRECT = "http://127.0.0.1:1/callback";
@@ -240,59 +240,10 @@ describe("a member signs in through the team's identity provider", () => {
   });
 });
 
-/** An in-memory OAuth client provider as a host keeps one; the redirect is handed to the member's browser. */
-class HostProvider implements OAuthClientProvider {
-  /** A CIMD client names itself by this URL (unset: the client registers dynamically). */
-  clientMetadataUrl?: string;
-  client?: OAuthClientInformationMixed;
-  stored?: OAuthTokens;
-  verifier = "";
-  authorizations: URL[] = [];
-  readonly name: string;
-  constructor(name: string) {
-    this.name = name;
-  }
-  get redirectUrl() {
-    return HOST_REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: this.name, redirect_uris: [HOST_REDIRECT], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.stored;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.stored = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizations.push(url);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  // The v2 client checks at the callback that the code came from the server discovery found (SEP-2352).
-  discovery?: OAuthDiscoveryState;
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
-}
-
 describe("the SDK clients' own OAuth flow against the proxy", () => {
   it("v1 client (what mcp-remote and the Inspector use): 401 → discovery → registration → sign-in → tools; a stale token is refreshed", async () => {
     await teamWithIdp("si-v1");
-    const host = new HostProvider("v1 host");
+    const host = new HostProvider({ name: "v1 host", redirectUri: HOST_REDIRECT });
     const url = new URL(`${BASE}/t/si-v1/mcp`);
     const newClient = () => new Client({ name: "v1-host", version: "1.0.0" }, { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
     const first = new StreamableHTTPClientTransport(url, { authProvider: host, fetch: proxyFetch });
@@ -323,7 +274,7 @@ describe("the SDK clients' own OAuth flow against the proxy", () => {
 
   it("v2 client: the same flow, and the token it gets is refused at another team's URL", async () => {
     await teamWithIdp("si-sdk");
-    const host = new HostProvider("v2 host");
+    const host = new HostProvider({ name: "v2 host", redirectUri: HOST_REDIRECT });
     const url = new URL(`${BASE}/t/si-sdk/mcp`);
     const first = new StreamableHTTPClientTransportV2(url, { authProvider: host, fetch: proxyFetch });
     await expect(new ClientV2({ name: "v2-host", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedErrorV2);
@@ -363,8 +314,7 @@ describe("the SDK clients' own OAuth flow against the proxy", () => {
     try {
       const metadata = (await (await proxyFetch(`${BASE}/.well-known/oauth-authorization-server/t/si-cimd`)).json()) as Record<string, unknown>;
       expect(metadata["client_id_metadata_document_supported"]).toBe(true);
-      const host = new HostProvider("Metadata Host");
-      host.clientMetadataUrl = documentUrl;
+      const host = new HostProvider({ name: "Metadata Host", redirectUri: HOST_REDIRECT, clientMetadataUrl: documentUrl });
       const url = new URL(`${BASE}/t/si-cimd/mcp`);
       const first = new StreamableHTTPClientTransportV2(url, { authProvider: host, fetch: proxyFetch });
       await expect(new ClientV2({ name: "cimd-host", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedErrorV2);
