@@ -6,9 +6,6 @@ import * as z from "zod";
 import * as oauth from "oauth4webapi";
 import { guardedFetchOptions } from "../security/guarded-fetch.ts";
 import type { UrlPolicy } from "../security/url-guard.ts";
-import type { CredentialInfo, UpstreamTokenAnswer } from "../env.ts";
-
-export type { CredentialInfo, UpstreamTokenAnswer };
 
 /** The account of a shared upstream: one for the whole team. */
 export const SHARED_ACCOUNT = "shared";
@@ -38,6 +35,26 @@ export const UpstreamCredential = z.object({
   connectedAt: z.string(),
 });
 export type UpstreamCredential = z.output<typeof UpstreamCredential>;
+
+/**
+ * What may be shown of a credential (admin API, listings): who and what, never a token or a secret. (The team index's
+ * RPC types in src/env.ts repeat this and the answer below; `TeamIndex implements TeamIndexRpc` keeps them equal.)
+ */
+export interface CredentialInfo {
+  server: string;
+  account: string;
+  issuer: string;
+  resource: string;
+  scope?: string;
+  expiresAt?: number;
+  connectedAt: string;
+  refreshable: boolean;
+}
+
+/** An access token for an upstream call, or why there is none. */
+export type UpstreamTokenAnswer =
+  | { ok: true; token: string; expiresAt?: number }
+  | { ok: false; reason: "not_connected" | "refresh_failed" | "resource_changed"; detail: string };
 
 export const credentialInfo = (server: string, account: string, c: UpstreamCredential): CredentialInfo => ({
   server,
@@ -82,9 +99,26 @@ export const REFRESH_AHEAD_MS = 60_000;
 export const needsRefresh = (c: UpstreamCredential, now = Date.now()): boolean =>
   c.refreshToken !== undefined && c.expiresAt !== undefined && c.expiresAt - now < REFRESH_AHEAD_MS;
 
-function clientAuth(c: UpstreamCredential): oauth.ClientAuth {
-  if (c.authMethod === "client_secret_basic" && c.clientSecret !== undefined) return oauth.ClientSecretBasic(c.clientSecret);
-  if (c.authMethod === "client_secret_post" && c.clientSecret !== undefined) return oauth.ClientSecretPost(c.clientSecret);
+/** Characters no form encoding changes: an id and secret made of them go into Basic auth as they are. */
+const UNRESERVED = /^[A-Za-z0-9._~-]*$/;
+
+/**
+ * HTTP Basic client authentication (RFC 6749 2.3.1). The RFC form-encodes id and secret first; many servers compare
+ * the raw strings instead, so credentials that encoding would not change are sent raw (which every server reads
+ * alike), and only others are encoded (oauth4webapi's way, which also encodes `-`, `.` and `_`).
+ */
+function basicAuth(secret: string): oauth.ClientAuth {
+  const encoded = oauth.ClientSecretBasic(secret);
+  return (as, client, body, headers) => {
+    if (!UNRESERVED.test(client.client_id) || !UNRESERVED.test(secret)) return encoded(as, client, body, headers);
+    headers.set("authorization", `Basic ${btoa(`${client.client_id}:${secret}`)}`);
+  };
+}
+
+/** How the proxy authenticates at a token endpoint, by the method its registration (or its config) names. */
+export function clientAuthFor(method: ClientAuthMethod, secret: string | undefined): oauth.ClientAuth {
+  if (method === "client_secret_basic" && secret !== undefined) return basicAuth(secret);
+  if (method === "client_secret_post" && secret !== undefined) return oauth.ClientSecretPost(secret);
   return oauth.None();
 }
 
@@ -109,7 +143,7 @@ export async function refreshCredential(c: UpstreamCredential, policy: UrlPolicy
   const client: oauth.Client = { client_id: c.clientId };
   let tokens: oauth.TokenEndpointResponse;
   try {
-    const response = await oauth.refreshTokenGrantRequest(server, client, clientAuth(c), c.refreshToken, {
+    const response = await oauth.refreshTokenGrantRequest(server, client, clientAuthFor(c.authMethod, c.clientSecret), c.refreshToken, {
       ...guardedFetchOptions(policy),
       additionalParameters: { resource: c.resource },
     });

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Client, SdkHttpError, StreamableHTTPClientTransport, UnauthorizedError, type StoredOAuthClientInformation } from "@modelcontextprotocol/client";
 import { HostProvider } from "../shared/host-provider.ts";
+import { refreshCredential, type UpstreamCredential } from "../../src/upstream/oauth-credential.ts";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { startOAuthUpstream, type OAuthUpstream } from "../../harness/oauth-upstream.ts";
 
@@ -445,4 +446,64 @@ describe("the authorization server's refusals", () => {
     expect(denied.searchParams.get("error")).toBe("access_denied");
     await expect(up.login(manualAuthorization(up).url, "mallory")).rejects.toThrow(/No account "mallory"/);
   });
+});
+
+describe("refreshCredential (src/upstream/oauth-credential.ts) against the fixture's authorization server", () => {
+  /** A credential as the connect callback stores it, from a host's tokens after a real sign-in. */
+  async function credentialFor(provider: HostProvider, sub: string, client: { id: string; secret?: string; method: "none" | "client_secret_basic" }) {
+    await signIn(up, provider, sub);
+    const metadata = (await (await fetch(`${up.issuer}/.well-known/openid-configuration`, { signal: timeout() })).json()) as { token_endpoint: string };
+    const tokens = provider.stored!;
+    return {
+      issuer: up.issuer,
+      resource: up.url,
+      tokenEndpoint: metadata.token_endpoint,
+      clientId: client.id,
+      ...(client.secret === undefined ? {} : { clientSecret: client.secret }),
+      authMethod: client.method,
+      accessToken: tokens.access_token,
+      ...(tokens.refresh_token === undefined ? {} : { refreshToken: tokens.refresh_token }),
+      expiresAt: Date.now() + (tokens.expires_in ?? 60) * 1000,
+      connectedAt: new Date().toISOString(),
+    } satisfies UpstreamCredential;
+  }
+
+  it(
+    "refreshes a dynamically registered client's tokens (rotated), sending the resource; a refused grant says revoked",
+    async () => {
+      const provider = new HostProvider({ name: "credential test", redirectUri: DCR_REDIRECT });
+      const before = up.counts().tokenByRefresh;
+      const credential = await credentialFor(provider, "alice", { id: "", method: "none" });
+      credential.clientId = provider.client!.client_id;
+      const fresh = await refreshCredential(credential, { allowPrivate: true });
+      expect(up.counts().tokenByRefresh).toBe(before + 1);
+      expect(fresh.accessToken).not.toBe(credential.accessToken);
+      expect(fresh.refreshToken).not.toBe(credential.refreshToken);
+      expect(up.tokenRequests().at(-1)).toMatchObject({ grantType: "refresh_token", resource: up.url });
+      // The new token works at the MCP server; the rotated-out refresh token is refused as a revoked grant.
+      expect(decodeJwt(fresh.accessToken)["sub"]).toBe("alice");
+      await expect(refreshCredential(credential, { allowPrivate: true })).rejects.toMatchObject({ name: "RefreshError", revoked: true });
+      // Under a policy without private addresses the token endpoint on loopback is never asked.
+      const asked = up.counts().tokenByRefresh + up.counts().tokenErrors;
+      await expect(refreshCredential(fresh, { allowPrivate: false })).rejects.toMatchObject({ name: "RefreshError", revoked: false });
+      expect(up.counts().tokenByRefresh + up.counts().tokenErrors).toBe(asked);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "authenticates a configured confidential client with Basic, its id sent as it is",
+    async () => {
+      const provider = new HostProvider({
+        name: "credential test",
+        redirectUri: PRECONFIGURED.redirectUris[0]!,
+        client: { client_id: PRECONFIGURED.id, client_secret: PRECONFIGURED.secret },
+      });
+      const credential = await credentialFor(provider, "bob", { id: PRECONFIGURED.id, secret: PRECONFIGURED.secret, method: "client_secret_basic" });
+      const fresh = await refreshCredential(credential, { allowPrivate: true });
+      expect(decodeJwt(fresh.accessToken)["sub"]).toBe("bob");
+      expect(up.tokenRequests().at(-1)).toMatchObject({ grantType: "refresh_token", clientId: PRECONFIGURED.id });
+    },
+    TEST_MS,
+  );
 });
