@@ -81,6 +81,18 @@ export interface ConnectTransaction {
   expiresAt: number;
 }
 
+/**
+ * A member's sign-in at the team's identity provider started from a connect link (src/oauth/member-cookie.ts),
+ * between its start and the provider's callback: the PKCE verifier and nonce, and the link to go back to.
+ */
+export interface MemberSignIn {
+  verifier: string;
+  nonce: string;
+  server: string;
+  handle: string;
+  expiresAt: number;
+}
+
 /** Which of a team's lists changed (each one `true` is announced; absent or false ones are not). */
 export interface ListsChanged {
   tools?: boolean;
@@ -125,6 +137,10 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   beginConnect(team: string, state: string, transaction: ConnectTransaction): Promise<void>;
   /** The connect `state` started, once. */
   takeConnect(team: string, state: string): Promise<ConnectTransaction | undefined>;
+  /** Keeps a connect link's member sign-in under its `state` for ten minutes. */
+  beginMemberSignIn(team: string, state: string, signIn: MemberSignIn): Promise<void>;
+  /** The member sign-in `state` started, once. */
+  takeMemberSignIn(team: string, state: string): Promise<MemberSignIn | undefined>;
 }
 
 export interface Env {

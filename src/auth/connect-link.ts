@@ -52,9 +52,3 @@ export async function checkConnectHandle(secret: string, handle: string, team: s
   if (expiresAt.getTime() <= now) return { ok: false, problem: "expired" };
   return { ok: true, nonce, expiresAt };
 }
-
-/** Whether the handle was made for the team's shared account (an admin's link) rather than a member's. */
-export async function isSharedHandle(secret: string, handle: string, team: string): Promise<boolean> {
-  const m = HANDLE.exec(handle);
-  return m !== null && constantTimeEqual(m[4]!, await accountTag(secret, team, "shared"));
-}

@@ -24,6 +24,7 @@ import { authorizationServer, type GrantProps } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { consentPage, errorPage, type ConsentTeam } from "./pages.ts";
 import { SignInError, finishSignIn, newSignIn, signInUrl, type SignInState } from "./sign-in.ts";
+import { finishMemberSignIn, isMemberSignInState, memberCookie } from "./member-cookie.ts";
 
 export const signIn = new Hono<{ Bindings: Env }>();
 
@@ -146,6 +147,8 @@ signIn.post("/t/:team/oauth/authorize", async (c) => {
 });
 
 signIn.get("/t/:team/oauth/callback", async (c) => {
+  // A connect link's member sign-in comes back here too (the provider knows one redirect URI per team).
+  if (isMemberSignInState(c.req.query("state"))) return finishMemberSignIn(c);
   const s = step(c);
   if (!s) return absent(c);
   let resumed: { request: AuthRequest; data: SignInState; headers: Headers };
@@ -190,5 +193,7 @@ signIn.get("/t/:team/oauth/callback", async (c) => {
     props,
   });
   log({ event: "sign_in", team: s.team, outcome: "ok", user: userId, client: request.clientId });
+  // Connect links opened later in this browser know which member it is (src/oauth/member-cookie.ts).
+  if (c.env.SESSION_KEY) headers.append("set-cookie", await memberCookie(c.env.SESSION_KEY, s.team, userId));
   return redirect(redirectTo, headers);
 });

@@ -78,3 +78,25 @@ export function consentPage(action: string, handle: string, client: ConsentDescr
     "<p><small>Next you sign in with your team's identity provider.</small></p>";
   return htmlPage(200, `Allow ${client.clientName}?`, body, headers);
 }
+
+/**
+ * A connect link that must know which member opens it (a member's own account at an upstream): why, and a button that
+ * signs the member in at the team's identity provider and comes back to the link.
+ */
+export function memberSignInPage(action: string, handle: string, team: string, message: string): Response {
+  const body =
+    `<p>${escapeHtml(message)}</p>` +
+    `<form method="post" action="${escapeHtml(action)}">` +
+    `<input type="hidden" name="h" value="${escapeHtml(handle)}">` +
+    `<button type="submit">Sign in with ${escapeHtml(team)}'s identity provider</button></form>`;
+  return htmlPage(200, "Sign in to connect", body);
+}
+
+/** The end of a connect: which server, for whom; never a token. */
+export function connectedPage(team: string, server: string, shared: boolean, headers?: Headers): Response {
+  const whose = shared ? "the team's shared account" : "your account";
+  const body =
+    `<p>Connected <code>${escapeHtml(server)}</code> for team <code>${escapeHtml(team)}</code> (${whose}); ` +
+    "you can close this window and retry the call.</p>";
+  return htmlPage(200, `Connected ${server}`, body, headers);
+}

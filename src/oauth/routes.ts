@@ -9,6 +9,8 @@ import { publicBase } from "../http/origin.ts";
 import { OAUTH_SCOPES, authorizationServer, teamResource } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { signIn } from "./authorize.ts";
+import { upstreamConnect } from "./upstream-connect.ts";
+import { memberSignIn } from "./member-cookie.ts";
 
 export const oauth = new Hono<{ Bindings: Env }>();
 
@@ -45,3 +47,7 @@ oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/token", library);
 oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/register", library);
 // The member's way through: authorize (consent), the team's identity provider, and back (src/oauth/authorize.ts).
 oauth.route("/", signIn);
+// Connecting accounts to OAuth-protected upstreams, with or without OAUTH_HOSTS (src/oauth/upstream-connect.ts), and
+// the member sign-in a connect link may ask for (src/oauth/member-cookie.ts).
+oauth.route("/", upstreamConnect);
+oauth.route("/", memberSignIn);

@@ -2,12 +2,14 @@
 // strongly consistent storage, one writer, so a rotating refresh token is redeemed once however many sessions ask.
 //   `cred:<server>:<account>`   the credential, sealed (AES-GCM under SECRETS_KEY, bound to team, server, account)
 //   `connect:<state>`           a connect between its start and the callback (ten minutes, used once)
+//   `member-sign-in:<state>`    a connect link's sign-in at the team's identity provider (the same rules)
 // Sessions ask for an access token before each upstream request (cached in their memory until near expiry); the
 // vault refreshes ahead of expiry, after the upstream's 401, and single-flights refreshes per account.
+import * as z from "zod";
 import { log } from "../log.ts";
 import { openSecret, sealSecret, type SealedSecret } from "../security/secrets.ts";
 import { urlPolicy } from "../security/policy.ts";
-import type { ConnectTransaction as ConnectShape, Env, UpstreamCredential as CredentialShape } from "../env.ts";
+import type { ConnectTransaction as ConnectShape, Env, MemberSignIn as MemberSignInShape, UpstreamCredential as CredentialShape } from "../env.ts";
 import type { Same } from "../teams/kv.ts";
 import {
   ConnectTransaction,
@@ -26,10 +28,23 @@ const connectMatches: Same<ConnectTransaction, ConnectShape> = true;
 void credentialMatches;
 void connectMatches;
 
+/** A connect link's member sign-in between its start and the identity provider's callback (no secret in it). */
+export const MemberSignIn = z.object({
+  verifier: z.string(),
+  nonce: z.string(),
+  server: z.string(),
+  handle: z.string(),
+  expiresAt: z.number(),
+});
+export type MemberSignIn = z.output<typeof MemberSignIn>;
+const memberSignInMatches: Same<MemberSignIn, MemberSignInShape> = true;
+void memberSignInMatches;
+
 const CRED = "cred:";
 const CONNECT = "connect:";
-/** Connects kept at once per team: a flood of started-and-abandoned connects cannot fill the object. */
-const MAX_CONNECTS = 500;
+const MEMBER_SIGN_IN = "member-sign-in:";
+/** Flows kept at once per team and kind: a flood of started-and-abandoned ones cannot fill the object. */
+const MAX_PENDING = 500;
 
 /** The sealed record's name: contains ':' so it can never be a team secret's name (those are identifiers). */
 const sealName = (server: string, account: string) => `oauth:${server}:${account}`;
@@ -130,24 +145,41 @@ export class CredentialVault {
   }
 
   async beginConnect(state: string, transaction: ConnectTransaction): Promise<void> {
-    const parsed = ConnectTransaction.parse(transaction);
-    const now = Date.now();
-    // Expired connects go first; past the cap the oldest-keyed go too (keys are random, so this sheds at random).
-    const all = await this.#storage.list<ConnectTransaction>({ prefix: CONNECT });
-    const stale = [...all].filter(([, t]) => t.expiresAt <= now).map(([k]) => k);
-    const over = all.size - stale.length - MAX_CONNECTS + 1;
-    if (over > 0) stale.push(...[...all.keys()].filter((k) => !stale.includes(k)).slice(0, over));
-    if (stale.length > 0) await this.#storage.delete(stale);
-    await this.#storage.put(CONNECT + state, parsed);
+    await this.#begin(CONNECT, state, ConnectTransaction.parse(transaction));
   }
 
   /** The connect this `state` started, once: a second use, or one after ten minutes, finds nothing. */
   async takeConnect(state: string): Promise<ConnectTransaction | undefined> {
-    const key = CONNECT + state;
-    const transaction = await this.#storage.get<ConnectTransaction>(key);
-    if (transaction === undefined) return undefined;
+    return this.#take<ConnectTransaction>(CONNECT, state);
+  }
+
+  async beginMemberSignIn(state: string, signIn: MemberSignIn): Promise<void> {
+    await this.#begin(MEMBER_SIGN_IN, state, MemberSignIn.parse(signIn));
+  }
+
+  /** The member sign-in this `state` started, once, within its ten minutes. */
+  async takeMemberSignIn(state: string): Promise<MemberSignIn | undefined> {
+    return this.#take<MemberSignIn>(MEMBER_SIGN_IN, state);
+  }
+
+  /** Keeps a flow under `prefix + state`: expired ones go first, past the cap the oldest-keyed (random keys: at random). */
+  async #begin(prefix: string, state: string, value: { expiresAt: number }): Promise<void> {
+    const now = Date.now();
+    const all = await this.#storage.list<{ expiresAt: number }>({ prefix });
+    const stale = [...all].filter(([, t]) => t.expiresAt <= now).map(([k]) => k);
+    const over = all.size - stale.length - MAX_PENDING + 1;
+    if (over > 0) stale.push(...[...all.keys()].filter((k) => !stale.includes(k)).slice(0, over));
+    if (stale.length > 0) await this.#storage.delete(stale);
+    await this.#storage.put(prefix + state, value);
+  }
+
+  /** A flow's value, deleted as it is read; undefined when absent or expired. */
+  async #take<T extends { expiresAt: number }>(prefix: string, state: string): Promise<T | undefined> {
+    const key = prefix + state;
+    const value = await this.#storage.get<T>(key);
+    if (value === undefined) return undefined;
     await this.#storage.delete(key);
-    return transaction.expiresAt > Date.now() ? transaction : undefined;
+    return value.expiresAt > Date.now() ? value : undefined;
   }
 }
 

@@ -11,6 +11,7 @@ import {
   type CredentialInfo,
   type Env,
   type ListsChanged,
+  type MemberSignIn,
   type TeamIndexRpc,
   type UpstreamCredential,
   type UpstreamTokenAnswer,
@@ -93,6 +94,14 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
 
   async takeConnect(team: string, state: string): Promise<ConnectTransaction | undefined> {
     return this.#vaultFor(team).takeConnect(state);
+  }
+
+  async beginMemberSignIn(team: string, state: string, signIn: MemberSignIn): Promise<void> {
+    await this.#vaultFor(team).beginMemberSignIn(state, signIn);
+  }
+
+  async takeMemberSignIn(team: string, state: string): Promise<MemberSignIn | undefined> {
+    return this.#vaultFor(team).takeMemberSignIn(state);
   }
 
   async listenStreams(): Promise<number> {

@@ -228,9 +228,10 @@ describe("a host signs a member in through a real browser (wrangler dev, OAUTH_H
     expect(text).toContain("everything: The MCP reference server");
     expect(text).toContain("Access is sent to 127.0.0.1");
     // Chromium kept the proxy's `__Host-` binding cookie over plain http on localhost: one for the consent page, one
-    // for the trip to the IdP (the consent one cleared when posted), none once the callback used it.
-    const binding = (name: string) => expect.stringMatching(new RegExp(`^__Host-oauth-${name}[^;]*; secure=true; httpOnly=true; sameSite=Lax; path=/$`));
-    expect(proxyCookies).toEqual([[binding("consent")], [binding("upstream")], []]);
+    // for the trip to the IdP (the consent one cleared when posted); once the callback used it, only the member
+    // cookie is left (which member this browser is, for connect links of per_user upstreams).
+    const cookie = (name: string) => expect.stringMatching(new RegExp(`^__Host-${name}[^;]*; secure=true; httpOnly=true; sameSite=Lax; path=/$`));
+    expect(proxyCookies).toEqual([[cookie("oauth-consent")], [cookie("oauth-upstream")], [cookie("dynmcp-member")]]);
 
     // The callback: a code, the host's own state, and the team's issuer (RFC 9207).
     expect(back.get("error"), back.toString()).toBeNull();

@@ -1,6 +1,8 @@
 // A member's browser during a host's sign-in, driven over HTTP (docs/oauth.md 3.5): it follows redirects by hand with
 // a cookie jar, answers the proxy's consent page and the test IdP's sign-in form (harness/idp.ts), and stops where the
-// browser leaves both for the host's redirect URI. Proxy URLs go to the caller's `proxy` function (the router in the
+// browser leaves both for the host's redirect URI. It also walks a connect link (src/oauth/upstream-connect.ts): any
+// other form of the proxy (the member sign-in button) is submitted as it is, and every provider the proxy sends it to
+// with PKCE (the team's IdP, an upstream's authorization server, harness/oauth-upstream.ts) is answered alike. Proxy URLs go to the caller's `proxy` function (the router in the
 // workers pool, real fetch against `wrangler dev`), everything else to real fetch. Works in workerd and in Node.
 import { CookieJar } from "../../harness/cookie-jar.ts";
 
@@ -17,6 +19,8 @@ export interface Member {
   cancelAtIdp?: boolean;
   /** The jar to use (a second sign-in in the same browser); by default a new one. */
   jar?: CookieJar;
+  /** Another account to type into the sign-in form of one provider (by origin); by default `account` everywhere. */
+  accountAt?: Record<string, string>;
 }
 
 /** Where the browser ended: the host's redirect URI, or a page it stopped at (an error, an unexpected form). */
@@ -33,12 +37,16 @@ export interface Trail {
 const MAX_STEPS = 20;
 const STEP_TIMEOUT_MS = 10_000;
 
+const unescapeHtml = (text: string): string =>
+  text.replace(/&(amp|lt|gt|quot|#39);/g, (_m, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[e] ?? "");
+
 /** A page's text, tags dropped, for assertions and error messages. */
 export const pageText = (html: string): string =>
-  html
-    .replace(/<style[\s\S]*?<\/style>/g, " ")
-    .replace(/<[^>]*>/g, " ")
-    .replace(/&(amp|lt|gt|quot|#39);/g, (_m, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[e] ?? "")
+  unescapeHtml(
+    html
+      .replace(/<style[\s\S]*?<\/style>/g, " ")
+      .replace(/<[^>]*>/g, " "),
+  )
     .replace(/\s+/g, " ")
     .trim();
 
@@ -49,10 +57,11 @@ export async function signInAs(authorizeUrl: string, member: Member): Promise<Ou
   let url = new URL(authorizeUrl);
   let method = "GET";
   let body: URLSearchParams | undefined;
-  let idpOrigin: string | undefined;
+  /** The providers the proxy sent the browser to: their pages are part of the flow. */
+  const providers = new Set<string>();
   for (let n = 0; n < MAX_STEPS; n++) {
     const atProxy = url.origin === member.proxyOrigin;
-    if (!atProxy && url.origin !== idpOrigin) return { kind: "redirect", url, trail };
+    if (!atProxy && !providers.has(url.origin)) return { kind: "redirect", url, trail };
     const headers = new Headers({ accept: "text/html" });
     const cookie = jar.header(url);
     if (cookie) headers.set("cookie", cookie);
@@ -65,8 +74,9 @@ export async function signInAs(authorizeUrl: string, member: Member): Promise<Ou
       await res.body?.cancel();
       trail.steps.push({ method, url: url.href, status: res.status, location });
       const next = new URL(location, url);
-      // The proxy sends the browser to the team's IdP: from then on that origin is part of the sign-in.
-      if (atProxy && next.origin !== member.proxyOrigin && idpOrigin === undefined && next.searchParams.has("code_challenge")) idpOrigin = next.origin;
+      // The proxy sends the browser to a provider (the team's IdP, an upstream's AS): from then on that origin is part
+      // of the flow.
+      if (atProxy && next.origin !== member.proxyOrigin && next.searchParams.has("code_challenge")) providers.add(next.origin);
       url = next;
       method = "GET";
       body = undefined;
@@ -83,6 +93,13 @@ export async function signInAs(authorizeUrl: string, member: Member): Promise<Ou
       body = new URLSearchParams({ handle, decision: member.consent ?? "approve" });
       continue;
     }
+    if (atProxy && action !== undefined) {
+      // Another form of the proxy (a connect link's member sign-in): its hidden fields, as a click sends them.
+      url = new URL(action, url);
+      method = "POST";
+      body = new URLSearchParams([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, unescapeHtml(m[2]!)]));
+      continue;
+    }
     if (!atProxy && action !== undefined && html.includes('name="login"')) {
       if (member.cancelAtIdp) {
         const cancel = /<a href="([^"]+\/abort)"/.exec(html)?.[1];
@@ -93,7 +110,7 @@ export async function signInAs(authorizeUrl: string, member: Member): Promise<Ou
       } else {
         url = new URL(action, url);
         method = "POST";
-        body = new URLSearchParams({ login: member.account });
+        body = new URLSearchParams({ login: member.accountAt?.[url.origin] ?? member.account });
       }
       continue;
     }

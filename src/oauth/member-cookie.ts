@@ -1,0 +1,207 @@
+// Which member a browser is, and which browser started a flow (issue 16, docs/oauth.md 3.3). The MCP spec asks a
+// server to check that whoever opens a connect link is the member it was made for (phishing: Alice sends Bob her
+// link), and a callback must come back to the browser that started its flow (else Alice could start a connect and
+// have Bob finish it with his account). Two cookies, both HMAC-SHA256 under SESSION_KEY over texts no other signature
+// of the proxy uses:
+//   __Host-dynmcp-member        `<user id>.<expiry: unix seconds, base 36>.<mac>`, 30 days; set when a member signs
+//                               in at the team's identity provider (a host's sign-in, or the one below)
+//   __Host-dynmcp-flow-<tag>    one flow's binding, ten minutes: `<tag><value>` is the mac of its `state`
+// And the sign-in a connect link asks for when the browser has no member cookie for the team, or another member's:
+//   POST /t/<team>/connect/<server>/sign-in   (h=<handle>) off to the team's identity provider, state `m.<random>`
+//   GET  /t/<team>/oauth/callback             the provider's answer (src/oauth/authorize.ts hands `m.` states here):
+//                                             the member admitted, the cookie set, back to the connect link
+import { Hono } from "hono";
+import type { Env } from "../env.ts";
+import { log } from "../log.ts";
+import { mac128, macMatches, nonce128 } from "../auth/mac.ts";
+import { ServerName, TeamName } from "../config/schema.ts";
+import { admit, userIdFor } from "../auth/user.ts";
+import { checkConnectHandle } from "../auth/connect-link.ts";
+import { urlPolicy } from "../security/policy.ts";
+import { TeamStore, readSecret } from "../teams/store.ts";
+import { bindingKv } from "../teams/binding-kv.ts";
+import { publicBase } from "../http/origin.ts";
+import { absent, type OAuthContext } from "./team-param.ts";
+import { errorPage, memberSignInPage } from "./pages.ts";
+import { SignInError, finishSignIn, newSignIn, signInUrl } from "./sign-in.ts";
+
+const MEMBER_COOKIE = "__Host-dynmcp-member";
+const MEMBER_TTL_SECONDS = 30 * 24 * 3600;
+const FLOW_COOKIE = "__Host-dynmcp-flow-";
+const FLOW_TTL_SECONDS = 10 * 60;
+/** A member sign-in's state: the OAuth library's own states are base64url without a dot, so the two never meet. */
+const MEMBER_STATE = /^m\.[A-Za-z0-9_-]{22}$/;
+/** `<user id (src/auth/user.ts USER_ID)>.<expiry>.<mac>`. */
+const MEMBER_VALUE = /^([a-z0-9_-]{1,64}\.[A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/;
+const MAX_FORM_BYTES = 4_096;
+
+const sign = mac128;
+const verify = (secret: string, mac: string, text: string): Promise<boolean> => macMatches(secret, text, mac);
+
+const setCookie = (name: string, value: string, maxAge: number): string =>
+  `${name}=${value}; Path=/; Max-Age=${maxAge}; Secure; HttpOnly; SameSite=Lax`;
+
+/** One cookie's value from a request's Cookie header. */
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+const memberText = (team: string, user: string, expiry: string) => `member-cookie/v1\n${team}\n${user}\n${expiry}`;
+
+/** The Set-Cookie line that tells later connect links which member of `team` this browser is. */
+export async function memberCookie(secret: string, team: string, user: string, now = Date.now()): Promise<string> {
+  const expiry = Math.floor(now / 1000 + MEMBER_TTL_SECONDS).toString(36);
+  return setCookie(MEMBER_COOKIE, `${user}.${expiry}.${await sign(secret, memberText(team, user, expiry))}`, MEMBER_TTL_SECONDS);
+}
+
+/** The member of `team` the request's cookie proves, or undefined (none, another team's, expired, altered). */
+export async function memberOf(secret: string, cookieHeader: string | undefined, team: string, now = Date.now()): Promise<string | undefined> {
+  const m = MEMBER_VALUE.exec(cookieValue(cookieHeader, MEMBER_COOKIE) ?? "");
+  if (!m) return undefined;
+  const [, user = "", expiry = "", mac = ""] = m;
+  if (!user.startsWith(`${team}.`) || parseInt(expiry, 36) * 1000 <= now) return undefined;
+  return (await verify(secret, mac, memberText(team, user, expiry))) ? user : undefined;
+}
+
+/** A flow's cookie: its name carries the first 12 characters of the mac (concurrent flows keep their own), the value the rest. */
+const flowText = (state: string) => `flow-binding/v1\n${state}`;
+async function flowParts(secret: string, state: string): Promise<{ name: string; value: string }> {
+  const mac = await sign(secret, flowText(state));
+  return { name: FLOW_COOKIE + mac.slice(0, 12), value: mac.slice(12) };
+}
+
+/** The Set-Cookie line binding the flow `state` to this browser for ten minutes. */
+export async function flowCookie(secret: string, state: string): Promise<string> {
+  const { name, value } = await flowParts(secret, state);
+  return setCookie(name, value, FLOW_TTL_SECONDS);
+}
+
+/** The Set-Cookie line that removes a finished flow's binding. */
+export async function clearFlowCookie(secret: string, state: string): Promise<string> {
+  return setCookie((await flowParts(secret, state)).name, "", 0);
+}
+
+/** Whether this request comes from the browser that started the flow `state`. */
+export async function fromFlowBrowser(secret: string, cookieHeader: string | undefined, state: string): Promise<boolean> {
+  const { name } = await flowParts(secret, state);
+  const sent = cookieValue(cookieHeader, name) ?? "";
+  // The whole mac checked in constant time (its first part is the cookie's name, so it matched already).
+  return /^[A-Za-z0-9_-]{10}$/.test(sent) && verify(secret, name.slice(FLOW_COOKIE.length) + sent, flowText(state));
+}
+
+// ---- the member sign-in a connect link asks for ------------------------------------------------------------------
+
+export const memberSignIn = new Hono<{ Bindings: Env }>();
+
+export const isMemberSignInState = (state: string | undefined): boolean => state !== undefined && MEMBER_STATE.test(state);
+
+const teamParam = (c: OAuthContext): string | undefined => {
+  const parsed = TeamName.safeParse(c.req.param("team"));
+  return parsed.success ? parsed.data : undefined;
+};
+
+const callbackUrl = (base: string, team: string) => `${base}/t/${team}/oauth/callback`;
+export const connectPath = (team: string, server: string, handle: string) =>
+  `/t/${team}/connect/${encodeURIComponent(server)}?h=${encodeURIComponent(handle)}`;
+
+const TITLE = "Cannot sign you in";
+
+/** The team's provider with its client secret, or why members cannot sign in here. */
+async function teamProvider(env: Env, team: string, base: string) {
+  const store = new TeamStore(bindingKv(env.TEAMS), { secretsKey: env.SECRETS_KEY, urlPolicy: urlPolicy(env) });
+  const idp = await store.getIdp(team);
+  if (!idp) return { reason: `sign-in is not set up for team ${team}: an admin configures its identity provider (npm run team -- oauth set)` };
+  const secret = await readSecret(bindingKv(env.TEAMS), env.SECRETS_KEY, team, idp.client_secret);
+  if (secret === undefined) {
+    log({ event: "misconfigured", reason: `team ${team}: the identity provider's client secret ${idp.client_secret} cannot be read` });
+    return { reason: `sign-in for team ${team} is misconfigured: its identity provider's client secret is missing` };
+  }
+  return { store, provider: { idp, secret, callback: callbackUrl(base, team), policy: urlPolicy(env) } };
+}
+
+memberSignIn.post("/t/:team/connect/:server/sign-in", async (c) => {
+  const team = teamParam(c);
+  if (!team) return absent(c);
+  const key = c.env.SESSION_KEY;
+  if (!key) return errorPage(500, TITLE, "The proxy is not set up for connect links (SESSION_KEY is missing).");
+  const length = Number(c.req.header("content-length") ?? "0");
+  if (!c.req.header("content-type")?.startsWith("application/x-www-form-urlencoded") || length > MAX_FORM_BYTES) {
+    return errorPage(400, TITLE, "The sign-in form was not sent as the page sends it.");
+  }
+  const server = ServerName.safeParse(c.req.param("server"));
+  if (!server.success) return errorPage(404, TITLE, "There is no such server.");
+  const handle = new URLSearchParams(new TextDecoder().decode(await c.req.arrayBuffer())).get("h") ?? "";
+  const base = publicBase(c.env, c.req.raw);
+  const setup = await teamProvider(c.env, team, base);
+  if ("reason" in setup) return errorPage(400, TITLE, `${setup.reason}.`);
+  const state = `m.${nonce128()}`;
+  const saved = newSignIn();
+  await c.env.TEAM_INDEX.getByName(team).beginMemberSignIn(team, state, {
+    ...saved,
+    server: server.data,
+    handle,
+    expiresAt: Date.now() + FLOW_TTL_SECONDS * 1000,
+  });
+  let location: string;
+  try {
+    location = await signInUrl(setup.provider, state, saved);
+  } catch (err) {
+    if (!(err instanceof SignInError)) throw err;
+    log({ event: "sign_in", team, outcome: "failed", reason: err.message });
+    return errorPage(502, TITLE, `The team's identity provider cannot be used: ${err.message}.`);
+  }
+  return new Response(null, { status: 302, headers: { location, "cache-control": "no-store", "set-cookie": await flowCookie(key, state) } });
+});
+
+/**
+ * The provider's answer to a member sign-in (its `state` starts with `m.`): the flow checked (this browser, once,
+ * in time), the member's claims and the team's admission rule, the user index, the member cookie; then back to the
+ * connect link when it was made for this member, else a page saying it was not.
+ */
+export async function finishMemberSignIn(c: OAuthContext): Promise<Response> {
+  const team = teamParam(c);
+  if (!team) return absent(c);
+  const key = c.env.SESSION_KEY;
+  if (!key) return errorPage(500, TITLE, "The proxy is not set up for connect links (SESSION_KEY is missing).");
+  const url = new URL(c.req.url);
+  const state = url.searchParams.get("state") ?? "";
+  const headers = new Headers({ "set-cookie": await clearFlowCookie(key, state) });
+  const page = (status: number, message: string, outcome: "refused" | "failed", user?: string) => {
+    log({ event: "sign_in", team, outcome, ...(user === undefined ? {} : { user }), reason: `connect link sign-in: ${message}` });
+    return errorPage(status, TITLE, message, headers);
+  };
+  const saved = await c.env.TEAM_INDEX.getByName(team).takeMemberSignIn(team, state);
+  if (!saved) return page(400, "This sign-in has expired or was already used. Open the connect link again.", "refused");
+  if (!(await fromFlowBrowser(key, c.req.header("cookie"), state))) {
+    return page(400, "This sign-in was started in another browser. Open the connect link again in the browser you use.", "refused");
+  }
+  if (url.searchParams.has("error")) return page(400, "The sign-in at the team's identity provider was cancelled or refused.", "refused");
+  const base = publicBase(c.env, c.req.raw);
+  const setup = await teamProvider(c.env, team, base);
+  if ("reason" in setup) return page(400, `${setup.reason}.`, "failed");
+  let claims;
+  try {
+    claims = await finishSignIn(setup.provider, url, saved);
+  } catch (err) {
+    if (!(err instanceof SignInError)) throw err;
+    return page(502, `Signing in at the team's identity provider failed: ${err.message}.`, "failed");
+  }
+  const user = await userIdFor(team, claims.iss, claims.sub);
+  const admission = admit(setup.provider.idp, claims);
+  if (!admission.ok) return page(403, `${admission.reason}.`, "refused", user);
+  await setup.store.recordUser(team, user, { sub: claims.sub, issuer: claims.iss, ...(admission.email === undefined ? {} : { email: admission.email }) });
+  headers.append("set-cookie", await memberCookie(key, team, user));
+  log({ event: "sign_in", team, outcome: "ok", user, reason: "connect link sign-in" });
+  const check = await checkConnectHandle(key, saved.handle, team, saved.server, user);
+  if (!check.ok && check.problem === "foreign") {
+    return errorPage(403, "This link is not yours", `This connect link was made for another member of team ${team}, not for the account you signed in with (or it was altered). Ask for your own link: retry the tool call as yourself.`, headers);
+  }
+  // An expired or malformed link is the connect route's to explain.
+  headers.set("location", `${base}${connectPath(team, saved.server, saved.handle)}`);
+  headers.set("cache-control", "no-store");
+  return new Response(null, { status: 302, headers });
+}
