@@ -227,6 +227,13 @@ export function describeFault(upstream: string, fault: UpstreamFault): string {
   }
 }
 
+/** How an `auth_required` reason starts: such a reason is an instruction, shown whole (not cut to one line). */
+export const NEEDS_ACCOUNT = "needs an account: ";
+
+/** A reason as a catalog line or a call's answer shows it: one short line, or an account instruction whole. */
+export const reasonLine = (reason: string, oneLine: (text: string) => string): string =>
+  reason.startsWith(NEEDS_ACCOUNT) ? reason.replace(/\s+/g, " ").trim() : oneLine(reason);
+
 /** The short reason shown in the catalog line `name: unavailable — <reason>`. */
 export function shortReason(fault: UpstreamFault): string {
   switch (fault.kind) {
@@ -253,7 +260,8 @@ export function shortReason(fault: UpstreamFault): string {
     case "throttled":
       return "reconnecting too often";
     case "auth_required":
-      return "needs an account to be connected";
+      // The whole instruction: the catalog line and a call's answer are how the agent learns what to ask of the user.
+      return `${NEEDS_ACCOUNT}${fault.detail}${fault.connectUrl ? `; the user connects it at ${fault.connectUrl} (valid 10 minutes; calling a tool of it again gives a new link)` : ""}`;
   }
 }
 

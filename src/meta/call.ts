@@ -3,7 +3,7 @@
 // through, what the upstream sends meanwhile kept on the request's stream, resource links remembered, the call
 // logged, and every failure the proxy names an isError result.
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { ProxyError, UpstreamError, toToolResult, type ToolErrorKind } from "../errors.ts";
+import { ProxyError, UpstreamError, reasonLine, toToolResult, type ToolErrorKind } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge, HostExtra } from "../forward/bridge.ts";
 import { forwardedMeta, hostSignal } from "../forward/bridge.ts";
@@ -137,7 +137,7 @@ export async function findTool(registry: UpstreamRegistry, naming: ToolNames, na
   const tried = throttled ? `it was not tried again: ${throttled.message}` : "it was just tried again";
   return toolError(
     "unavailable",
-    `"${name}" cannot be called now: the server "${server}" is unavailable (${oneLine(reason)}); ${tried}. ` +
+    `"${name}" cannot be called now: the server "${server}" is unavailable (${reasonLine(reason, oneLine)}); ${tried}. ` +
       "Its tools return to the catalog once it answers.",
     server,
   );
