@@ -1,15 +1,30 @@
-// `npm run conformance`: the official MCP conformance suite (@modelcontextprotocol/conformance) against the proxy in
-// single-MCP mode, twice: in front of our fixture upstream (harness/conformance-upstream.ts, baseline
-// conformance/expected-failures.yml) and in front of a real @modelcontextprotocol/server-everything (baseline
-// conformance/expected-failures-everything.yml). Starts both upstreams on loopback and one `wrangler dev`, provisions
-// through its admin API one team per upstream whose config is that one server, puts a forwarder that adds the team's
-// bearer token in front of it (the suite cannot send headers), runs the suite once per upstream, prints a summary of
-// each and exits non-zero when any run of the suite did.
+// `npm run conformance`: the official MCP conformance suite (@modelcontextprotocol/conformance) against the proxy, from
+// both sides, with one `wrangler dev` for everything.
 //
-//   npm run conformance                          # every server scenario (--suite all: active and pending), both upstreams
-//   npm run conformance -- --upstream everything # one upstream only: fixture or everything
-//   npm run conformance -- --scenario ping       # anything else goes to the suite (then no --suite all)
+// As a server, in single-MCP mode, twice: in front of our fixture upstream (harness/conformance-upstream.ts, baseline
+// conformance/expected-failures.yml `server:`) and in front of a real @modelcontextprotocol/server-everything (baseline
+// conformance/expected-failures-everything.yml). Starts both upstreams on loopback, provisions through the proxy's
+// admin API one team per upstream whose config is that one server, puts a forwarder that adds the team's bearer
+// token in front of it (the suite cannot send headers), and runs the suite's server scenarios once per upstream.
+//
+// As a client: the suite's client `auth/*` scenarios (suites auth, backcompat, draft and extensions) with the proxy's
+// OAuth client of its upstreams as the client under test. The suite starts each scenario's MCP server and
+// authorization server and runs harness/conformance-auth-client.ts, which makes that server an OAuth upstream of a
+// team of its own, walks the admin's connect link and calls the upstream's tool through the proxy (baseline
+// conformance/expected-failures.yml `client:`).
+//
+// Prints a summary of each run and exits non-zero when any run of the suite did.
+//
+//   npm run conformance                          # everything: both server runs (--suite all), the client auth suites
+//   npm run conformance -- --upstream everything # one server run only: fixture or everything (client runs as well)
+//   npm run conformance -- --no-client           # the server runs only
+//   npm run conformance -- --no-server           # the client auth runs only
+//   npm run conformance -- --client auth         # one client suite (auth, backcompat, draft, extensions) or one
+//                                                # scenario (--client auth/pre-registration); repeatable
+//   npm run conformance -- --scenario ping       # anything else goes to the server suite (then no --suite all, and
+//                                                # no client runs unless --client names some)
 //   npm run conformance -- --no-parity           # skip the use_tool parity check that follows the fixture's run
+//   npm run conformance -- --proxy-log           # print wrangler dev's output (the proxy's log lines) at the end
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -34,7 +49,7 @@ import { startHeaderForwarder, type HeaderForwarder } from "../harness/header-fo
 import { packageFile, startEverything, startWranglerDev, type Running } from "../harness/processes.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-/** The suite runs 32 short scenarios in a few seconds; this only stops a hung run (two runs fit the e2e test's time). */
+/** The suite runs 32 short server scenarios in a few seconds; this only stops a hung run (the e2e test's time fits). */
 const SUITE_TIMEOUT_MS = 45_000;
 
 /** An upstream the suite runs against, behind a single-MCP team of its own. */
@@ -70,6 +85,27 @@ export const TARGETS: readonly Target[] = [
     },
   },
 ];
+/**
+ * The suite's client suites whose scenarios are all `auth/*`: 14 (auth), 2 (backcompat: 2025-03-26 authorization),
+ * 3 (draft) and 3 (extensions). The other client scenarios (initialize, tools_call, sse-retry, elicitation defaults,
+ * in the suites core and all) test an MCP host, not an OAuth client, and are not run.
+ */
+export const CLIENT_SUITES = ["auth", "backcompat", "draft", "extensions"] as const;
+/** The client runs' expected failures: the `client:` list of the fixture run's baseline file. */
+export const CLIENT_BASELINE = join(ROOT, "conformance", "expected-failures.yml");
+/** The command the suite runs as the client of each scenario (the server's URL is appended by the suite). */
+const CLIENT_COMMAND = join(ROOT, "harness", "conformance-auth-client.ts");
+/**
+ * The suite's time-out for one scenario's client command (twice its default). A scenario takes a few seconds, but a
+ * suite starts all its scenarios at once, each with a Node process of its own, and on a busy two-core machine the
+ * last of them can take over 25 s: the default 30 s cut some short there.
+ */
+const CLIENT_TIMEOUT_MS = 60_000;
+/** The command ends itself this long before the suite would stop it, saying why (its stderr is in the scenario's log). */
+const CLIENT_DEADLINE_MS = CLIENT_TIMEOUT_MS - 5_000;
+/** One client suite's process: its scenarios run side by side, so a little more than one client time-out. */
+const CLIENT_SUITE_TIMEOUT_MS = CLIENT_TIMEOUT_MS + 20_000;
+
 /** One parity call: a broken relay shows as a failed check, not as a run that waits for the upstream time-out. */
 const CHECK_TIMEOUT_MS = 10_000;
 
@@ -83,47 +119,65 @@ interface Check {
   id: string;
   name: string;
   status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO" | string;
+  description?: string;
   errorMessage?: string;
 }
 
-/** The baseline's server entries with their reasons: the group comment above them and the entry's own comment. */
-export function readBaseline(file: string): Map<string, string> {
+/**
+ * One list of a baseline (`server:` or `client:`) with each entry's reason: the group comment above it and the
+ * entry's own comment.
+ */
+export function readBaseline(file: string, list: "server" | "client" = "server"): Map<string, string> {
   const reasons = new Map<string, string>();
-  let inServer = false;
+  const start = new RegExp(`^${list}:\\s*(#.*)?$`);
+  let inList = false;
   let group = "";
   for (const raw of readFileSync(file, "utf8").split("\n")) {
     const line = raw.trimEnd();
     if (/^\S/.test(line) && !line.startsWith("#")) {
-      inServer = /^server:\s*(#.*)?$/.test(line);
+      inList = start.test(line);
       group = "";
       continue;
     }
-    if (!inServer) continue;
+    if (!inList) continue;
     const comment = /^\s+#\s?(.*)$/.exec(line);
     if (comment) {
       // A comment line that starts a group ("(a) …", "(b) …", "(c) …") replaces the group; others continue it.
       group = /^\([a-z]\)/.test(comment[1]!) ? comment[1]! : `${group} ${comment[1]!}`.trim();
       continue;
     }
-    const entry = /^\s+-\s+([\w-]+)\s*(?:#\s?(.*))?$/.exec(line);
+    const entry = /^\s+-\s+([\w/-]+)\s*(?:#\s?(.*))?$/.exec(line);
     if (entry) reasons.set(entry[1]!, [group, entry[2]].filter(Boolean).join(" — "));
   }
   return reasons;
 }
 
-/** checks.json of every scenario the suite wrote under `dir` (one folder per scenario: server-<name>-<time>). */
-function readResults(dir: string): Map<string, Check[]> {
+/**
+ * checks.json of every scenario the suite wrote under `dir` (its -o), by scenario name. A server run writes one
+ * folder per scenario, `<dir>/server-<name>-<time>`; a client run one per `auth/<name>` scenario,
+ * `<dir>/auth/<name>-<time>`.
+ */
+function readResults(dir: string, kind: "server" | "client" = "server"): Map<string, Check[]> {
   const results = new Map<string, Check[]>();
-  if (!existsSync(dir)) return results;
-  for (const folder of readdirSync(dir).sort()) {
-    const match = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(folder);
-    const file = join(dir, folder, "checks.json");
-    if (match && existsSync(file)) results.set(match[1]!, JSON.parse(readFileSync(file, "utf8")) as Check[]);
+  const [parent, pattern, name] =
+    kind === "server"
+      ? [dir, /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, (m: string) => m]
+      : [join(dir, "auth"), /^(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, (m: string) => `auth/${m}`];
+  if (!existsSync(parent)) return results;
+  for (const folder of readdirSync(parent).sort()) {
+    const match = pattern.exec(folder);
+    const file = join(parent, folder, "checks.json");
+    if (match && existsSync(file)) results.set(name(match[1]!), JSON.parse(readFileSync(file, "utf8")) as Check[]);
   }
   return results;
 }
 
-function summarize(target: Target, results: Map<string, Check[]>, baseline: Map<string, string>): string {
+/** The summary's header of a server run (test/e2e/conformance.test.ts finds each run's block by it). */
+export const serverTitle = (upstream: string): string => `single-MCP mode, through the proxy, in front of ${upstream}`;
+/** The summary's header of the client runs, all suites in one block. */
+export const CLIENT_TITLE = "client auth scenarios, the proxy as the OAuth client of the suite's servers";
+
+function summarize(title: string, results: Map<string, Check[]>, baseline: Map<string, string>): string {
   const passed: string[] = [];
   const expected: string[] = [];
   const unexpected: string[] = [];
@@ -134,9 +188,9 @@ function summarize(target: Target, results: Map<string, Check[]>, baseline: Map<
     if (bad.length === 0 && !listed) passed.push(scenario);
     else if (bad.length === 0) stale.push(scenario);
     else if (listed) expected.push(scenario);
-    else unexpected.push(`${scenario}\n${bad.map((c) => `      ${c.status} ${c.name}: ${c.errorMessage ?? ""}`).join("\n")}`);
+    else unexpected.push(`${scenario}\n${bad.map((c) => `      ${c.status} ${c.name}: ${c.errorMessage || c.description || ""}`).join("\n")}`);
   }
-  const lines = ["", `=== dynmcp conformance summary (single-MCP mode, through the proxy, in front of ${target.title}) ===`];
+  const lines = ["", `=== dynmcp conformance summary (${title}) ===`];
   lines.push(`passed: ${passed.length}`, ...passed.map((s) => `  ✓ ${s}${PASSES_ON_UNKNOWN_TOOL[s] ? ` (vacuously: ${PASSES_ON_UNKNOWN_TOOL[s]})` : ""}`));
   lines.push(`expected failures: ${expected.length}`, ...expected.map((s) => `  ~ ${s}: ${baseline.get(s)}`));
   if (unexpected.length) lines.push(`UNEXPECTED failures: ${unexpected.length}`, ...unexpected.map((s) => `  ✗ ${s}`));
@@ -287,59 +341,141 @@ function formatParity(results: Parity[]): string {
   return lines.join("\n");
 }
 
-/** The suite's process while it runs (stopped with everything else on Ctrl-C). */
-let suiteChild: ChildProcess | undefined;
+/** The suite's processes while they run (stopped with everything else on Ctrl-C). */
+const suiteChildren = new Set<ChildProcess>();
 
-function runSuite(args: string[]): Promise<{ code: number; output: string }> {
+/**
+ * Runs the suite's CLI with `args`; its output is echoed as it comes unless `quiet` (runs side by side print theirs
+ * when done), and it is stopped after `timeoutMs`.
+ */
+function runSuite(args: string[], opts: { env?: Record<string, string>; quiet?: boolean; timeoutMs?: number } = {}): Promise<{ code: number; output: string }> {
+  const timeoutMs = opts.timeoutMs ?? SUITE_TIMEOUT_MS;
   const cli = packageFile("@modelcontextprotocol/conformance", "dist", "index.js");
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    suiteChild = child;
+    const child = spawn(process.execPath, [cli, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...opts.env } });
+    suiteChildren.add(child);
     let output = "";
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      process.stdout.write(chunk);
+      if (!opts.quiet) process.stdout.write(chunk);
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
     const timer = setTimeout(() => {
-      output += `\nconformance suite did not finish in ${SUITE_TIMEOUT_MS} ms; stopped.\n`;
+      output += `\nconformance suite did not finish in ${timeoutMs} ms; stopped.\n`;
       child.kill("SIGKILL");
-    }, SUITE_TIMEOUT_MS);
+    }, timeoutMs);
     child.once("exit", (code, signal) => {
-      suiteChild = undefined;
+      suiteChildren.delete(child);
       clearTimeout(timer);
       resolvePromise({ code: code ?? (signal ? 1 : 0), output });
     });
   });
 }
 
+/** A client run: one of the suite's client suites, or one `auth/*` scenario. */
+type ClientRun = { suite: (typeof CLIENT_SUITES)[number] } | { scenario: string };
+const clientRunName = (run: ClientRun): string => ("suite" in run ? `suite ${run.suite}` : run.scenario);
+
+/**
+ * The client runs against the running proxy, side by side (each suite runs its scenarios side by side too, each
+ * with its own servers on loopback and its own team at the proxy). Their output is printed run by run once all are
+ * done, then one summary of every scenario against the `client:` baseline.
+ */
+async function runClientSuites(runs: ClientRun[], proxyUrl: string, adminToken: string, dir: string): Promise<{ code: number; summary: string }> {
+  // The suite splits the command at spaces and runs it through a shell: neither path may hold a space.
+  for (const path of [process.execPath, CLIENT_COMMAND]) if (/\s/.test(path)) throw new Error(`the client command cannot run from a path with a space: ${path}`);
+  const command = `${process.execPath} ${CLIENT_COMMAND}`;
+  const env = { DYNMCP_PROXY_URL: proxyUrl, DYNMCP_ADMIN_TOKEN: adminToken, DYNMCP_CLIENT_DEADLINE_MS: String(CLIENT_DEADLINE_MS) };
+  const finished = await Promise.all(
+    runs.map(async (run, i) => {
+      const out = join(dir, `results-client-${i}`);
+      const which = "suite" in run ? ["--suite", run.suite] : ["--scenario", run.scenario];
+      const args = ["client", "--command", command, ...which, "--timeout", String(CLIENT_TIMEOUT_MS), "--expected-failures", CLIENT_BASELINE, "-o", out];
+      const started = performance.now();
+      const suite = await runSuite(args, { env, quiet: true, timeoutMs: CLIENT_SUITE_TIMEOUT_MS });
+      return { run, out, seconds: (performance.now() - started) / 1000, ...suite };
+    }),
+  );
+  const results = new Map<string, Check[]>();
+  let code = 0;
+  for (const f of finished) {
+    console.log(`\n--- client ${clientRunName(f.run)}: the proxy's upstream OAuth client (${proxyUrl}) against the suite's servers\n`);
+    console.log(f.output.trimEnd());
+    console.log(`\nconformance suite exit code (client ${clientRunName(f.run)}, ${f.seconds.toFixed(1)} s): ${f.code}`);
+    for (const [scenario, checks] of readResults(f.out, "client")) results.set(scenario, checks);
+    if (f.code !== 0) code = f.code;
+  }
+  return { code, summary: summarize(CLIENT_TITLE, results, readBaseline(CLIENT_BASELINE, "client")) };
+}
+
+interface Args {
+  /** The server runs (none with --no-server). */
+  targets: Target[];
+  /** The client runs (none with --no-client, or when the server suite's scope was narrowed and no --client given). */
+  clients: ClientRun[];
+  parity: boolean;
+  /** Print what `wrangler dev` printed (the proxy's log lines, its exceptions) at the end. */
+  proxyLog: boolean;
+  /** What goes to the server suite. */
+  suiteArgs: string[];
+}
+
 /** The script's own flags, taken out of what goes to the suite. */
-function parseArgs(argv: string[]): { targets: Target[]; parity: boolean; suiteArgs: string[] } {
+function parseArgs(argv: string[]): Args {
   const suiteArgs: string[] = [];
   const chosen = new Set<string>();
+  const clients: ClientRun[] = [];
+  let server = true;
+  let client = true;
+  const valueOf = (flag: string, i: number): [string | undefined, number] =>
+    argv[i] === flag ? [argv[i + 1], i + 1] : [argv[i]!.slice(flag.length + 1), i];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === "--no-parity") continue;
+    if (arg === "--no-parity" || arg === "--proxy-log") continue;
+    if (arg === "--no-server") {
+      server = false;
+      continue;
+    }
+    if (arg === "--no-client") {
+      client = false;
+      continue;
+    }
     if (arg === "--upstream" || arg.startsWith("--upstream=")) {
-      const value = arg === "--upstream" ? argv[++i] : arg.slice("--upstream=".length);
+      const [value, next] = valueOf("--upstream", i);
+      i = next;
       if (!TARGETS.some((t) => t.name === value)) throw new Error(`--upstream wants one of ${TARGETS.map((t) => t.name).join(", ")}; got ${value ?? "nothing"}`);
       chosen.add(value!);
       continue;
     }
+    if (arg === "--client" || arg.startsWith("--client=")) {
+      const [value, next] = valueOf("--client", i);
+      i = next;
+      if ((CLIENT_SUITES as readonly string[]).includes(value ?? "")) clients.push({ suite: value as (typeof CLIENT_SUITES)[number] });
+      else if (/^auth\/[\w.-]+$/.test(value ?? "")) clients.push({ scenario: value! });
+      else throw new Error(`--client wants a client suite (${CLIENT_SUITES.join(", ")}) or an auth/* scenario; got ${value ?? "nothing"}`);
+      continue;
+    }
     suiteArgs.push(arg);
   }
-  const targets = chosen.size === 0 ? [...TARGETS] : TARGETS.filter((t) => chosen.has(t.name));
-  return { targets, parity: !argv.includes("--no-parity"), suiteArgs };
+  const targets = !server ? [] : chosen.size === 0 ? [...TARGETS] : TARGETS.filter((t) => chosen.has(t.name));
+  // A narrowed server run (--scenario ping) is someone looking at one thing: no client runs unless asked for.
+  const narrowed = suiteArgs.some((a) => /^--(scenario|suite)(=|$)/.test(a));
+  const defaultClients = narrowed ? [] : CLIENT_SUITES.map((suite) => ({ suite }));
+  return { targets, clients: !client ? [] : clients.length > 0 ? clients : defaultClients, parity: !argv.includes("--no-parity"), proxyLog: argv.includes("--proxy-log"), suiteArgs };
 }
 
 async function main(): Promise<number> {
   process.chdir(ROOT); // wrangler dev reads ./wrangler.toml
-  let args: ReturnType<typeof parseArgs>;
+  let args: Args;
   try {
     args = parseArgs(process.argv.slice(2));
   } catch (err) {
     console.error(err instanceof Error ? err.message : String(err));
+    return 2;
+  }
+  if (args.targets.length === 0 && args.clients.length === 0) {
+    console.error("nothing to run: --no-server and --no-client (or a narrowed server run without --client)");
     return 2;
   }
   const dir = mkdtempSync(join(tmpdir(), "dynmcp-conformance-"));
@@ -347,7 +483,7 @@ async function main(): Promise<number> {
   const forwarders: HeaderForwarder[] = [];
   let proxy: Running | undefined;
   const stopAll = async () => {
-    suiteChild?.kill("SIGKILL");
+    for (const child of suiteChildren) child.kill("SIGKILL");
     await Promise.all(forwarders.map((f) => f.close().catch(() => {})));
     await proxy?.stop().catch(() => {});
     await Promise.all(upstreams.map((u) => u.stop().catch(() => {})));
@@ -363,9 +499,11 @@ async function main(): Promise<number> {
 
   try {
     // The teams are provisioned through the admin API of this run's proxy (a token of its own): much faster than the
-    // team CLI, whose every KV write is a wrangler run.
+    // team CLI, whose every KV write is a wrangler run. SECRETS_KEY and SESSION_KEY are what the client runs need:
+    // upstream accounts and team secrets are sealed under the first, connect links signed with the second.
     const adminToken = randomBytes(24).toString("base64url");
-    const starting = startWranglerDev({ persistTo: join(dir, "state"), vars: { SESSION_KEY: "conformance", ADMIN_TOKEN: adminToken } }).then((p) => (proxy = p));
+    const vars = { SESSION_KEY: randomBytes(24).toString("base64url"), SECRETS_KEY: randomBytes(32).toString("base64url"), ADMIN_TOKEN: adminToken };
+    const starting = startWranglerDev({ persistTo: join(dir, "state"), vars }).then((p) => (proxy = p));
     starting.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
     // Settled, not all: an upstream that started is stopped at the end even when another failed.
     const settled = await Promise.allSettled(args.targets.map((t) => t.start()));
@@ -385,17 +523,26 @@ async function main(): Promise<number> {
       const results = join(dir, `results-${target.name}`);
       const suite = await runSuite(["server", "--url", url, ...scope, "--expected-failures", target.baseline, "-o", results, ...args.suiteArgs]);
       if (interrupted) return 130;
-      console.log(summarize(target, readResults(results), readBaseline(target.baseline)));
+      console.log(summarize(serverTitle(target.title), readResults(results), readBaseline(target.baseline)));
       // The parity block calls the fixture's own tools.
       if (args.parity && target.name === "fixture") console.log(formatParity(await useToolParity(url)));
       console.log(`\nconformance suite exit code (${target.title}): ${suite.code}`);
       if (suite.code !== 0) code = suite.code;
+    }
+    if (args.clients.length > 0) {
+      const started = performance.now();
+      const client = await runClientSuites(args.clients, running.url, adminToken, dir);
+      if (interrupted) return 130;
+      console.log(client.summary);
+      console.log(`\nconformance suite exit code (client auth runs, ${((performance.now() - started) / 1000).toFixed(1)} s): ${client.code}`);
+      if (client.code !== 0) code = client.code;
     }
     return code;
   } catch (err) {
     console.error(err instanceof Error ? err.message : String(err));
     return 1;
   } finally {
+    if (args.proxyLog && proxy) console.log(`\n=== wrangler dev's output ===\n${proxy.output()}`);
     await stopAll();
   }
 }

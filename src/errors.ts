@@ -100,6 +100,8 @@ export interface ErrorMeta {
   status?: number;
   /** The upstream's JSON-RPC error code (kind `rpc`). */
   code?: number;
+  /** Where the caller's member connects their account (an OAuth upstream without one: docs/oauth.md 3.3). */
+  connectUrl?: string;
 }
 
 /** A failure of the proxy, of one of its upstreams or of a request to it; `kind` says which, the message words it. */
@@ -230,6 +232,11 @@ export function describeFault(upstream: string, fault: UpstreamFault): string {
 /** How an `auth_required` reason starts: such a reason is an instruction, shown whole (not cut to one line). */
 export const NEEDS_ACCOUNT = "needs an account: ";
 
+/** The connect link in a stored `auth_required` reason (the registry keeps reasons as text), if it has one. */
+export function connectUrlOf(reason: string): string | undefined {
+  return reason.startsWith(NEEDS_ACCOUNT) ? /the user connects it at (https?:\/\/\S+) \(valid/.exec(reason)?.[1] : undefined;
+}
+
 /** A reason as a catalog line or a call's answer shows it: one short line, or an account instruction whole. */
 export const reasonLine = (reason: string, oneLine: (text: string) => string): string =>
   reason.startsWith(NEEDS_ACCOUNT) ? reason.replace(/\s+/g, " ").trim() : oneLine(reason);
@@ -280,6 +287,7 @@ export function errorMeta(err: ProxyError): ErrorMeta {
   if (err instanceof UpstreamError) {
     if (err.fault.kind === "http") meta.status = err.fault.status;
     if (err.fault.kind === "rpc") meta.code = err.fault.code;
+    if (err.fault.kind === "auth_required" && err.fault.connectUrl) meta.connectUrl = err.fault.connectUrl;
   }
   return meta;
 }

@@ -3,7 +3,7 @@
 // through, what the upstream sends meanwhile kept on the request's stream, resource links remembered, the call
 // logged, and every failure the proxy names an isError result.
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { ProxyError, UpstreamError, reasonLine, toToolResult, type ToolErrorKind } from "../errors.ts";
+import { ERROR_META_KEY, ProxyError, UpstreamError, connectUrlOf, reasonLine, toToolResult, type ErrorMeta, type ToolErrorKind } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge, HostExtra } from "../forward/bridge.ts";
 import { forwardedMeta, hostSignal } from "../forward/bridge.ts";
@@ -21,8 +21,10 @@ import type { RequestOptions } from "../upstream/client.ts";
  * A tool failure of the proxy's own that the model can read and act on (protocol failures stay JSON-RPC errors):
  * its kind travels in `_meta` (src/errors.ts, `ERROR_META_KEY`).
  */
-export function toolError(kind: ToolErrorKind, text: string, upstream?: string): CallToolResult {
-  return toToolResult(new ProxyError(kind, text, upstream));
+export function toolError(kind: ToolErrorKind, text: string, upstream?: string, extra: Pick<ErrorMeta, "connectUrl"> = {}): CallToolResult {
+  const result = toToolResult(new ProxyError(kind, text, upstream));
+  Object.assign(result._meta[ERROR_META_KEY], extra);
+  return result;
 }
 
 export const isResult = (v: unknown): v is CallToolResult =>
@@ -135,11 +137,13 @@ export async function findTool(registry: UpstreamRegistry, naming: ToolNames, na
   const reason = registry.unavailable(server);
   if (reason === undefined) return unknownTool(registry, naming, name, server);
   const tried = throttled ? `it was not tried again: ${throttled.message}` : "it was just tried again";
+  const connectUrl = connectUrlOf(reason);
   return toolError(
     "unavailable",
     `"${name}" cannot be called now: the server "${server}" is unavailable (${reasonLine(reason, oneLine)}); ${tried}. ` +
       "Its tools return to the catalog once it answers.",
     server,
+    connectUrl ? { connectUrl } : {},
   );
 }
 

@@ -18,6 +18,8 @@ export interface ParkState {
   s?: string;
   /** A passed-through round's nonce: each state is good for one retry. */
   n?: string;
+  /** 1: the round asked the member to connect an OAuth upstream account; the retry calls the tool afresh. */
+  k?: 1;
   /** The tool the host called through use_tool, and a digest of its arguments: a retry must repeat both. */
   t: string;
   d: string;

@@ -6,6 +6,7 @@ import {
   MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
+  inputRequired,
   isInputRequiredResult,
   type CallToolResult,
   type ClientCapabilities,
@@ -13,7 +14,7 @@ import {
   type RequestStateCodec,
   type Server,
 } from "@modelcontextprotocol/server";
-import { LoadError, toToolResult } from "../errors.ts";
+import { LoadError, errorKindOf, toToolResult } from "../errors.ts";
 import { log } from "../log.ts";
 import { fitCatalog } from "../catalog/budget.ts";
 import type { CatalogView } from "../catalog/catalog.ts";
@@ -203,14 +204,29 @@ async function roundOf(
     if (state !== undefined && (state.n === undefined || !parks.spend(state.n))) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, "This requestState was already used: each round's state is good for one retry.");
     }
+    // The member was asked to connect an account: a decline ends the call here; otherwise it is made afresh.
+    if (state?.k === 1 && (extra.mcpReq.inputResponses?.[CONNECT_INPUT] as { action?: string } | undefined)?.action !== "accept") {
+      return toolError("unavailable", `The user did not connect an account, so ${args.tool_name} was not called.`, upstreamOf(args.tool_name));
+    }
     // A first call, or the next round of a 2026 upstream's own: its answers and its state go with the call.
-    const retry = state === undefined ? undefined : { inputResponses: extra.mcpReq.inputResponses ?? {}, ...(state.s === undefined ? {} : { requestState: state.s }) };
+    const retry =
+      state === undefined || state.k === 1 ? undefined : { inputResponses: extra.mcpReq.inputResponses ?? {}, ...(state.s === undefined ? {} : { requestState: state.s }) };
     callId = parks.start(extra, (signal) => call(signal, { inputRequired: "return", ...(retry ? { retry } : {}) }));
   }
   const turn = await parks.next(callId, hostSignal(extra));
   if (!turn) throw new ProtocolError(ProtocolErrorCode.InvalidParams, "The call this requestState names is already being resumed by another request.");
   if (turn.kind === "result") {
-    if (!isInputRequiredResult(turn.result)) return turn.result;
+    if (!isInputRequiredResult(turn.result)) {
+      // An OAuth upstream without the member's account: a host that takes URL-mode input is asked to open the link.
+      const url = errorKindOf(turn.result)?.connectUrl;
+      if (url === undefined || declared(extra)?.elicitation?.url === undefined) return turn.result;
+      const message = `Connect your account to ${upstreamOf(args.tool_name) ?? "this server"} to call ${args.tool_name}: open the link, sign in, then continue.`;
+      return {
+        resultType: "input_required",
+        inputRequests: { [CONNECT_INPUT]: inputRequired.elicitUrl({ message, url }) },
+        requestState: await codec.mint({ t: args.tool_name, d: digest, n: crypto.randomUUID(), k: 1 }, extra),
+      } as InputRequiredResult;
+    }
     // A 2026 upstream asks: its requests go to the host as they are, its state inside ours.
     const asked = turn.result as InputRequiredResult;
     const requests = (asked.inputRequests ?? {}) as Record<string, { method: string }>;
@@ -225,3 +241,5 @@ async function roundOf(
 }
 
 const PARK_MINUTES = PARK_TTL_SECONDS / 60;
+/** The key of the URL-mode input request that asks a member to connect an OAuth upstream account. */
+const CONNECT_INPUT = "connect_account";

@@ -1,6 +1,6 @@
 // Pure: what went wrong with an upstream exchange, by the error's type (never its message text), and foreign
 // error text scrubbed of the upstream's URL and header values before it travels.
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SseError } from "@modelcontextprotocol/client";
+import { InsufficientScopeError, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SseError } from "@modelcontextprotocol/client";
 import { $ZodError } from "zod/v4/core";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { UpstreamError, type UpstreamFault } from "../errors.ts";
@@ -36,6 +36,12 @@ const isAnswerStreamEnded = (err: ProtocolError): boolean =>
 export function faultOf(err: unknown, context: FaultContext): UpstreamFault {
   const clean = (text: string) => scrub(text, context.spec.url, context.secrets);
   if (err instanceof UpstreamError) return err.fault;
+  // A 403 `insufficient_scope` from an OAuth upstream: a definite refusal (nothing ran), and what it needs is an
+  // account connected with more scopes, not a retry.
+  if (err instanceof InsufficientScopeError) {
+    const scopes = err.requiredScope ? clean(err.requiredScope) : "not named";
+    return { kind: "auth_required", detail: `the server refused: the account needs more access (scopes: ${scopes}); add them to the entry's auth.scopes and connect the account again` };
+  }
   if (err instanceof ExchangeTimeout) return { kind: "timeout", ms: err.ms };
   if (context.overflowLimit !== undefined) return { kind: "too_large", limit: context.overflowLimit };
   if (err instanceof SseError) {

@@ -1,18 +1,19 @@
-// The official MCP conformance suite against the proxy (single-MCP mode), as `npm run conformance` runs it: the
-// script starts the upstreams (our fixture, and a real server-everything), wrangler dev and the token forwarders
-// itself; here it only has to end green (every failure listed in the run's baseline, no stale entry) and say what
-// passed in each run.
+// The official MCP conformance suite against the proxy, as `npm run conformance` runs it: as a server in single-MCP
+// mode (the script starts the upstreams, our fixture and a real server-everything, wrangler dev and the token
+// forwarders itself), and as the OAuth client of its upstreams (the suite's client auth/* scenarios, each run by
+// harness/conformance-auth-client.ts against the same wrangler dev). Here it only has to end green (every failure
+// listed in the run's baseline, no stale entry) and say what passed in each run.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readBaseline } from "../../scripts/conformance.ts";
+import { CLIENT_BASELINE, CLIENT_SUITES, CLIENT_TITLE, readBaseline, serverTitle } from "../../scripts/conformance.ts";
 import { ROOT, execScript } from "./bench-run.ts";
 
 const BASELINE = join(ROOT, "conformance", "expected-failures.yml");
 const BASELINE_EVERYTHING = join(ROOT, "conformance", "expected-failures-everything.yml");
 
-/** One run's summary block of the script's output, from its header to the next block. */
-function summary(output: string, upstream: string): string {
-  const header = `=== dynmcp conformance summary (single-MCP mode, through the proxy, in front of ${upstream}) ===`;
+/** One summary block of the script's output (a server run's, by its upstream, or the client runs'), to the next block. */
+function summary(output: string, title: string): string {
+  const header = `=== dynmcp conformance summary (${title}) ===`;
   const start = output.indexOf(header);
   if (start < 0) return "";
   const rest = output.slice(start + header.length);
@@ -33,23 +34,26 @@ function section(block: string, title: string, mark: string): string[] {
 }
 
 /** Every baseline entry failed in this run (the suite would call a passing one stale) and carries a reason of a known group. */
-function expectBaselineMet(block: string, file: string, groups: RegExp): void {
-  const baseline = readBaseline(file);
+function expectBaselineMet(block: string, file: string, groups: RegExp, list: "server" | "client" = "server"): void {
+  const baseline = readBaseline(file, list);
   expect(section(block, "expected failures", "~").sort()).toEqual([...baseline.keys()].sort());
   for (const [scenario, reason] of baseline) expect(reason, scenario).toMatch(groups);
 }
 
-describe("MCP conformance suite through the proxy (single-MCP mode)", () => {
-  it("passes every scenario outside each run's baseline, each listed failure with its reason", { timeout: 120_000 }, async () => {
+describe("MCP conformance suite against the proxy (single-MCP mode; the client auth scenarios)", () => {
+  // About 50 s on a busy two-core machine (35 s for the server runs, 15 to 25 for the client ones); the bound leaves
+  // room for a slower machine, and the script stops each run of the suite on its own long before it.
+  it("passes every scenario outside each run's baseline, each listed failure with its reason", { timeout: 200_000 }, async () => {
     // Asynchronous on purpose (never spawnSync): the runs take a while and must not block the test process.
-    const { code, output } = await execScript(join("scripts", "conformance.ts"), [], 115_000);
+    const { code, output } = await execScript(join("scripts", "conformance.ts"), [], 195_000);
     expect(code, output.slice(-6000)).toBe(0);
-    expect(output.split("Baseline check passed: all failures are expected.").length - 1).toBe(2);
+    // Two server runs, then one run of the suite per client suite.
+    expect(output.split("Baseline check passed: all failures are expected.").length - 1).toBe(2 + CLIENT_SUITES.length);
     expect(output).not.toContain("UNEXPECTED failures");
     expect(output).not.toContain("STALE baseline entries");
 
     // In front of our fixture, which offers every fixture the suite names.
-    const fixture = summary(output, "the fixture upstream");
+    const fixture = summary(output, serverTitle("the fixture upstream"));
     const passed = section(fixture, "passed", "✓");
     for (const scenario of [
       "server-initialize",
@@ -78,11 +82,37 @@ describe("MCP conformance suite through the proxy (single-MCP mode)", () => {
 
     // In front of a real server-everything, which lists no test://watched-resource: subscribing to it goes to the
     // upstream all the same (issue 12), and it accepts.
-    const everything = summary(output, "server-everything");
+    const everything = summary(output, serverTitle("server-everything"));
     const passedEverything = section(everything, "passed", "✓");
     for (const scenario of ["server-initialize", "ping", "tools-list", "logging-set-level", "resources-list", "resources-subscribe", "resources-unsubscribe", "prompts-list"]) {
       expect(passedEverything, `${scenario} should pass against server-everything`).toContain(scenario);
     }
     expectBaselineMet(everything, BASELINE_EVERYTHING, /^\([ad]\) \S/);
+
+    // The proxy as the OAuth client of an upstream: discovery (protected resource metadata from the 401 or the
+    // well-known paths, RFC 8414 metadata), scopes, dynamic registration, each token endpoint authentication method,
+    // a pre-registered client, PKCE S256 and resource indicators, refresh tokens only when offered.
+    const client = summary(output, CLIENT_TITLE);
+    const passedClient = section(client, "passed", "✓");
+    for (const scenario of [
+      "auth/metadata-default",
+      "auth/metadata-var1",
+      "auth/metadata-var2",
+      "auth/metadata-var3",
+      "auth/scope-from-www-authenticate",
+      "auth/scope-from-scopes-supported",
+      "auth/scope-omitted-when-undefined",
+      "auth/scope-retry-limit",
+      "auth/token-endpoint-auth-basic",
+      "auth/token-endpoint-auth-post",
+      "auth/token-endpoint-auth-none",
+      "auth/pre-registration",
+      "auth/resource-mismatch",
+      "auth/offline-access-scope",
+      "auth/offline-access-not-supported",
+    ]) {
+      expect(passedClient, `${scenario} should pass`).toContain(scenario);
+    }
+    expectBaselineMet(client, CLIENT_BASELINE, /^\([ef]\) \S/, "client");
   });
 });

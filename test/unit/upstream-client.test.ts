@@ -6,6 +6,7 @@ import { UpstreamError, type UpstreamFault } from "../../src/errors.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { FetchLike } from "../../src/upstream/exchange.ts";
 import { ANSWER_STREAM_ENDED, bodyOf, faultOf, scrub } from "../../src/upstream/faults.ts";
+import { InsufficientScopeError } from "@modelcontextprotocol/client";
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 
 const URL_ = "https://up.example/mcp";
@@ -180,6 +181,14 @@ describe("fault classification (pure)", () => {
     expect(faultOf("a string", context)).toEqual({ kind: "unreachable", detail: "unknown error" });
     // An answer that outgrew the limit explains whatever error closing the client caused.
     expect(faultOf(new TypeError("terminated"), { ...context, overflowLimit: 10 })).toEqual({ kind: "too_large", limit: 10 });
+  });
+
+  it("takes an OAuth upstream's 403 insufficient_scope for what it is: an account that needs more scopes, nothing ran", () => {
+    const fault = faultOf(new InsufficientScopeError({ requiredScope: "mcp:basic mcp:write" }), context);
+    expect(fault).toEqual({
+      kind: "auth_required",
+      detail: "the server refused: the account needs more access (scopes: mcp:basic mcp:write); add them to the entry's auth.scopes and connect the account again",
+    });
   });
 
   it("scrubs the URL, the host and header values, folds whitespace and keeps it short", () => {

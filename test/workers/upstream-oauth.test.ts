@@ -177,4 +177,40 @@ describe("a per_user OAuth upstream", () => {
     await alice.client.close();
     await bob.client.close();
   });
+
+  it("asks a 2026 member's host to open the link (URL-mode input), then makes the call; a decline ends it", async () => {
+    const teamToken = await seedTeam("uo-url", { mcp: { [SERVER]: { url: env.OAUTH_UPSTREAM_URL, auth: { type: "oauth", mode: "per_user" } } } });
+    void teamToken;
+    await withIdp("uo-url");
+    const jar = new CookieJar();
+    const token = await memberSignsIn("uo-url", "alice", jar);
+    const client = new ClientV2({ name: "uo-url", version: "1.0.0" }, { versionNegotiation: { mode: "auto" }, capabilities: { elicitation: { url: {} } } });
+    let answer: "accept" | "decline" = "decline";
+    const opened: string[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const params = request.params as { mode?: string; url?: string; message?: string };
+      expect(params.mode).toBe("url");
+      opened.push(params.url!);
+      // The host shows the link; here the member opens it in her browser (her cookie says who she is) and signs in.
+      if (answer === "accept") expect(page(await signInAs(params.url!, browser("alice", { jar }))).status).toBe(200);
+      return { action: answer };
+    });
+    await client.connect(new StreamableHTTPClientTransportV2(new URL(`${BASE}/t/uo-url/mcp`), { fetch: proxyFetch, requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    expect(client.getProtocolEra()).toBe("modern");
+    const call = () => client.callTool({ name: "use_tool", arguments: { tool_name: `${SERVER}/whoami`, tool_input: {} } });
+
+    // Declined: nothing connected, the call was not made.
+    const declined = await call();
+    expect(declined.isError).toBe(true);
+    expect(JSON.stringify(declined.content)).toContain("did not connect an account");
+    expect(opened[0]).toMatch(/\/t\/uo-url\/connect\/up\?h=cx1\./);
+
+    // Accepted: the member connects, and the same call goes through with her account.
+    answer = "accept";
+    const done = await call();
+    expect(done.isError, JSON.stringify(done)).toBeFalsy();
+    expect(JSON.stringify(done.content)).toContain("alice");
+    expect(opened).toHaveLength(2);
+    await client.close();
+  });
 });
