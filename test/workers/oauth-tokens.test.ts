@@ -51,6 +51,20 @@ describe("OAuth access tokens at the MCP URL (OAUTH_HOSTS=on)", () => {
     expect((await initialize("oa-a", accessToken)).status).toBe(401);
   });
 
+  it("refuses an expired access token (its record's expiry rewritten into the past, as time would)", async () => {
+    await seedTeam("oa-expired", { mcp: { memory: { url: replayUrl("memory") } } });
+    const { accessToken } = await mintAccessToken("oa-expired", "late-user");
+    expect((await initialize("oa-expired", accessToken)).status).toBe(200);
+    const [user, grant] = accessToken.split(":");
+    const { keys } = await env.OAUTH_KV!.list({ prefix: `token:${user}:${grant}:` });
+    expect(keys).toHaveLength(1);
+    const record = (await env.OAUTH_KV!.get(keys[0]!.name, "json")) as { expiresAt: number };
+    await env.OAUTH_KV!.put(keys[0]!.name, JSON.stringify({ ...record, expiresAt: Math.floor(Date.now() / 1000) - 1 }));
+    const res = await initialize("oa-expired", accessToken);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
+  });
+
   it("keeps an accepted token for TOKEN_CACHE_SECONDS at most: a revoked grant stops within that bound", async () => {
     await seedTeam("oa-cache", { mcp: { memory: { url: replayUrl("memory") } } });
     const { accessToken, grantId, api } = await mintAccessToken("oa-cache", "cached-user");

@@ -109,8 +109,10 @@ describe("a shared OAuth upstream", () => {
     // No token the upstream issued is anywhere but the sealed record: answers, log lines, KV, the session's storage.
     const latest = await sealedCredential("uo-shared", "shared");
     const secrets = [stored.accessToken, stored.refreshToken!, refreshed.accessToken, refreshed.refreshToken!, latest.accessToken, latest.refreshToken!];
-    const sessionStorage = await runInDurableObject(env.SESSIONS.getByName(`uo-shared/${fresh.sessionId}`), async (_o, state) => JSON.stringify([...(await state.storage.list())]));
-    const everywhere = [JSON.stringify(answers), logged.join("\n"), await allKvText(), sessionStorage].join("\n");
+    const storageOf = (stub: DurableObjectStub) => runInDurableObject(stub, async (_o, state) => JSON.stringify([...(await state.storage.list())]));
+    // The team index holds the sealed record: ciphertext, so no token in clear there either.
+    const objects = [await storageOf(env.SESSIONS.getByName(`uo-shared/${fresh.sessionId}`)), await storageOf(index("uo-shared"))];
+    const everywhere = [JSON.stringify(answers), logged.join("\n"), await allKvText(), ...objects].join("\n");
     for (const secret of secrets) expect(everywhere.includes(secret), "a token leaked").toBe(false);
     await client.close();
     await fresh.client.close();
