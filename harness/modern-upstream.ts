@@ -4,6 +4,7 @@
 // told to answer `server/discover` with an HTTP status of the test's choosing.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { rpcMethods, toRequest, writeResponse } from "./node-fetch.ts";
 import {
   McpServer,
   WebStandardStreamableHTTPServerTransport,
@@ -207,49 +208,7 @@ export async function startModernUpstream(era: UpstreamEra, port = 0): Promise<M
   };
 }
 
-/** The JSON-RPC methods a POST body names (a batch names several; a response or garbage none). */
-function rpcMethods(body: unknown): string[] {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.flatMap((m) => (typeof m === "object" && m !== null && typeof (m as { method?: unknown }).method === "string" ? [(m as { method: string }).method] : []));
-}
-
 // ---- node:http ↔ fetch, the few lines the fixture needs ------------------------------------------------------
-
-function toRequest(req: IncomingMessage, body: Buffer | undefined, signal: AbortSignal): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-  }
-  const init: RequestInit = { method: req.method ?? "GET", headers, signal };
-  if (body !== undefined) init.body = new Uint8Array(body);
-  return new Request(new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`), init);
-}
-
-/** Writes the status and headers, then the body chunk by chunk as it comes (SSE answers stream). */
-async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
-  const headers: Record<string, string | string[]> = {};
-  response.headers.forEach((value, name) => {
-    const seen = headers[name];
-    headers[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
-  });
-  res.writeHead(response.status, headers);
-  if (!response.body) return void res.end();
-  // An SSE stream may stay quiet for long: its status and headers go out now, not with its first event.
-  res.flushHeaders();
-  const reader = response.body.getReader();
-  res.on("close", () => void reader.cancel().catch(() => {}));
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
-    }
-  } catch {
-    // The client went away, or the handler's stream broke: end what was sent.
-  }
-  res.end();
-}
 
 function readAll(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {

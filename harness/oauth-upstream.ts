@@ -11,6 +11,7 @@
 // imported by src/.
 import { randomBytes, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { rpcMethods, toRequest, writeResponse } from "./node-fetch.ts";
 import {
   McpServer,
   OAuthError,
@@ -468,7 +469,7 @@ export async function startOAuthUpstream(options: OAuthUpstreamOptions = {}): Pr
     if (body === null) return void res.writeHead(413, { "content-type": "text/plain" }).end("request too large");
     const aborted = new AbortController();
     res.on("close", () => aborted.abort());
-    const request = toRequest(req, url, body, aborted.signal);
+    const request = toRequest(req, body, aborted.signal, url);
     const auth = await authenticate(request);
     if (auth instanceof Response) {
       if (auth.status === 401) counts.mcpUnauthorized++;
@@ -547,15 +548,6 @@ export async function startOAuthUpstream(options: OAuthUpstreamOptions = {}): Pr
 const rpcError = (status: number, code: number, message: string): Response =>
   Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
 
-/** The JSON-RPC methods a POST body names (a batch names several; a response or garbage none). */
-function rpcMethods(body: unknown): string[] {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.flatMap((m) => {
-    const method = typeof m === "object" && m !== null ? (m as { method?: unknown }).method : undefined;
-    return typeof method === "string" ? [method] : [];
-  });
-}
-
 /** The body, or null past {@link MAX_BODY_BYTES}. */
 async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
@@ -566,40 +558,4 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
-}
-
-function toRequest(req: IncomingMessage, url: string, body: Buffer | undefined, signal: AbortSignal): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-  }
-  const init: RequestInit = { method: req.method ?? "GET", headers, signal };
-  if (body !== undefined) init.body = new Uint8Array(body);
-  return new Request(url, init);
-}
-
-/** Writes the status and headers, then the body chunk by chunk as it comes (SSE answers stream). */
-async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
-  const headers: Record<string, string | string[]> = {};
-  response.headers.forEach((value, name) => {
-    const prior = headers[name];
-    headers[name] = prior === undefined ? value : [...(Array.isArray(prior) ? prior : [prior]), value];
-  });
-  res.writeHead(response.status, headers);
-  if (!response.body) return void res.end();
-  // An SSE stream may stay quiet for long: its status and headers go out now, not with its first event.
-  res.flushHeaders();
-  const reader = response.body.getReader();
-  res.on("close", () => void reader.cancel().catch(() => {}));
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
-    }
-  } catch {
-    // The client went away, or the handler's stream broke: end what was sent.
-  }
-  res.end();
 }

@@ -5,7 +5,7 @@
 // are harness/oauth-upstream.ts, the team's IdP harness/idp.ts (both started by global-setup); the browser is the
 // fetch driver with a cookie jar (test/shared/oauth-driver.ts).
 import { env } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { userIdFor } from "../../src/auth/user.ts";
 import { kvKeys } from "../../src/config/keys.ts";
 import { memberCookie } from "../../src/oauth/member-cookie.ts";
@@ -31,16 +31,11 @@ import {
   sealedCredential,
   allKvText,
   type Counts,
+  captureConsole,
 } from "./upstream-oauth-helpers.ts";
 
-let logged: string[] = [];
-beforeEach(() => {
-  logged = [];
-  for (const level of ["log", "error", "warn", "info"] as const) {
-    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
-  }
-});
-afterEach(() => vi.restoreAllMocks());
+/** Every console line of the current test (the proxy's log lines), for searches. */
+const logged = captureConsole();
 
 const connectLines = () => logged.filter((l) => l.includes('"upstream_oauth"')).map((l) => JSON.parse(l) as Record<string, unknown>);
 

@@ -4,7 +4,7 @@
 // the test's SECRETS_KEY, every KV value) to check no token is anywhere else.
 import { env } from "cloudflare:workers";
 import { createExecutionContext, runInDurableObject } from "cloudflare:test";
-import { expect } from "vitest";
+import { afterEach, beforeEach, expect, vi } from "vitest";
 import { app } from "../../src/http/app.ts";
 import { mintConnectHandle } from "../../src/auth/connect-link.ts";
 import { kvKeys } from "../../src/config/keys.ts";
@@ -79,4 +79,20 @@ export async function allKvText(): Promise<string> {
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor);
   return out.join("\n");
+}
+
+/**
+ * Collects every console line of each test of the calling file (the proxy logs there), silencing them; the array is
+ * emptied before each test.
+ */
+export function captureConsole(): string[] {
+  const lines: string[] = [];
+  beforeEach(() => {
+    lines.length = 0;
+    for (const level of ["log", "error", "warn", "info"] as const) {
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
+    }
+  });
+  afterEach(() => vi.restoreAllMocks());
+  return lines;
 }

@@ -5,7 +5,7 @@
 // lines, KV, session storage). The upstream and its authorization server: harness/oauth-upstream.ts (global-setup).
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
@@ -18,7 +18,7 @@ import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";
 import { signInAs } from "../shared/oauth-driver.ts";
 import { HostProvider } from "../shared/host-provider.ts";
 import { adminFetch, seedTeam, text } from "./helpers.ts";
-import { HOST_REDIRECT, SERVER, allKvText, browser, control, index, link, page, proxy, sealedCredential, withIdp } from "./upstream-oauth-helpers.ts";
+import { HOST_REDIRECT, SERVER, allKvText, browser, control, index, link, page, proxy, sealedCredential, withIdp, captureConsole } from "./upstream-oauth-helpers.ts";
 
 const proxyFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => proxy(new Request(input, init));
 type Counts = { tokenByRefresh: number; mcpUnauthorized: number; mcpCalls: number };
@@ -51,14 +51,8 @@ async function editCredential(team: string, account: string, change: (c: Upstrea
   await runInDurableObject(index(team), async (_o, state) => state.storage.put(`cred:${SERVER}:${account}`, sealed));
 }
 
-let logged: string[] = [];
-beforeEach(() => {
-  logged = [];
-  for (const level of ["log", "error", "warn", "info"] as const) {
-    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
-  }
-});
-afterEach(() => vi.restoreAllMocks());
+/** Every console line of the current test (the proxy's log lines), for searches. */
+const logged = captureConsole();
 
 describe("a shared OAuth upstream", () => {
   it("asks for an admin's connect first, then calls with the team's account; refreshes ahead of expiry and after a 401", async () => {
