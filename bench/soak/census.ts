@@ -68,8 +68,9 @@ export interface ObjectCensus {
   /** Rows of the fullest object. */
   maxRows: number;
   /**
-   * Rows kept on purpose and bounded, left out of `rows`: the team index's usage days (`usage:<day>`, at most 90 a
-   * team, src/session/team-index.ts). Only the rows above say whether anything was left behind.
+   * Rows kept on purpose and bounded, left out of `rows`: the team index's usage days (`usage:<day>` and each
+   * principal's share, `usage-by:<day>:<principal>`, 90 days at most, src/session/team-index.ts). Only the rows above
+   * say whether anything was left behind.
    */
   keptRows: number;
 }
@@ -126,7 +127,8 @@ interface ObjectRows {
 }
 
 /** Keys kept on purpose (and bounded), per class: not counted as left behind. */
-const KEPT_PREFIX: Record<string, string | undefined> = { TeamIndex: "usage:" };
+/** Both usage keys start so (`usage:` and `usage-by:`), and no other key of the index does. */
+const KEPT_PREFIX: Record<string, string | undefined> = { TeamIndex: "usage" };
 
 /**
  * Per object file: its rows and data bytes when last read, so an unchanged file is not opened again. A file that
