@@ -2,16 +2,14 @@
 // era negotiation: modern-only (2026-07-28), dual (a sessionful 2025 leg next to the strict modern handler) or
 // legacy-only (2025 sessions), switchable while running. Each counts what reaches it by JSON-RPC method and can be
 // told to answer `server/discover` with an HTTP status of the test's choosing.
-import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { rpcMethods, toRequest, writeResponse } from "./node-fetch.ts";
+import { legacySessions } from "./legacy-sessions.ts";
 import {
   McpServer,
-  WebStandardStreamableHTTPServerTransport,
   acceptedContent,
   createMcpHandler,
   inputRequired,
-  isInitializeRequest,
   isLegacyRequest,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
@@ -103,46 +101,21 @@ function fixtureServer(): McpServer {
   return server;
 }
 
-const rpcError = (status: number, code: number, message: string): Response =>
-  new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
-    status,
-    headers: { "content-type": "application/json" },
-  });
-
 export async function startModernUpstream(era: UpstreamEra, port = 0): Promise<ModernUpstream> {
   let current = era;
   let discoverFault: DiscoverFault | undefined;
   let methods: Record<string, number> = {};
   let http: Record<string, number> = {};
   const lastHeaders = new Map<string, Record<string, string>>();
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  /** The 2025 leg: one sessionful transport (and server) per session. */
+  const sessions = legacySessions(() => fixtureServer());
 
   const modern = createMcpHandler(() => fixtureServer(), { legacy: "reject" });
 
-  /** The 2025 leg: one sessionful transport (and server) per session, as a 2025 deployment keeps them. */
-  async function legacy(request: Request, parsedBody: unknown): Promise<Response> {
-    const sid = request.headers.get("mcp-session-id");
-    if (sid) {
-      const transport = sessions.get(sid);
-      if (!transport) return rpcError(404, -32001, "Session not found");
-      return transport.handleRequest(request, { parsedBody });
-    }
-    if (request.method === "POST" && isInitializeRequest(parsedBody)) {
-      const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, transport),
-        onsessionclosed: (id) => void sessions.delete(id),
-      });
-      await fixtureServer().connect(transport);
-      return transport.handleRequest(request, { parsedBody });
-    }
-    return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
-  }
-
   async function route(request: Request, parsedBody: unknown): Promise<Response> {
-    if (current === "legacy") return legacy(request, parsedBody);
+    if (current === "legacy") return sessions.handle(request, parsedBody);
     if (current === "modern") return modern.fetch(request, { parsedBody });
-    return (await isLegacyRequest(request, parsedBody)) ? legacy(request, parsedBody) : modern.fetch(request, { parsedBody });
+    return (await isLegacyRequest(request, parsedBody)) ? sessions.handle(request, parsedBody) : modern.fetch(request, { parsedBody });
   }
 
   const server = createServer((req, res) => {
@@ -198,8 +171,7 @@ export async function startModernUpstream(era: UpstreamEra, port = 0): Promise<M
     },
     close: async () => {
       await modern.close().catch(() => {});
-      for (const transport of sessions.values()) await transport.close().catch(() => {});
-      sessions.clear();
+      await sessions.closeAll();
       await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());

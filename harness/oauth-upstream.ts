@@ -9,18 +9,17 @@
 //   JWTs verified with jose against the AS's JWKS (issuer, audience exactly the MCP URL, expiry).
 // Tests can count what reached either side, see the tokens presented, and revoke tokens. Node only: never
 // imported by src/.
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { rpcMethods, toRequest, writeResponse } from "./node-fetch.ts";
+import { legacySessions } from "./legacy-sessions.ts";
 import {
   McpServer,
   OAuthError,
   OAuthErrorCode,
-  WebStandardStreamableHTTPServerTransport,
   bearerAuthChallengeResponse,
   createMcpHandler,
   getOAuthProtectedResourceMetadataUrl,
-  isInitializeRequest,
   isLegacyRequest,
   verifyBearerToken,
   type AuthInfo,
@@ -441,27 +440,8 @@ export async function startOAuthUpstream(options: OAuthUpstreamOptions = {}): Pr
   };
 
   const modern = createMcpHandler(() => fixtureServer(), { legacy: "reject" });
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
-
   /** The 2025 leg: one sessionful transport (and server) per session. */
-  async function legacy(request: Request, parsedBody: unknown, authInfo: AuthInfo): Promise<Response> {
-    const sid = request.headers.get("mcp-session-id");
-    if (sid) {
-      const transport = sessions.get(sid);
-      if (!transport) return rpcError(404, -32001, "Session not found");
-      return transport.handleRequest(request, { parsedBody, authInfo });
-    }
-    if (request.method === "POST" && isInitializeRequest(parsedBody)) {
-      const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, transport),
-        onsessionclosed: (id) => void sessions.delete(id),
-      });
-      await fixtureServer().connect(transport);
-      return transport.handleRequest(request, { parsedBody, authInfo });
-    }
-    return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
-  }
+  const sessions = legacySessions(() => fixtureServer());
 
   async function mcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = (req.method ?? "GET").toUpperCase();
@@ -486,7 +466,7 @@ export async function startOAuthUpstream(options: OAuthUpstreamOptions = {}): Pr
     }
     counts.mcpCalls += rpcMethods(parsedBody).filter((m) => m === "tools/call").length;
     const response = (await isLegacyRequest(request, parsedBody))
-      ? await legacy(request, parsedBody, auth)
+      ? await sessions.handle(request, parsedBody, auth)
       : await modern.fetch(request, { parsedBody, authInfo: auth });
     return writeResponse(res, response);
   }
@@ -536,17 +516,13 @@ export async function startOAuthUpstream(options: OAuthUpstreamOptions = {}): Pr
     },
     close: async () => {
       await modern.close().catch(() => {});
-      for (const transport of sessions.values()) await transport.close().catch(() => {});
-      sessions.clear();
+      await sessions.closeAll();
       await Promise.all([as.close(), rs.close()]);
     },
   };
 }
 
 // ---- node:http ↔ fetch, the few lines the MCP side needs --------------------------------------------------------
-
-const rpcError = (status: number, code: number, message: string): Response =>
-  Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
 
 /** The body, or null past {@link MAX_BODY_BYTES}. */
 async function readBody(req: IncomingMessage): Promise<Buffer | null> {
