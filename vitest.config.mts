@@ -21,6 +21,8 @@ export default defineConfig({
                 ADMIN_TOKEN: "test-admin-token",
                 ALLOW_PRIVATE_UPSTREAMS: "true",
                 TOKEN_CACHE_SECONDS: "0",
+                // Code mode's wall limit per program: short, so a test of a hung program ends in seconds.
+                CODE_WALL_MS: "2000",
                 ALLOWED_ORIGINS: "https://app.example",
                 EVERYTHING_URL: inject<string>("everythingUrl"),
                 EVERYTHING_SSE_URL: inject<string>("everythingSseUrl"),

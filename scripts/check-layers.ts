@@ -18,7 +18,7 @@ export const LAYERS: readonly Layer[] = [
   { name: "catalog", members: ["catalog/"] },
   { name: "upstream", members: ["upstream/"] },
   { name: "teams", members: ["teams/"] },
-  { name: "session parts", members: ["meta/", "forward/", "modern/"] },
+  { name: "session parts", members: ["meta/", "forward/", "modern/", "code/"] },
   { name: "session", members: ["session/"] },
   { name: "routes", members: ["http/", "admin/", "oauth/"] },
   { name: "router", members: ["http/app.ts"] },

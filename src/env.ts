@@ -20,8 +20,8 @@ export interface UsageFigures {
   sessions: number;
   direct: number;
   listed: number;
-  answers: { lookups: number; searches: number; loads: number };
-  calls: { lookups: number; searches: number; loads: number; tools: number };
+  answers: { lookups: number; searches: number; loads: number; executes: number };
+  calls: { lookups: number; searches: number; loads: number; tools: number; executes: number };
 }
 
 /** Figures of one UTC day (`YYYY-MM-DD`). */
@@ -152,6 +152,8 @@ export interface Env {
   TEAM_INDEX: DurableObjectNamespace<TeamIndexRpc>;
   /** Static assets, read only through this binding: the token table (src/catalog/tokenizer.ts). */
   ASSETS: Fetcher;
+  /** Loads the Dynamic Workers code mode runs programs in (src/code/sandbox.ts); absent, code mode is off. */
+  LOADER?: WorkerLoader;
   // The string settings below are read through `settings(env)` (src/settings.ts), parsed once per env object.
   /** Seconds before idle upstream clients are closed (default 120). */
   UPSTREAM_IDLE_SECONDS?: string;
@@ -179,6 +181,14 @@ export interface Env {
   MODERN_ERA?: string;
   /** "on" accepts OAuth access tokens of the team's authorization server (default "off" until the host flow lands). */
   OAUTH_HOSTS?: string;
+  /** "off" refuses the code view (default "on"; it also needs the LOADER binding). */
+  CODE_MODE?: string;
+  /** Code mode's limits per execute: wall time (ms, default 30000), CPU time (ms, default 5000, enforced when deployed), tool calls (50), answer bytes (65536), console bytes (16384). */
+  CODE_WALL_MS?: string;
+  CODE_CPU_MS?: string;
+  CODE_MAX_CALLS?: string;
+  CODE_MAX_RESULT_BYTES?: string;
+  CODE_MAX_LOG_BYTES?: string;
   /** The OAuth library's grants, tokens and clients (@cloudflare/workers-oauth-provider names this binding). */
   OAUTH_KV?: KVNamespace;
   /** Per-token request limiter (Workers rate-limiting binding). */

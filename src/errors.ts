@@ -39,7 +39,9 @@ export type ToolErrorKind =
   /** load_mcp: the last allowed attempt failed; the server is no longer offered. */
   | "evicted"
   /** 2026 era: a toolset handle that is malformed, not this token's, or expired. */
-  | "invalid_toolset";
+  | "invalid_toolset"
+  /** Code mode: an execute program did not finish (`cause` in `_meta` says why: timeout, error, tool_calls…). */
+  | "program_failed";
 
 /** The proxy's own failures of a forwarded request, answered as a JSON-RPC error. */
 export type RpcErrorKind =
@@ -102,6 +104,11 @@ export interface ErrorMeta {
   code?: number;
   /** Where the caller's member connects their account (an OAuth upstream without one: docs/oauth.md 3.3). */
   connectUrl?: string;
+  /** Why an execute program failed (kind `program_failed`): `syntax`, `error`, `timeout`, `tool_calls`… (src/code/sandbox.ts). */
+  cause?: string;
+  /** Where in the program (kind `program_failed`), when known: 1-based line and column of the agent's code. */
+  line?: number;
+  column?: number;
 }
 
 /** A failure of the proxy, of one of its upstreams or of a request to it; `kind` says which, the message words it. */

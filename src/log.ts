@@ -5,6 +5,8 @@ export type LogEvent =
   /** `principal`: who the session acts for, `t:<token id>` or `u:<user id>` (src/session/state.ts principalOf). */
   | { event: "tool_call"; team: string; session: string; principal: string; upstream: string; tool: string; ms: number; outcome: "ok" | "tool_error" | "failed" }
   | { event: "load_mcp"; team: string; session: string; principal: string; upstream: string; ms: number; outcome: "ok" | "failed" | "evicted" }
+  /** One code-mode program run: how long, how many tool calls, and how it ended (never its code, arguments or output). */
+  | { event: "execute"; team: string; session: string; principal: string; ms: number; calls: number; outcome: string }
   | { event: "pin_withheld"; team: string; upstream: string; tool: string }
   | { event: "misconfigured"; reason: string }
   | { event: "unhandled"; error: string }
@@ -25,7 +27,7 @@ export type LogEvent =
  * answer. They are built (and timed) when logged, written in order on the next turn of the event loop, and any
  * other line first writes those still waiting, so the order of lines is the order of events.
  */
-const AFTER_THE_ANSWER = new Set<LogEvent["event"]>(["tool_call", "load_mcp"]);
+const AFTER_THE_ANSWER = new Set<LogEvent["event"]>(["tool_call", "load_mcp", "execute"]);
 const waiting: string[] = [];
 let scheduled = false;
 

@@ -9,6 +9,12 @@ export const SETTING_DEFAULTS = {
   tokenCacheSeconds: 30,
   maxBodyBytes: 4 * 1024 * 1024,
   maxUpstreamResponseBytes: 8 * 1024 * 1024,
+  /** Code mode (docs/code-mode.md): one execute's wall time, its CPU time (enforced when deployed), tool calls, answer and console output. */
+  codeWallMs: 30_000,
+  codeCpuMs: 5_000,
+  codeMaxCalls: 50,
+  codeMaxResultBytes: 64 * 1024,
+  codeMaxLogBytes: 16 * 1024,
 } as const;
 
 /**
@@ -43,6 +49,16 @@ export const SettingsSchema = z
      * (docs/oauth.md). Needs the OAUTH_KV binding either way.
      */
     OAUTH_HOSTS: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("on"),
+    /**
+     * "on" (the default): sessions may take the code view (`?view=code`: search, describe, execute; docs/code-mode.md),
+     * given the LOADER binding; "off": asking for it is a 400.
+     */
+    CODE_MODE: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("on"),
+    CODE_WALL_MS: numberSetting(SETTING_DEFAULTS.codeWallMs, 1),
+    CODE_CPU_MS: numberSetting(SETTING_DEFAULTS.codeCpuMs, 1),
+    CODE_MAX_CALLS: numberSetting(SETTING_DEFAULTS.codeMaxCalls, 1),
+    CODE_MAX_RESULT_BYTES: numberSetting(SETTING_DEFAULTS.codeMaxResultBytes, 1),
+    CODE_MAX_LOG_BYTES: numberSetting(SETTING_DEFAULTS.codeMaxLogBytes, 0),
   })
   .transform((s) => ({
     upstreamIdleSeconds: s.UPSTREAM_IDLE_SECONDS,
@@ -52,6 +68,14 @@ export const SettingsSchema = z
     maxUpstreamResponseBytes: s.MAX_UPSTREAM_RESPONSE_BYTES,
     modernEra: s.MODERN_ERA === "on",
     oauthHosts: s.OAUTH_HOSTS === "on",
+    codeMode: s.CODE_MODE === "on",
+    code: {
+      wallMs: s.CODE_WALL_MS,
+      cpuMs: s.CODE_CPU_MS,
+      maxCalls: Math.floor(s.CODE_MAX_CALLS),
+      maxResultBytes: s.CODE_MAX_RESULT_BYTES,
+      maxLogBytes: s.CODE_MAX_LOG_BYTES,
+    },
   }));
 export type Settings = z.output<typeof SettingsSchema>;
 
@@ -70,3 +94,6 @@ export function settings(env: SettingsInput): Settings {
   }
   return parsed;
 }
+
+/** Whether sessions may take the code view here: CODE_MODE on, and the binding that loads its sandboxes present. */
+export const codeModeAvailable = (env: SettingsInput & { LOADER?: unknown }): boolean => settings(env).codeMode && env.LOADER !== undefined;

@@ -264,7 +264,7 @@ admin.post("/teams/:team/upstreams/:server/reconnect", async (c) => {
 
 /** Figures with what they mean: sent, saved, ratio. */
 function totalsOf(sum: UsageFigures): z.infer<typeof UsageTotals> {
-  const sent = sum.listed + sum.answers.lookups + sum.answers.searches + sum.answers.loads;
+  const sent = sum.listed + sum.answers.lookups + sum.answers.searches + sum.answers.loads + sum.answers.executes;
   const ratio = sum.direct === 0 ? null : Math.round((sent / sum.direct) * 10_000) / 10_000;
   return { ...sum, sent, saved: sum.direct - sent, ratio };
 }

@@ -33,7 +33,7 @@ export const AccountParam = z
   .refine((p) => p.account === "shared" || p.account.startsWith(`${p.team}.`), { path: ["account"], message: OTHER_TEAM.message });
 
 const TokenView = View.describe(
-  'The view sessions of this token get when the MCP URL has no `?view=`: "meta" (discover_tool, use_tool, load_mcp; the default) or "direct" (every allowed tool first-class, for hosts that search tools themselves).',
+  'The view sessions of this token get when the MCP URL has no `?view=` (without one: the team config\'s `view`, else "meta"): "meta" (discover_tool, use_tool, load_mcp), "direct" (every allowed tool first-class, for hosts that search tools themselves) or "code" (search, describe, execute: one program calls many tools in a sandbox).',
 );
 
 export const TokenCreateBody = z.strictObject({

@@ -39,6 +39,24 @@ const SANDBOX_GLOBALS = new Set(
   ).split(" "),
 );
 
+/**
+ * Namespace properties that are never methods: `then` (else `await github` would call a tool named `then`) and the
+ * names JavaScript looks up on its own when it converts or prints a value (`String(github)`, `JSON.stringify`).
+ * The runner never sends them as tool calls (src/code/runner.ts), so a tool by one of these names gets `_` after it.
+ */
+export const UNCALLABLE_METHODS: readonly string[] = [
+  "then",
+  "toJSON",
+  "toString",
+  "toLocaleString",
+  "valueOf",
+  "constructor",
+  "hasOwnProperty",
+  "isPrototypeOf",
+  "propertyIsEnumerable",
+  "__proto__",
+];
+
 /** Nothing may name a namespace that could not be a `const` of the program, or would hide a global it needs. */
 const NAMESPACE_TAKEN = new Set([...RESERVED_WORDS, ...SANDBOX_GLOBALS]);
 
@@ -89,7 +107,7 @@ export function namespaceNames(servers: readonly string[]): Map<string, string> 
 export function methodNames(tools: ReadonlyArray<Pick<CodeNameInput, "tool" | "registryName">>): Map<string, string> {
   return identifiers(
     tools.map((t) => ({ raw: t.tool, key: t.registryName })),
-    new Set(),
+    new Set(UNCALLABLE_METHODS),
   );
 }
 

@@ -20,7 +20,17 @@ export interface DeclarationLimits {
   maxDepth: number;
   /** Characters of one schema's type, about; past it the depth is lowered until it fits. */
   maxChars: number;
+  /**
+   * Descriptions shortened: a tool's to its first paragraph (at most BRIEF_TOOL_CHARS), a parameter's to its first
+   * sentence (at most BRIEF_PARAMETER_CHARS), each cut one ending in `…`. A program needs the types and what each
+   * thing is; the usage guides some servers write into descriptions (for a model picking tools) are asked for whole.
+   */
+  brief?: boolean;
 }
+
+/** The brief form's longest tool description and parameter description, in characters. */
+export const BRIEF_TOOL_CHARS = 400;
+export const BRIEF_PARAMETER_CHARS = 160;
 
 /** The corpus's deepest schema (MongoDB's `explain`) has 8 levels; its largest method (`export`) is 11,515 characters. */
 export const DECLARATION_LIMITS: DeclarationLimits = { maxDepth: 12, maxChars: 20_000 };
@@ -41,6 +51,8 @@ interface Rendered {
 
 interface Context {
   root: unknown;
+  /** Descriptions shortened (`DeclarationLimits.brief`), and whether any was. */
+  brief: { on: boolean; shortened: boolean };
   maxDepth: number;
   /** Characters left before the rendering gives up (TooLarge, caught by `schemaType`). */
   budget: { left: number };
@@ -63,6 +75,33 @@ function spend(ctx: Context, text: string): string {
 
 /** A JSON value as a TypeScript literal type: JSON's own syntax is one (strings escaped, objects, tuples). */
 const literal = (value: unknown): string => JSON.stringify(value) ?? "undefined";
+
+/** Text cut at a word boundary to at most `max` characters, with `…`. */
+function cutAt(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const room = text.slice(0, max - 1);
+  const space = room.lastIndexOf(" ");
+  return `${(space > max / 2 ? room.slice(0, space) : room).replace(/[\s,;:.-]+$/, "")}…`;
+}
+
+/**
+ * A description in the brief form: a tool's first paragraph, a parameter's first sentence, whitespace folded,
+ * within the brief limits; `…` ends one that lost anything. Recorded in `brief.shortened` when it did.
+ */
+function briefly(text: string | undefined, kind: "tool" | "parameter", brief: Context["brief"]): string | undefined {
+  if (!brief.on || text === undefined) return text;
+  const whole = text.replace(/\s+/g, " ").trim();
+  let short: string;
+  if (kind === "tool") {
+    short = cutAt((text.trim().split(/\n\s*\n/)[0] ?? "").replace(/\s+/g, " ").trim(), BRIEF_TOOL_CHARS);
+  } else {
+    const end = whole.search(/[.!?](?=\s|$)/);
+    short = cutAt(end === -1 ? whole : whole.slice(0, end + 1), BRIEF_PARAMETER_CHARS);
+  }
+  if (short === whole) return text;
+  brief.shortened = true;
+  return short.endsWith("…") ? short : `${short.replace(/[.:;,]$/, "")} …`;
+}
 
 /** Description text safe inside a block comment, lines kept, control characters and line separators made plain. */
 function commentText(text: string): string {
@@ -158,7 +197,7 @@ function typeOf(schema: unknown, ctx: Context, skip?: unknown): Rendered {
 function member(schema: unknown, ctx: Context, skip: unknown): Rendered {
   const type = typeOf(schema, ctx);
   if (schema === skip || !isSchema(schema) || typeof schema.description !== "string") return type;
-  const note = spend(ctx, `/** ${commentText(schema.description).replace(/\s+/g, " ")} */ `);
+  const note = spend(ctx, `/** ${commentText(briefly(schema.description, "parameter", ctx.brief)!).replace(/\s+/g, " ")} */ `);
   return { text: `${note}${type.binds === "atom" ? type.text : `(${type.text})`}`, binds: "atom" };
 }
 
@@ -219,7 +258,7 @@ function objectType(schema: Schema, ctx: Context): Rendered {
     const doc = describedBy(value, ctx);
     const type = typeOf(value, body, doc.lifted);
     const name = PROPERTY_KEY.test(key) ? key : JSON.stringify(key);
-    lines.push(spend(ctx, `${docComment(doc.text, tags(value), pad)}${pad}${name}${required.has(key) ? "" : "?"}: `) + `${type.text};`);
+    lines.push(spend(ctx, `${docComment(briefly(doc.text, "parameter", ctx.brief), tags(value), pad)}${pad}${name}${required.has(key) ? "" : "?"}: `) + `${type.text};`);
   }
   if (extraTyped) {
     const doc = describedBy(extra, ctx);
@@ -227,7 +266,7 @@ function objectType(schema: Schema, ctx: Context): Rendered {
     if (properties.length === 0 && doc.text === undefined) return atom(`Record<string, ${type.text}>`);
     // TypeScript wants every property to fit the index signature: with properties beside it, any value fits.
     const value = properties.length === 0 ? type.text : `unknown /* other keys: ${commentText(type.text).replace(/\s+/g, " ")} */`;
-    lines.push(spend(ctx, `${docComment(doc.text, [], pad)}${pad}[key: string]: `) + `${value};`);
+    lines.push(spend(ctx, `${docComment(briefly(doc.text, "parameter", ctx.brief), [], pad)}${pad}[key: string]: `) + `${value};`);
   }
   return atom(`{\n${lines.join("\n")}\n${inner.indent}}`);
 }
@@ -242,15 +281,15 @@ function tags(schema: unknown): string[] {
 }
 
 /** The type of a schema as text at `indent`, or throws TooLarge when `maxChars` is used up. */
-function render(schema: unknown, limits: DeclarationLimits, indent: string): Rendered {
-  return typeOf(schema, { root: schema, maxDepth: limits.maxDepth, budget: { left: limits.maxChars }, refs: [], depth: 0, indent });
+function render(schema: unknown, limits: DeclarationLimits, indent: string, brief: Context["brief"]): Rendered {
+  return typeOf(schema, { root: schema, brief, maxDepth: limits.maxDepth, budget: { left: limits.maxChars }, refs: [], depth: 0, indent });
 }
 
 /** The type of a schema, within the limits: the depth lowered until it fits, then a commented fallback. */
-export function schemaType(schema: unknown, limits: DeclarationLimits = DECLARATION_LIMITS, indent = ""): string {
+export function schemaType(schema: unknown, limits: DeclarationLimits = DECLARATION_LIMITS, indent = "", brief: Context["brief"] = { on: limits.brief === true, shortened: false }): string {
   for (let depth = limits.maxDepth; depth >= 1; depth = Math.floor(depth / 2)) {
     try {
-      return render(schema, { ...limits, maxDepth: depth }, indent).text;
+      return render(schema, { ...limits, maxDepth: depth }, indent, brief).text;
     } catch (error) {
       if (!(error instanceof TooLarge)) throw error;
     }
@@ -272,14 +311,21 @@ function optionalInput(schema: unknown): boolean {
 
 /**
  * One method of a namespace, unindented, ending with `;`: the tool's description as a doc comment, then
- * `name(input: {…}): Promise<…>`, every parameter's description once, above the parameter.
+ * `name(input: {…}): Promise<…>`, every parameter's description once, above the parameter; `tags` (`@destructive`…) close the doc comment.
  */
-export function methodDeclaration(method: string, tool: DeclarableTool, limits: DeclarationLimits = DECLARATION_LIMITS): string {
+export function methodDeclaration(method: string, tool: DeclarableTool, limits: DeclarationLimits = DECLARATION_LIMITS, tags: readonly string[] = []): string {
+  return declareMethod(method, tool, limits, tags).text;
+}
+
+/** `methodDeclaration`, and whether the brief form shortened any description in it. */
+export function declareMethod(method: string, tool: DeclarableTool, limits: DeclarationLimits = DECLARATION_LIMITS, tags: readonly string[] = []): { text: string; shortened: boolean } {
+  const brief = { on: limits.brief === true, shortened: false };
   // `new(…)` in a type would be a construct signature, not a method named `new`.
   const name = PROPERTY_KEY.test(method) && method !== "new" ? method : JSON.stringify(method);
-  const input = takesNothing(tool.inputSchema) ? "" : `input${optionalInput(tool.inputSchema) ? "?" : ""}: ${schemaType(tool.inputSchema, limits)}`;
-  const output = tool.outputSchema === undefined ? "unknown" : schemaType(tool.outputSchema, limits);
-  return `${docComment(tool.description, [], "")}${name}(${input}): Promise<${output}>;`;
+  const input = takesNothing(tool.inputSchema) ? "" : `input${optionalInput(tool.inputSchema) ? "?" : ""}: ${schemaType(tool.inputSchema, limits, "", brief)}`;
+  const output = tool.outputSchema === undefined ? "unknown" : schemaType(tool.outputSchema, limits, "", brief);
+  const text = `${docComment(briefly(tool.description, "tool", brief), tags, "")}${name}(${input}): Promise<${output}>;`;
+  return { text, shortened: brief.shortened };
 }
 
 /** A server's namespace: `declare const <namespace>: { … };` around its methods (each from `methodDeclaration`). */

@@ -1,6 +1,7 @@
 // The team config: one zod schema, from which the types, the validation, the normalized upstream spec the session
 // uses (a `.transform` of the entry) and the published JSON Schema come.
 import * as z from "zod";
+import { View } from "./view.ts";
 
 /** Team names appear in URLs and storage keys: lowercase letters, digits, `-` and `_`. */
 export const TeamName = z
@@ -194,12 +195,17 @@ const CatalogBudget = z
     "The most tokens (o200k_base) a session's tools/list may cost a host: the meta-tools, promoted tools and discover_tool's catalog together. While the whole catalog fits it is shown whole; past that, the largest servers are shown by tool names only, then as one summary line each, then counted in a line that says to search.",
   );
 
+const TeamView = View.optional().describe(
+  'The view sessions get when neither the MCP URL (`?view=`) nor the token names one: "meta" (discover_tool, use_tool, load_mcp; the default), "direct" (every allowed tool first-class) or "code" (search, describe, execute: one program calls many tools in a sandbox).',
+);
+
 /** Config-file mode: many servers, tools namespaced as `server/tool`. */
 export const MultiConfig = z.strictObject({
   $schema: SchemaRef,
   pin_tools: PinTools,
   promote: Promote,
   catalog_budget: CatalogBudget,
+  view: TeamView,
   mcp: z.record(ServerName, ServerEntry).describe("The upstream servers, by name."),
 });
 
@@ -209,6 +215,7 @@ export const SingleConfig = z.strictObject({
   pin_tools: PinTools,
   promote: Promote,
   catalog_budget: CatalogBudget,
+  view: TeamView,
   ...SERVER_FIELDS,
   description: z
     .never({ error: "single-MCP mode has no load_mcp, so its entry cannot be lazy: remove description" })

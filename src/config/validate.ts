@@ -2,6 +2,7 @@
 // shapes are not written by hand: they are the output of the schema's transforms (`UpstreamEntry` in schema.ts,
 // `ResolvedMulti` and `ResolvedSingle` here), and their types are inferred from them.
 import * as z from "zod";
+import { View } from "./view.ts";
 import { CATALOG_BUDGET, MultiConfig, ServerEntry, ServerName, SingleConfig, UpstreamEntry, normalizeEntry } from "./schema.ts";
 
 /** The name single-MCP mode gives its one upstream inside the proxy (never shown in tool names). */
@@ -18,9 +19,12 @@ function resolved<M extends "multi" | "single">(
   pin: boolean,
   promote: string[] | undefined,
   catalogBudget: number,
+  view: View | undefined,
 ) {
   return {
     mode,
+    /** The view of sessions whose URL and token name none. */
+    ...(view ? { view } : {}),
     /** The most tokens a session's tools/list may cost a host. */
     catalogBudget,
     /** Enabled upstreams in config order. */
@@ -40,12 +44,13 @@ const ResolvedMulti = MultiConfig.transform((config) =>
     config.pin_tools,
     config.promote,
     config.catalog_budget,
+    config.view,
   ),
 );
 
 /** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
-const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, ...entry }) =>
-  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget),
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, ...entry }) =>
+  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view),
 );
 
 export type ConfigMode = "multi" | "single";
@@ -59,6 +64,8 @@ export type ResolvedConfig = (z.output<typeof ResolvedMulti> | z.output<typeof R
 const PromoteNames = MultiConfig.shape.promote;
 /** A stored config's budget read on its own (lenient reading: a broken one is the default). */
 const Budget = MultiConfig.shape.catalog_budget.catch(CATALOG_BUDGET.default);
+/** A stored config's view read on its own (lenient reading: a broken one is none). */
+const StoredView = View.optional().catch(undefined);
 
 /** One stored entry read on its own (lenient reading): its key must be a server name, its value an entry. */
 const OneEntry = z.record(ServerName, ServerEntry);
@@ -112,7 +119,8 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
   const pin = (raw as { pin_tools?: unknown }).pin_tools === true;
   const promote = PromoteNames.safeParse((raw as { promote?: unknown }).promote);
   const budget = Budget.parse((raw as { catalog_budget?: unknown }).catalog_budget);
-  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget), invalid } };
+  const view = StoredView.parse((raw as { view?: unknown }).view);
+  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view), invalid } };
 }
 
 /** An entry name from a broken config, shown safely (it may be anything). */

@@ -1,12 +1,14 @@
 // The views a connection can ask for: what the host's tools/list shows. `meta` (the default) is the meta-tools
 // (discover_tool, use_tool, load_mcp) plus promoted tools; `direct` is every allowed tool first-class, for hosts that
-// search and defer tools themselves. Chosen by `?view=` on the MCP URL, else by the token's setting.
+// search and defer tools themselves; `code` is three tools (search, describe, execute) over typed APIs, the agent
+// writing one program that calls many tools in a sandbox (docs/code-mode.md). Chosen by `?view=` on the MCP URL,
+// else by the token's setting, else by the team config's `view`.
 import * as z from "zod";
 
-export const VIEWS = ["meta", "direct"] as const;
+export const VIEWS = ["meta", "direct", "code"] as const;
 
 export const View = z.enum(VIEWS, {
-  error: (issue) => `unknown view ${JSON.stringify(String(issue.input).slice(0, 40))}: use "meta" (the meta-tools, the default) or "direct" (every tool first-class)`,
+  error: (issue) => `unknown view ${JSON.stringify(String(issue.input).slice(0, 40))}: use "meta" (the meta-tools, the default), "direct" (every tool first-class) or "code" (search, describe, execute)`,
 });
 export type View = z.output<typeof View>;
 
@@ -14,3 +16,14 @@ export const DEFAULT_VIEW: View = "meta";
 
 /** The MCP URL's query parameter that chooses the view. */
 export const VIEW_PARAM = "view";
+
+/**
+ * The view a new session takes: the one asked for (the URL's, else the token's), else the team config's, else the
+ * default. The code view only where the deployment runs code mode; otherwise the refusal, saying where "code" came from.
+ */
+export function resolveView(asked: View | undefined, team: View | undefined, codeAvailable: boolean): { view: View } | { refused: string } {
+  const view = asked ?? team ?? DEFAULT_VIEW;
+  if (view !== "code" || codeAvailable) return { view };
+  const source = asked === undefined ? "the team config's view" : "the view asked for";
+  return { refused: `Code mode is off on this deployment (CODE_MODE=off, or no LOADER binding), so ${source}, "code", cannot start a session; use "meta" or "direct".` };
+}

@@ -4,6 +4,9 @@ import type { Handler } from "hono";
 import { ROUTE_HEADERS, sessionObjectName } from "../env.ts";
 import type { McpEnv, Principal } from "./context.ts";
 import { startingView } from "./view.ts";
+import { resolveView } from "../config/view.ts";
+import { codeModeAvailable } from "../settings.ts";
+import { httpError } from "../responses.ts";
 
 /** Client headers that never travel further than the router. */
 const DROPPED = ["authorization", "cookie", ...Object.values(ROUTE_HEADERS)];
@@ -18,6 +21,11 @@ export const forward: Handler<McpEnv> = async (c) => {
   headers.set(ROUTE_HEADERS.session, sessionId);
   // The view: at initialize the one the session starts with; later only one the URL names (the object checks it).
   const view = c.get("initialize") ? startingView(c.get("view"), who) : c.get("view");
+  // A view asked for that this deployment does not run is refused here, before any object is reached.
+  if (c.get("initialize") && view !== undefined) {
+    const chosen = resolveView(view, undefined, codeModeAvailable(c.env));
+    if ("refused" in chosen) return httpError("invalid_view", chosen.refused);
+  }
   if (c.get("initialize")) headers.set(ROUTE_HEADERS.initialize, "1");
   if (view) headers.set(ROUTE_HEADERS.view, view);
   const stub = c.env.SESSIONS.getByName(sessionObjectName(who.team, sessionId));

@@ -2,7 +2,7 @@
 // An unknown value is a 400 that names the views there are; the session object decides what a valid one means
 // for a session already under way.
 import type { MiddlewareHandler } from "hono";
-import { DEFAULT_VIEW, View, VIEW_PARAM } from "../config/view.ts";
+import { View, VIEW_PARAM } from "../config/view.ts";
 import { httpError } from "../responses.ts";
 import type { McpEnv, Principal } from "./context.ts";
 
@@ -21,7 +21,7 @@ export const view: MiddlewareHandler<McpEnv> = async (c, next) => {
 };
 
 /**
- * The view a new session starts with: the URL's, else the token's setting, else the default. A later request
- * names one only through its URL.
+ * The view a new session starts with: the URL's, else the token's setting; undefined leaves it to the team config's
+ * `view`, else the default (the session object reads the config). A later request names one only through its URL.
  */
-export const startingView = (asked: View | undefined, who: Principal): View => asked ?? who.view ?? DEFAULT_VIEW;
+export const startingView = (asked: View | undefined, who: Principal): View | undefined => asked ?? who.view;

@@ -21,7 +21,7 @@ import type { RequestOptions } from "../upstream/client.ts";
  * A tool failure of the proxy's own that the model can read and act on (protocol failures stay JSON-RPC errors):
  * its kind travels in `_meta` (src/errors.ts, `ERROR_META_KEY`).
  */
-export function toolError(kind: ToolErrorKind, text: string, upstream?: string, extra: Pick<ErrorMeta, "connectUrl"> = {}): CallToolResult {
+export function toolError(kind: ToolErrorKind, text: string, upstream?: string, extra: Pick<ErrorMeta, "connectUrl" | "cause" | "line" | "column"> = {}): CallToolResult {
   const result = toToolResult(new ProxyError(kind, text, upstream));
   Object.assign(result._meta[ERROR_META_KEY], extra);
   return result;

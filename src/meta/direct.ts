@@ -5,17 +5,14 @@
 // for a second, model-driven indirection.
 import type { CallToolResult, Server, Tool } from "@modelcontextprotocol/server";
 import { LoadError, toToolResult } from "../errors.ts";
-import { log } from "../log.ts";
-import type { HostBridge, HostExtra } from "../forward/bridge.ts";
+import type { HostBridge } from "../forward/bridge.ts";
 import { paginate } from "../forward/paging.ts";
-import { arrival } from "../catalog/catalog.ts";
 import { DIRECT_SEPARATOR, ambiguousServers, directNames } from "../catalog/direct-names.ts";
 import { oneLine } from "../catalog/render.ts";
-import { EAGER_WAIT_MS } from "../upstream/startup.ts";
-import { waitAtMost } from "../upstream/backoff.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { callUpstreamTool, type SessionIdentity, type ToolNames, type ToolResultLinks } from "./call.ts";
 import type { UsageRecorder } from "./tools.ts";
+import { LazyLoads } from "./lazy-loads.ts";
 
 /** Claude Code's keys (read by its MCP client for any server): a phrase its tool search matches, and "never defer". */
 export const SEARCH_HINT_KEY = "anthropic/searchHint";
@@ -69,46 +66,6 @@ function indexer(registry: UpstreamRegistry): () => DirectIndex {
     built = { from: tools, index: { byName, listing } };
     return built.index;
   };
-}
-
-/**
- * Loads lazy servers for the session: every one still loadable at a tools/list, one at the call of its tool.
- * Loads are the registry's (coalesced, atomic, three failures evict). A server that arrives after the host has been
- * given a list is announced, on the stream of the request that loaded it when there is one.
- */
-class LazyLoads {
-  readonly #registry: UpstreamRegistry;
-  readonly #bridge: HostBridge;
-  readonly #who: SessionIdentity;
-  /** Set when a tools/list answer is computed: from then on an arrival changes what the host has. */
-  listed = false;
-
-  constructor(registry: UpstreamRegistry, bridge: HostBridge, who: SessionIdentity) {
-    this.#registry = registry;
-    this.#bridge = bridge;
-    this.#who = who;
-  }
-
-  /** Loads every lazy server not loaded yet, waiting at most EAGER_WAIT_MS (the rest arrive later, announced). */
-  all(): Promise<void> {
-    const loads = this.#registry.loadable().map((spec) => this.load(spec.name).catch(() => undefined));
-    return loads.length === 0 ? Promise.resolve() : waitAtMost(Promise.all(loads), EAGER_WAIT_MS);
-  }
-
-  async load(name: string, extra?: HostExtra): Promise<void> {
-    const started = Date.now();
-    try {
-      const outcome = await this.#registry.load(name);
-      if (!outcome.changed) return;
-      log({ event: "load_mcp", ...this.#who, upstream: name, ms: Date.now() - started, outcome: "ok" });
-      if (this.listed) await this.#bridge.announce(arrival(outcome.catalog), extra);
-    } catch (err) {
-      if (err instanceof LoadError && err.attempted) {
-        log({ event: "load_mcp", ...this.#who, upstream: name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
-      }
-      throw err;
-    }
-  }
 }
 
 /** The configured upstream a direct name belongs to: the one upstream, or the longest server name it starts with. */

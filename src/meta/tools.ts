@@ -28,8 +28,11 @@ export function parseArgs<S extends z.ZodType>(schema: S, raw: unknown, tool: st
 }
 
 
-/** What a call is, for the session's usage accounting: a discover_tool lookup or search, a load, an upstream tool call. */
-export type MetaCallKind = "lookup" | "search" | "load" | "tool";
+/**
+ * What a call is, for the session's usage accounting: a discover_tool lookup or search (the code view's describe and
+ * search), a load, an upstream tool call, a code-view program run.
+ */
+export type MetaCallKind = "lookup" | "search" | "load" | "tool" | "execute";
 
 /** The session's usage meter (src/session/usage.ts): told sizes and kinds, never argument or result text to keep. */
 export interface UsageRecorder {

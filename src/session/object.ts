@@ -2,9 +2,9 @@
 // alarm, deletes itself when abandoned, and takes an admin's reload or reconnect between requests.
 import { DurableObject } from "cloudflare:workers";
 import { loadTeamConfig } from "../config/load.ts";
-import { DEFAULT_VIEW, View } from "../config/view.ts";
+import { DEFAULT_VIEW, View, resolveView } from "../config/view.ts";
 import { ROUTE_HEADERS, type Env, type SessionRpc } from "../env.ts";
-import { settings } from "../settings.ts";
+import { codeModeAvailable, settings } from "../settings.ts";
 import { httpError, sessionNotFound } from "../responses.ts";
 import { log } from "../log.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
@@ -42,7 +42,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
 
     let record = await this.#store.session();
     if (initialize && !record) {
-      const created = await this.#newRecord({ team, tokenId, sessionId, view: view ?? DEFAULT_VIEW, base, ...(user ? { user } : {}) });
+      const created = await this.#newRecord({ team, tokenId, sessionId, base, ...(user ? { user } : {}) }, view);
       if (created instanceof Response) return created;
       record = created;
     } else if (!record || record.team !== team || record.tokenId !== tokenId || record.sessionId !== sessionId) {
@@ -90,7 +90,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   async #modern(request: Request, team: string, tokenId: string, objectId: string, user: string | undefined, base: string): Promise<Response> {
     let record = await this.#store.session();
     if (!record) {
-      const created = await this.#newRecord({ team, tokenId, sessionId: objectId, view: DEFAULT_VIEW, era: "modern", base, ...(user ? { user } : {}) });
+      const created = await this.#newRecord({ team, tokenId, sessionId: objectId, era: "modern", base, ...(user ? { user } : {}) }, DEFAULT_VIEW);
       if (created instanceof Response) return created;
       record = created;
       this.#meter.started(record.createdAt);
@@ -112,13 +112,16 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
    * The object's record, written with the team's config of this moment (a session at initialize, a 2026-era object
    * on its first request); the 503 an operator must act on when the team has no config that validates.
    */
-  async #newRecord(fields: Omit<SessionRecord, "createdAt" | "config">): Promise<SessionRecord | Response> {
+  async #newRecord(fields: Omit<SessionRecord, "createdAt" | "config" | "view">, asked: View | undefined): Promise<SessionRecord | Response> {
     const config = await loadTeamConfig(this.env.TEAMS, fields.team);
     if (!config?.ok) {
       const why = config ? "has nothing that validates" : "does not exist";
       return httpError("not_configured", `The team's config ${why}; an operator must store one with \`npm run team -- put\`.`);
     }
-    const record: SessionRecord = { ...fields, createdAt: new Date().toISOString(), config: config.config };
+    // The URL's or the token's view, else the team's, else the default; code mode only where this deployment runs it.
+    const chosen = resolveView(asked, config.config.view, codeModeAvailable(this.env));
+    if ("refused" in chosen) return httpError("invalid_view", chosen.refused);
+    const record: SessionRecord = { ...fields, view: chosen.view, createdAt: new Date().toISOString(), config: config.config };
     await this.#store.putSession(record);
     return record;
   }

@@ -18,6 +18,7 @@ import { ParkedCalls } from "../modern/parked-calls.ts";
 import { requestStateCodec } from "../modern/request-state.ts";
 import { registerResources, resubscribe } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
+import { registerCodeTools } from "../code/tools.ts";
 import { registerDirectTools } from "../meta/direct.ts";
 import { registerMetaTools } from "../meta/tools.ts";
 import { loadTokenCounter } from "../catalog/tokenizer.ts";
@@ -150,13 +151,17 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const level = await store.logLevel();
   if (level) await registry.setLogLevel(level);
 
-  // The view the session started with: the meta-tools (and promoted tools) within the budget, or every tool first-class.
+  // The view the session started with: the meta-tools (and promoted tools) within the budget, every tool first-class,
+  // or code mode's three tools (a code session whose deployment has since turned code mode off falls back to meta).
   const who = { team: record.team, session: record.sessionId.slice(0, 8), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
   meter?.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
-  if (sessionView(record) === "direct") registerDirectTools(server, registry, bridge, who, links, meter);
-  else registerMetaTools(server, registry, bridge, who, counter, links, meter);
+  const view = sessionView(record);
+  if (view === "direct") registerDirectTools(server, registry, bridge, who, links, meter);
+  else if (view === "code" && env.LOADER && settings(env).codeMode) {
+    registerCodeTools(server, registry, bridge, who, { loader: env.LOADER, limits: settings(env).code }, { counter, links, meter });
+  } else registerMetaTools(server, registry, bridge, who, counter, links, meter);
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
   registerCompletion(server, registry, bridge, links);

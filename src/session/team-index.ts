@@ -124,7 +124,10 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
     const now = Date.now();
     const first = firstDayOf(now, USAGE_DAYS_KEPT);
     // A day already out of the window, or a malformed entry, is not written.
-    const fresh = days.filter((d) => UsageDay.safeParse(d).success && d.day >= first);
+    const fresh = days.flatMap((d) => {
+      const parsed = UsageDay.safeParse(d);
+      return parsed.success && parsed.data.day >= first ? [parsed.data] : [];
+    });
     const by = typeof principal === "string" && PRINCIPAL.test(principal) ? principal : undefined;
     if (fresh.length > 0) {
       // Each day's team total, and the principal's share of it: one read and one write of all the keys.

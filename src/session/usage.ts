@@ -28,6 +28,7 @@ export const UsageFigures = z.object({
       lookups: Count.describe("discover_tool answers to tool_name lookups."),
       searches: Count.describe("discover_tool answers to query searches."),
       loads: Count.describe("load_mcp listings."),
+      executes: Count.default(0).describe("The code view's execute answers (a program's result, console output or failure)."),
     })
     .describe("Tokens of the text the meta-tools sent back."),
   calls: z
@@ -35,7 +36,8 @@ export const UsageFigures = z.object({
       lookups: Count.describe("discover_tool calls with tool_name."),
       searches: Count.describe("discover_tool calls with query."),
       loads: Count.describe("load_mcp calls."),
-      tools: Count.describe("Upstream tool calls: use_tool, or a promoted tool by its own name."),
+      tools: Count.describe("Upstream tool calls: use_tool, a promoted tool by its own name, a direct-view tool, or a call from a code-view program."),
+      executes: Count.default(0).describe("The code view's execute calls (programs run)."),
     })
     .describe("Calls of each kind: counts only, no argument or result is kept."),
 });
@@ -73,8 +75,8 @@ export const emptyFigures = (): UsageFigures => ({
   sessions: 0,
   direct: 0,
   listed: 0,
-  answers: { lookups: 0, searches: 0, loads: 0 },
-  calls: { lookups: 0, searches: 0, loads: 0, tools: 0 },
+  answers: { lookups: 0, searches: 0, loads: 0, executes: 0 },
+  calls: { lookups: 0, searches: 0, loads: 0, tools: 0, executes: 0 },
 });
 
 /** Pure: the sum of two sets of figures. */
@@ -83,12 +85,18 @@ export function addFigures(a: UsageFigures, b: UsageFigures): UsageFigures {
     sessions: a.sessions + b.sessions,
     direct: a.direct + b.direct,
     listed: a.listed + b.listed,
-    answers: { lookups: a.answers.lookups + b.answers.lookups, searches: a.answers.searches + b.answers.searches, loads: a.answers.loads + b.answers.loads },
+    answers: {
+      lookups: a.answers.lookups + b.answers.lookups,
+      searches: a.answers.searches + b.answers.searches,
+      loads: a.answers.loads + b.answers.loads,
+      executes: a.answers.executes + b.answers.executes,
+    },
     calls: {
       lookups: a.calls.lookups + b.calls.lookups,
       searches: a.calls.searches + b.calls.searches,
       loads: a.calls.loads + b.calls.loads,
       tools: a.calls.tools + b.calls.tools,
+      executes: a.calls.executes + b.calls.executes,
     },
   };
 }
@@ -138,8 +146,8 @@ export interface Reach {
   sentWhole?: boolean;
 }
 
-const ANSWER_FIELD = { lookup: "lookups", search: "searches", load: "loads" } as const;
-const CALL_FIELD = { lookup: "lookups", search: "searches", load: "loads", tool: "tools" } as const;
+const ANSWER_FIELD = { lookup: "lookups", search: "searches", load: "loads", execute: "executes" } as const;
+const CALL_FIELD = { lookup: "lookups", search: "searches", load: "loads", tool: "tools", execute: "executes" } as const;
 
 /** An answer's text waiting to be counted, by the day it was sent. */
 type WaitingAnswer = { day: string; kind: keyof typeof ANSWER_FIELD; text: string };

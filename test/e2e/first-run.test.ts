@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
 import { provisionTeam, teamCliAsync } from "../../harness/clients.ts";
 import { ROOT } from "./bench-run.ts";
-import { inspector } from "./helpers.ts";
+import { inspector, text } from "./helpers.ts";
 
 interface Run {
   code: number;
@@ -295,5 +295,15 @@ describe("examples/session.ts: one session through wrangler dev", () => {
     ]);
     expect(JSON.stringify(used.json), used.raw).toContain('The server \\"reference\\" is not loaded yet');
     expect((used.json as { isError?: boolean }).isError).toBe(true);
+  }, 120_000);
+
+  it("runs the README's code-mode command: one program calls the eager server and loads and calls the lazy one", async () => {
+    const ran = await inspector(`${url}?view=code`, token, [
+      "--method", "tools/call", "--tool-name", "execute",
+      "--tool-arg", "code=const a = await everything.get_sum({ a: 2, b: 3 }); const b = await reference.get_sum({ a: 4, b: 5 }); return [a, b];",
+    ]);
+    expect(ran.status, ran.raw).toBe(0);
+    expect((ran.json as { isError?: boolean }).isError).toBeFalsy();
+    expect(JSON.parse(text(ran.json))).toEqual(["The sum of 2 and 3 is 5.", "The sum of 4 and 5 is 9."]);
   }, 120_000);
 });

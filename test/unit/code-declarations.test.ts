@@ -9,7 +9,7 @@ import { CORPUS_SERVERS } from "../../bench/tokens.ts";
 import { corpusFiles, loadCorpus } from "../../harness/replay-server.ts";
 import { IDENTIFIER, codePaths, identifierOf, methodNames, namespaceNames, splitCodePath } from "../../src/catalog/code-names.ts";
 import { shortHash } from "../../src/catalog/direct-names.ts";
-import { DECLARATION_LIMITS, methodDeclaration, namespaceDeclaration, schemaType, type DeclarableTool } from "../../src/catalog/declarations.ts";
+import { DECLARATION_LIMITS, declareMethod, methodDeclaration, namespaceDeclaration, schemaType, type DeclarableTool } from "../../src/catalog/declarations.ts";
 
 interface CorpusTool extends DeclarableTool {
   name: string;
@@ -157,6 +157,40 @@ describe("corpus declarations", () => {
     expect(json).toBe(117_761); // the corpus README's host tokens: the baseline is the one it documents
     expect(ratio).toBeLessThanOrEqual(1.0);
   });
+
+  it("shortens descriptions in the brief form (what describe answers by default), still valid TypeScript, saying so with …", () => {
+    const encoder = getEncoding("o200k_base");
+    const count = (text: string) => encoder.encode(text, [], []).length;
+    const brief = { ...DECLARATION_LIMITS, brief: true };
+    let full = 0;
+    let short = 0;
+    let shortened = 0;
+    const files: Record<string, string> = {};
+    for (const { server, tools } of corpus) {
+      const methods = [...methodNames(tools.map((t) => ({ tool: t.name, registryName: t.name })))];
+      const declared = methods.map(([method, name]) => declareMethod(method, tools.find((t) => t.name === name)!, brief));
+      shortened += declared.filter((d) => d.shortened).length;
+      const text = namespaceDeclaration(namespaceOf.get(server)!, declared.map((d) => d.text));
+      files[`/brief/${server}.ts`] = text;
+      short += count(text);
+      full += count(declarations.get(server)!);
+    }
+    console.log(`brief declarations: ${short} tokens against ${full} whole (${(short / full).toFixed(3)}×); ${shortened} of 421 tools shortened`);
+    expect(compile(files)).toEqual([]);
+    expect(short / full).toBeLessThan(0.75);
+
+    // CircleCI's usage guide goes; the first paragraph and each parameter's first sentence stay, each cut one ending in …
+    const circleci = corpus.find((c) => c.server.includes("circleci"))!.tools.find((t) => t.name === "get_latest_pipeline_status")!;
+    const one = declareMethod("get_latest_pipeline_status", circleci, brief);
+    expect(one.shortened).toBe(true);
+    expect(one.text).toMatch(/^\/\*\* This tool retrieves the status of the latest pipeline for a CircleCI project\. [^\n]* … \*\/\n/);
+    expect(one.text).not.toContain("Common use cases");
+    expect(one.text).toContain('/** The project slug from listFollowedProjects tool (e.g., "gh/organization/project") … */');
+    expect(count(one.text)).toBeLessThan(count(methodDeclaration("get_latest_pipeline_status", circleci)) / 3);
+    // A description that is one short sentence is left as it is, and nothing says it was cut.
+    const plain = declareMethod("echo", { description: "Echoes back the input.", inputSchema: { type: "object", properties: { message: { type: "string", description: "What to echo." } } } }, brief);
+    expect(plain).toEqual({ text: declareMethod("echo", { description: "Echoes back the input.", inputSchema: { type: "object", properties: { message: { type: "string", description: "What to echo." } } } }).text, shortened: false });
+  });
 });
 
 describe("code names", () => {
@@ -241,10 +275,10 @@ describe("code names", () => {
     expect(servers.get(`my_server_${shortHash("my-server")}`)).toBe("my-server");
   });
 
-  it("keeps reserved words as method names (they are property names) and declares them so that TypeScript accepts them", () => {
-    const tools = ["export", "delete", "new", "constructor", "123", "ça-va", "x/y"].map((tool) => ({ tool, registryName: tool }));
+  it("keeps reserved words as method names (they are property names) and declares them so that TypeScript accepts them; names JavaScript looks up itself get `_`", () => {
+    const tools = ["export", "delete", "new", "constructor", "then", "123", "ça-va", "x/y"].map((tool) => ({ tool, registryName: tool }));
     const methods = methodNames(tools);
-    expect([...methods.keys()].sort()).toEqual(["_123", "ca_va", "constructor", "delete", "export", "new", "x_y"]);
+    expect([...methods.keys()].sort()).toEqual(["_123", "ca_va", "constructor_", "delete", "export", "new", "then_", "x_y"]);
     const text = namespaceDeclaration("ns", [...methods.keys()].map((m) => methodDeclaration(m, { inputSchema: { type: "object", properties: {} } })));
     const use = [...methods.keys()].map((m) => `void ns.${m}();`).join("\n");
     expect(compile({ "/reserved.ts": `${text}\n${use}` })).toEqual([]);

@@ -6,6 +6,7 @@ import { credentialWarnings, maskHeaderValue, redactConfig } from "../../src/con
 import { kvKeys } from "../../src/config/keys.ts";
 import { loadTeamConfig, loadToken, type KvText } from "../../src/config/load.ts";
 import { parseConfig, parseConfigText, parseStoredConfig } from "../../src/config/validate.ts";
+import { resolveView } from "../../src/config/view.ts";
 import { SessionStore, sessionView, type SessionRecord, type SessionStorage } from "../../src/session/state.ts";
 import { kvCatalogCache } from "../../src/teams/catalog-cache.ts";
 import type { KvLike } from "../../src/teams/kv.ts";
@@ -173,6 +174,25 @@ describe("stored configs are read leniently", () => {
   });
 });
 
+describe("the team's default view", () => {
+  it("is read from either shape, leniently when stored, and a session's view is asked, else the team's, else meta", () => {
+    const multi = parseConfig({ view: "code", mcp: { a: { url: "https://a.example/mcp" } } });
+    const single = parseConfig({ view: "direct", url: "https://a.example/mcp" });
+    expect(multi.ok && multi.config.view).toBe("code");
+    expect(single.ok && single.config.view).toBe("direct");
+    expect(errorsOf({ view: "all", mcp: {} }).join()).toMatch(/view: unknown view "all": use "meta".*"direct".*"code"/);
+    const stored = parseStoredConfig({ view: "all", mcp: { a: { url: "https://a.example/mcp" }, b: { url: "ftp://b" } } });
+    expect(stored.ok && stored.config.view).toBeUndefined();
+    expect(stored.ok && stored.config.upstreams.map((u) => u.name)).toEqual(["a"]);
+
+    expect(resolveView(undefined, undefined, true)).toEqual({ view: "meta" });
+    expect(resolveView(undefined, "code", true)).toEqual({ view: "code" });
+    expect(resolveView("direct", "code", false)).toEqual({ view: "direct" });
+    expect(resolveView(undefined, "code", false)).toEqual({ refused: expect.stringMatching(/^Code mode is off .*so the team config's view, "code", cannot/) });
+    expect(resolveView("code", undefined, false)).toEqual({ refused: expect.stringMatching(/so the view asked for, "code", cannot/) });
+  });
+});
+
 /** A KV binding holding one text value. */
 const kvWith = (values: Record<string, string>) =>
   ({ get: async (key: string) => values[key] ?? null }) satisfies KvText;
@@ -315,10 +335,12 @@ describe("session storage is read through schemas", () => {
     expect(sessionView((await new SessionStore(storageWith({ session })).session())!)).toBe("meta");
     const direct = await new SessionStore(storageWith({ session: { ...session, view: "direct" } })).session();
     expect(direct && sessionView(direct)).toBe("direct");
+    const code = await new SessionStore(storageWith({ session: { ...session, view: "code" } })).session();
+    expect(code && sessionView(code)).toBe("code");
     // A view this proxy does not know is an unreadable record (logged by its key): the session answers 404.
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
-      expect(await new SessionStore(storageWith({ session: { ...session, view: "code" } })).session()).toBeUndefined();
+      expect(await new SessionStore(storageWith({ session: { ...session, view: "canvas" } })).session()).toBeUndefined();
     } finally {
       errors.mockRestore();
     }

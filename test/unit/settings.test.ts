@@ -1,7 +1,7 @@
 // The Worker's string settings, parsed once per env object by one zod schema.
 import { describe, expect, it } from "vitest";
 import { DEFAULT_BODY_LIMIT } from "../../src/http/body.ts";
-import { SETTING_DEFAULTS, SettingsSchema, settings } from "../../src/settings.ts";
+import { SETTING_DEFAULTS, SettingsSchema, codeModeAvailable, settings } from "../../src/settings.ts";
 import { DEFAULT_GATE_LIMITS } from "../../src/upstream/fetch-gate.ts";
 
 describe("settings", () => {
@@ -14,7 +14,19 @@ describe("settings", () => {
       maxUpstreamResponseBytes: 8 * 1024 * 1024,
       modernEra: true,
       oauthHosts: true,
+      codeMode: true,
+      code: { wallMs: 30_000, cpuMs: 5_000, maxCalls: 50, maxResultBytes: 64 * 1024, maxLogBytes: 16 * 1024 },
     });
+  });
+
+  it("turns code mode off only for \"off\", needs the loader binding, and keeps its limits in range", () => {
+    expect(settings({ CODE_MODE: "OFF" }).codeMode).toBe(false);
+    expect(settings({ CODE_MODE: "maybe" }).codeMode).toBe(true);
+    expect(codeModeAvailable({})).toBe(false);
+    expect(codeModeAvailable({ LOADER: {} })).toBe(true);
+    expect(codeModeAvailable({ LOADER: {}, CODE_MODE: "off" })).toBe(false);
+    const limits = settings({ CODE_WALL_MS: "1500", CODE_MAX_CALLS: "0", CODE_MAX_LOG_BYTES: "0", CODE_MAX_RESULT_BYTES: "-5", CODE_CPU_MS: "x" }).code;
+    expect(limits).toEqual({ wallMs: 1500, cpuMs: 5_000, maxCalls: 50, maxResultBytes: 64 * 1024, maxLogBytes: 0 });
   });
 
   it("turns OAuth for hosts off only for \"off\" (any case)", () => {

@@ -64,6 +64,16 @@ describe("days and figures", () => {
     expect(daysToPrune(days, T0, 1)).toEqual(["2026-08-27", "2026-08-28", "2025-01-01"]);
   });
 
+  it("reads figures stored before code mode with no executes as zero, and adds executes", () => {
+    const old = { sessions: 1, direct: 2, listed: 3, answers: { lookups: 1, searches: 2, loads: 3 }, calls: { lookups: 1, searches: 1, loads: 1, tools: 4 } };
+    const read = UsageFigures.parse(old);
+    expect(read.answers.executes).toBe(0);
+    expect(read.calls.executes).toBe(0);
+    const sum = addFigures(read, figures({ answers: { executes: 40 }, calls: { executes: 2, tools: 5 } }));
+    expect(sum.answers).toEqual({ lookups: 1, searches: 2, loads: 3, executes: 40 });
+    expect(sum.calls).toEqual({ lookups: 1, searches: 1, loads: 1, tools: 9, executes: 2 });
+  });
+
   it("adds figures field by field and merges days without changing its inputs", () => {
     const a = figures({ sessions: 1, direct: 100, listed: 10, answers: { lookups: 3 }, calls: { lookups: 1, tools: 2 } });
     const b = figures({ sessions: 2, direct: 50, answers: { searches: 4, loads: 5 }, calls: { searches: 1, loads: 1, tools: 1 } });
@@ -71,8 +81,8 @@ describe("days and figures", () => {
       sessions: 3,
       direct: 150,
       listed: 10,
-      answers: { lookups: 3, searches: 4, loads: 5 },
-      calls: { lookups: 1, searches: 1, loads: 1, tools: 3 },
+      answers: { lookups: 3, searches: 4, loads: 5, executes: 0 },
+      calls: { lookups: 1, searches: 1, loads: 1, tools: 3, executes: 0 },
     });
     const into = { "2026-11-25": a };
     const merged = mergeDays(into, [{ day: "2026-11-25", figures: b }, { day: "2026-11-26", figures: b }]);
@@ -131,8 +141,9 @@ describe("the session's meter", () => {
       lookups: counter.count("mem/read: Reads the graph."),
       searches: counter.count("- mem/read: Reads the graph.") + counter.count("nothing found"),
       loads: counter.count('{"mcp_name":"big"}'),
+      executes: 0,
     });
-    expect(today.calls).toEqual({ lookups: 1, searches: 2, loads: 1, tools: 1 });
+    expect(today.calls).toEqual({ lookups: 1, searches: 2, loads: 1, tools: 1, executes: 0 });
     expect(today.direct).toBeGreaterThan(directBefore);
     expect(storage.values.get(USAGE_KEY)).toMatchObject({ counted: true, direct: today.direct, pending: {} });
     // Nothing of any answer text is stored: only numbers and the list signature.

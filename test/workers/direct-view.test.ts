@@ -2,24 +2,11 @@
 // first-class under a host-safe name, paged, with _meta hints; calls go the way use_tool's do.
 import { env } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { CallToolResultSchema, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { HOST_SAFE_NAME } from "../../src/catalog/direct-names.ts";
 import { errorKindOf } from "../../src/errors.ts";
-import { BASE, adminFetch, initializeBody, post, releaseGate, replayStats, replayUrl, seedTeam, text, waitFor, workerFetch } from "./helpers.ts";
-
-/** A real SDK Client on /t/<team>/mcp plus the given query string (`?view=direct`, say). */
-async function connectAt(team: string, token: string, query = "") {
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp${query}`), {
-    fetch: workerFetch,
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: "direct-host", version: "1.0.0" }, { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
-  await client.connect(transport);
-  return { client, transport, sessionId: transport.sessionId ?? "" };
-}
+import { BASE, adminFetch, connectAt, initializeBody, post, releaseGate, replayStats, replayUrl, seedTeam, text, waitFor, workerFetch } from "./helpers.ts";
 
 /** Every page of tools/list, with the cursors that led to them. */
 async function allTools(client: Client): Promise<{ tools: Tool[]; pages: number }> {
@@ -77,7 +64,7 @@ describe("choosing the view", () => {
   it("refuses an unknown view with a 400 that names the views, before any session starts", async () => {
     const token = await seedTeam("dv-bad", { mcp: { memory: { url: replayUrl("memory") } } });
     const auth = { authorization: `Bearer ${token}` };
-    for (const query of ["?view=code", "?view=", "?view=direct&view=meta"]) {
+    for (const query of ["?view=canvas", "?view=", "?view=direct&view=meta"]) {
       const res = await workerFetch(`${BASE}/t/dv-bad/mcp${query}`, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...auth },
@@ -87,7 +74,7 @@ describe("choosing the view", () => {
       expect(res.headers.get("mcp-session-id")).toBeNull();
       const body = (await res.json()) as { error: { code: number; message: string } };
       expect(body.error.code).toBe(-32000);
-      expect(body.error.message).toMatch(query.includes("&") ? /once/ : /unknown view .*"meta".*"direct"/);
+      expect(body.error.message).toMatch(query.includes("&") ? /once/ : /unknown view .*"meta".*"direct".*"code"/);
     }
   });
 

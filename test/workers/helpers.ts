@@ -42,8 +42,18 @@ export interface Connected {
 }
 
 /** A real SDK Client connected to /t/<team>/mcp with the given token (optionally resuming a session id). */
-export async function connect(team: string, token: string, sessionId?: string, capabilities: ClientCapabilities = {}): Promise<Connected> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
+export function connect(team: string, token: string, sessionId?: string, capabilities: ClientCapabilities = {}): Promise<Connected> {
+  return connectAt(team, token, "", { ...(sessionId ? { sessionId } : {}), capabilities });
+}
+
+/** The same on /t/<team>/mcp plus a query string (`?view=direct`, say). */
+export async function connectAt(
+  team: string,
+  token: string,
+  query = "",
+  { sessionId, capabilities = {} }: { sessionId?: string; capabilities?: ClientCapabilities } = {},
+): Promise<Connected> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp${query}`), {
     fetch: workerFetch,
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
     ...(sessionId ? { sessionId } : {}),

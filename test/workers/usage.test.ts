@@ -22,8 +22,8 @@ interface Figures {
   sessions: number;
   direct: number;
   listed: number;
-  answers: { lookups: number; searches: number; loads: number };
-  calls: { lookups: number; searches: number; loads: number; tools: number };
+  answers: { lookups: number; searches: number; loads: number; executes: number };
+  calls: { lookups: number; searches: number; loads: number; tools: number; executes: number };
 }
 interface Report {
   team: string;
@@ -83,9 +83,9 @@ describe("usage per team", () => {
     expect(report.days.map((d) => d.day)).toEqual([today()]);
     const day = report.days[0]!;
     expect(day.sessions).toBe(1);
-    expect(day.calls).toEqual({ lookups: 1, searches: 1, loads: 1, tools: 1 });
+    expect(day.calls).toEqual({ lookups: 1, searches: 1, loads: 1, tools: 1, executes: 0 });
     expect(day.listed).toBe(paid(first) + paid(second));
-    expect(day.answers).toEqual({ lookups: tokens(text(lookup)), searches: tokens(text(search)), loads: tokens(text(load)) });
+    expect(day.answers).toEqual({ lookups: tokens(text(lookup)), searches: tokens(text(search)), loads: tokens(text(load)), executes: 0 });
     // Everything the session reached (memory and, once loaded, kube) as direct definitions costs more than what it was sent.
     expect(day.direct).toBeGreaterThan(day.listed);
     expect(day.listed).toBeGreaterThan(0);
@@ -120,7 +120,7 @@ describe("usage per team", () => {
     await client.close();
     const report = await usageWhen("usage-direct", (r) => r.totals.calls.tools === 1 && r.totals.sessions === 1);
     // One call of a tool the session has; the unknown name is not a tool call.
-    expect(report.totals.calls).toEqual({ lookups: 0, searches: 0, loads: 0, tools: 1 });
+    expect(report.totals.calls).toEqual({ lookups: 0, searches: 0, loads: 0, tools: 1, executes: 0 });
     expect(report.totals.listed).toBe(report.totals.direct);
     expect(report.totals.direct).toBeGreaterThan(0);
     expect(JSON.stringify(report)).not.toContain(CANARY);
@@ -142,7 +142,7 @@ describe("usage per team", () => {
     const report = await usageWhen("usage-b", (r) => r.totals.calls.tools === 2);
     expect(report.days).toHaveLength(1);
     expect(report.totals.sessions).toBe(2);
-    expect(report.totals.calls).toEqual({ lookups: 0, searches: 0, loads: 0, tools: 2 });
+    expect(report.totals.calls).toEqual({ lookups: 0, searches: 0, loads: 0, tools: 2, executes: 0 });
     // Each session was sent its list: both count.
     expect(report.totals.listed).toBe(lists[0]! + lists[1]!);
     expect(report.totals.direct).toBeGreaterThan(0);
@@ -213,5 +213,11 @@ describe("usage per team", () => {
 });
 
 function zero(): Figures {
-  return { sessions: 0, direct: 0, listed: 0, answers: { lookups: 0, searches: 0, loads: 0 }, calls: { lookups: 0, searches: 0, loads: 0, tools: 0 } };
+  return {
+    sessions: 0,
+    direct: 0,
+    listed: 0,
+    answers: { lookups: 0, searches: 0, loads: 0, executes: 0 },
+    calls: { lookups: 0, searches: 0, loads: 0, tools: 0, executes: 0 },
+  };
 }

@@ -1,0 +1,244 @@
+// The code view's tools/list and tools/call (docs/code-mode.md): `search` ranks the team's APIs as discover_tool's
+// search does, `describe` answers TypeScript declarations, `execute` runs the agent's program in a sandboxed Dynamic
+// Worker (src/code/sandbox.ts) whose every tool call comes back here and goes the way use_tool's does
+// (src/meta/call.ts): the same filters, pins, secrets, timeouts, retries, logging and accounting. A lazy server is
+// loaded by describe or by a program's first call of one of its methods (the registry's load: coalesced, atomic,
+// three failures evict).
+import type { CallToolResult, Server } from "@modelcontextprotocol/server";
+import { LoadError, toToolResult } from "../errors.ts";
+import { log } from "../log.ts";
+import { hostSignal, type HostBridge, type HostExtra } from "../forward/bridge.ts";
+import { PATH_SEPARATOR, splitCodePath } from "../catalog/code-names.ts";
+import { DECLARATION_LIMITS, declareMethod, namespaceDeclaration } from "../catalog/declarations.ts";
+import { oneLine, renderUnknownTool } from "../catalog/render.ts";
+import { hostTokens } from "../catalog/budget.ts";
+import type { TokenCounter } from "../catalog/tokenizer.ts";
+import { callUpstreamTool, findTool, isResult, toolError, type SessionIdentity, type ToolResultLinks } from "../meta/call.ts";
+import { LazyLoads } from "../meta/lazy-loads.ts";
+import { searchLazyServers } from "../meta/server-search.ts";
+import { searchCatalog } from "../meta/tool-search.ts";
+import { parseArgs, type UsageRecorder } from "../meta/tools.ts";
+import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
+import { CODE_DESCRIBE, CODE_EXECUTE, CODE_SEARCH, codeDefinitions } from "./definitions.ts";
+import { CodeNames } from "./names.ts";
+import { failureMessage, programValue, runAnswer } from "./result.ts";
+import { runProgram, type SandboxLimits, type ToolCall } from "./sandbox.ts";
+import { CodeDescribeInput, CodeExecuteInput, CodeSearchInput } from "./schemas.ts";
+
+/** At most this many servers not loaded yet come with a search's answer. */
+const LAZY_HITS = 3;
+/**
+ * Programs one session may run at once. A Durable Object may have 10 Dynamic Workers with requests in flight
+ * (Cloudflare's documented limit); a few per session leaves room for a program still winding down after its deadline.
+ */
+export const MAX_CONCURRENT_RUNS = 4;
+/** A namespace's declarations beyond this many characters (about 6,000 tokens) are named, not declared. */
+export const DESCRIBE_MAX_CHARS = 24_000;
+
+/** What the code view needs of the deployment: the loader of sandboxes and the limits of one run. */
+export interface CodeRuntime {
+  loader: WorkerLoader;
+  limits: SandboxLimits;
+}
+
+/** A tool's annotations as doc tags: what an agent should know before calling it from a program. */
+function annotationTags(tool: ExposedTool["tool"]): string[] {
+  const a = tool.annotations;
+  if (a?.readOnlyHint === true) return ["@readonly"];
+  return a?.destructiveHint === true ? ["@destructive"] : [];
+}
+
+/** Said once under a declaration whose descriptions the brief form shortened. */
+const SHORTENED_NOTE = "Descriptions ending in … are shortened; describe with full: true gives them whole.";
+
+/** The namespaces, for answers that need to name them. */
+const namespaceList = (names: CodeNames): string => names.namespaces().join(", ") || "none";
+
+/** What the session lends the code view besides the registry: the token counter, resource links, the usage meter. */
+export interface CodeSessionParts {
+  counter: () => Promise<TokenCounter>;
+  links?: ToolResultLinks | undefined;
+  meter?: UsageRecorder | undefined;
+}
+
+export function registerCodeTools(
+  server: Server,
+  registry: UpstreamRegistry,
+  bridge: HostBridge,
+  who: SessionIdentity,
+  runtime: CodeRuntime,
+  { counter, links, meter }: CodeSessionParts,
+): void {
+  const names = new CodeNames(registry);
+  const naming = names.toolNames();
+  const lazy = new LazyLoads(registry, bridge, who);
+  const tools = codeDefinitions(names.namespaces().map((namespace) => ({ namespace, description: registry.description(names.serverOf(namespace)!) })));
+  let running = 0;
+  /** The list as the meter counts it (once: it never changes). */
+  let listed: { description: string; tokens: number } | undefined;
+
+  server.setRequestHandler("tools/list", async () => {
+    // Fixed by the config: the servers come in as programs call them, without changing this list.
+    registry.retryFailed();
+    if (meter) {
+      listed ??= await counter().then((count) => ({ description: JSON.stringify(tools), tokens: hostTokens(tools, count) }), () => undefined);
+      if (listed) meter.listed(listed);
+    }
+    return { tools };
+  });
+
+  /** Loads a lazy server that is still loadable (nothing for any other); a failed load is the answer. */
+  const loadIfLazy = async (server: string, extra: HostExtra): Promise<CallToolResult | undefined> => {
+    if (!registry.loadable().some((spec) => spec.name === server)) return undefined;
+    try {
+      await lazy.load(server, extra);
+      return undefined;
+    } catch (err) {
+      if (err instanceof LoadError) return toToolResult(err);
+      throw err;
+    }
+  };
+
+  const search = async (raw: unknown): Promise<CallToolResult> => {
+    const args = parseArgs(CodeSearchInput, raw, CODE_SEARCH);
+    if (isResult(args)) return args;
+    await registry.ensureEager();
+    let only: string | undefined;
+    if (args.server !== undefined) {
+      only = names.serverOf(args.server) ?? (names.namespaceOf(args.server) === undefined ? undefined : args.server);
+      if (only === undefined || !registry.ready().some((u) => u.name === only)) {
+        const loaded = registry.ready().map((u) => names.namespaceOf(u.name)!);
+        return toolError("invalid_arguments", `No loaded namespace is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
+      }
+    }
+    const hits = searchCatalog(registry, args.query, { limit: args.limit, server: only }).flatMap((hit) => {
+      const path = names.pathOf(hit.name);
+      return path === undefined ? [] : [{ path, description: hit.description }];
+    });
+    const servers = only === undefined ? searchLazyServers(registry, args.query, LAZY_HITS) : [];
+    const line = (name: string, description: string) => (description ? `${name}: ${description}` : name);
+    const parts = [
+      hits.length === 0
+        ? `No loaded API matches "${oneLine(args.query)}": try other words, or a namespace execute's description names.`
+        : hits.map((h) => line(h.path, h.description)).join("\n"),
+    ];
+    if (servers.length > 0) {
+      parts.push(
+        ["Namespaces not loaded yet that match (describe one, or call it from a program, to load it):",
+          ...servers.map((s) => line(names.namespaceOf(s.name) ?? s.name, s.description))].join("\n"),
+      );
+    }
+    return { content: [{ type: "text", text: parts.join("\n\n") }] };
+  };
+
+  /** One namespace's declarations, within DESCRIBE_MAX_CHARS; the methods past it by name and one line. */
+  const describeNamespace = (namespace: string, server: string, full: boolean): CallToolResult => {
+    const declared: string[] = [];
+    const left: string[] = [];
+    let size = 0;
+    let shortened = false;
+    for (const [path, found] of names.methodsOf(namespace)) {
+      const method = path.slice(namespace.length + PATH_SEPARATOR.length);
+      const one = declareMethod(method, found.tool, { ...DECLARATION_LIMITS, brief: !full }, annotationTags(found.tool));
+      if (left.length === 0 && (declared.length === 0 || size + one.text.length <= DESCRIBE_MAX_CHARS)) {
+        declared.push(one.text);
+        size += one.text.length;
+        shortened ||= one.shortened;
+      } else {
+        const about = oneLine(found.tool.description);
+        left.push(about ? `- ${path}: ${about}` : `- ${path}`);
+      }
+    }
+    const parts = [namespaceDeclaration(namespace, declared, registry.description(server))];
+    if (declared.length === 0) parts.push(`The server "${server}" offers no tools in this session.`);
+    if (left.length > 0) parts.push([`${left.length} more methods (describe each by its path):`, ...left].join("\n"));
+    if (shortened) parts.push(SHORTENED_NOTE);
+    return { content: [{ type: "text", text: parts.join("\n\n") }] };
+  };
+
+  const describe = async (raw: unknown, extra: HostExtra): Promise<CallToolResult> => {
+    const args = parseArgs(CodeDescribeInput, raw, CODE_DESCRIBE);
+    if (isResult(args)) return args;
+    const path = args.path.trim();
+    const parts = splitCodePath(path);
+    const namespace = parts?.namespace ?? path;
+    const server = names.serverOf(namespace);
+    if (server === undefined) {
+      if (parts === undefined && !path.includes(PATH_SEPARATOR)) {
+        return toolError("unknown_tool", `Unknown namespace "${path}". The namespaces are: ${namespaceList(names)}.`);
+      }
+      return toolError("unknown_tool", renderUnknownTool(path, names.paths()));
+    }
+    const failedLoad = await loadIfLazy(server, extra);
+    if (failedLoad) return failedLoad;
+    if (parts === undefined) {
+      await registry.ensureEager();
+      const reason = registry.unavailable(server);
+      if (reason !== undefined && names.methodsOf(namespace).length === 0) {
+        await registry.retryNow(server);
+        if (names.methodsOf(namespace).length === 0) {
+          return toolError("unavailable", `The server "${server}" is unavailable in this session (${oneLine(registry.unavailable(server) ?? reason)}).`, server);
+        }
+      }
+      return describeNamespace(namespace, server, args.full === true);
+    }
+    const target = await findTool(registry, naming, path);
+    if (isResult(target)) return target;
+    const one = declareMethod(parts.method, target.tool, { ...DECLARATION_LIMITS, brief: args.full !== true }, annotationTags(target.tool));
+    const text = namespaceDeclaration(namespace, [one.text]);
+    return { content: [{ type: "text", text: one.shortened ? `${text}\n\n${SHORTENED_NOTE}` : text }] };
+  };
+
+  const execute = async (raw: unknown, extra: HostExtra): Promise<CallToolResult> => {
+    const args = parseArgs(CodeExecuteInput, raw, CODE_EXECUTE);
+    if (isResult(args)) return args;
+    if (running >= MAX_CONCURRENT_RUNS) {
+      return toolError("program_failed", `This session already runs ${running} programs, the most it may run at once; wait for one to finish.`, undefined, { cause: "busy" });
+    }
+    /** A call from the program: its lazy server loaded first, then the call made as use_tool makes it. */
+    const call: ToolCall = async (namespace, method, input, signal) => {
+      const path = `${namespace}${PATH_SEPARATOR}${method}`;
+      const server = names.serverOf(namespace);
+      registry.retryFailed();
+      if (server !== undefined && names.find(path) === undefined) {
+        const failedLoad = await loadIfLazy(server, extra);
+        if (failedLoad) throw new Error(failureMessage(failedLoad));
+      }
+      const result = await callUpstreamTool({ registry, bridge, who, links }, naming, path, input, undefined, extra, signal);
+      if (names.find(path) !== undefined) meter?.called("tool");
+      if (result.isError) throw new Error(failureMessage(result));
+      return programValue(result);
+    };
+    running++;
+    const started = Date.now();
+    try {
+      const report = await runProgram(runtime.loader, args.code, names.namespaces(), call, runtime.limits, hostSignal(extra));
+      log({ event: "execute", ...who, ms: Date.now() - started, calls: report.calls.length, outcome: report.ok ? "ok" : (report.failure?.cause ?? "failed") });
+      // A name that is no namespace: say which there are (an unknown method already got the closest paths).
+      const undefinedName = report.failure?.cause === "error" ? /^ReferenceError: (\S+) is not defined$/.exec(report.failure.message)?.[1] : undefined;
+      const hint = undefinedName !== undefined && names.serverOf(undefinedName) === undefined ? ` (the namespaces are: ${namespaceList(names)})` : "";
+      return runAnswer(report, hint);
+    } finally {
+      running--;
+    }
+  };
+
+  server.setRequestHandler("tools/call", async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: raw } = request.params;
+    registry.retryFailed();
+    const answer = (kind: "search" | "lookup" | "execute", result: CallToolResult) => {
+      meter?.called(kind, result.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
+      return result;
+    };
+    switch (name) {
+      case CODE_SEARCH:
+        return answer("search", await search(raw));
+      case CODE_DESCRIBE:
+        return answer("lookup", await describe(raw, extra));
+      case CODE_EXECUTE:
+        return answer("execute", await execute(raw, extra));
+      default:
+        return toolError("unknown_tool", `Unknown tool: "${name}". This server offers ${CODE_SEARCH}, ${CODE_DESCRIBE} and ${CODE_EXECUTE}; upstream tools are called from ${CODE_EXECUTE}'s program.`);
+    }
+  });
+}

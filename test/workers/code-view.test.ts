@@ -1,0 +1,379 @@
+// The code view through the real Worker, session object and Dynamic Worker sandbox: chosen by ?view=code, the token
+// or the team config; search ranks as discover_tool does; describe answers declarations; execute runs a program whose
+// calls go the way use_tool's do (filters, pins, secrets, lazy loads, strikes, timeouts), against loopback upstreams.
+import { env, exports } from "cloudflare:workers";
+import { createExecutionContext, runInDurableObject } from "cloudflare:test";
+import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { errorKindOf } from "../../src/errors.ts";
+import { app } from "../../src/http/app.ts";
+import { kvKeys } from "../../src/config/keys.ts";
+import { BASE, adminFetch, connectAt, initializeBody, mutateTool, replayStats, replayUrl, seedTeam, text, waitFor, type Connected } from "./helpers.ts";
+
+/** A tools/call through a raw request: replayed answers carry no structuredContent for an output schema to hold against. */
+const call = (session: Connected, name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+  session.client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema) as Promise<CallToolResult>;
+const search = (s: Connected, query: string, extra: Record<string, unknown> = {}) => call(s, "search", { query, ...extra });
+const describeApi = (s: Connected, path: string) => call(s, "describe", { path });
+const execute = (s: Connected, code: string) => call(s, "execute", { code });
+const names = (result: { tools: Array<{ name: string }> }) => result.tools.map((t) => t.name);
+
+describe("choosing the code view", () => {
+  it("lists exactly search, describe and execute for ?view=code; execute names every namespace, lazy ones too", async () => {
+    const token = await seedTeam("cv-list", {
+      mcp: { memory: { url: replayUrl("code-a") }, "my-graph": { url: replayUrl("code-lazy"), description: "Team knowledge graph. Load for people and projects." } },
+    });
+    const s = await connectAt("cv-list", token, "?view=code");
+    const { tools } = await s.client.listTools();
+    expect(names({ tools })).toEqual(["search", "describe", "execute"]);
+    const executeTool = tools.find((t) => t.name === "execute")!;
+    expect(executeTool.description).toContain("- memory");
+    expect(executeTool.description).toMatch(/^- my_graph: Team knowledge graph$/m);
+    expect(executeTool.inputSchema).toMatchObject({ type: "object", properties: { code: { type: "string" } }, required: ["code"] });
+    // Listing opened nothing lazy.
+    expect((await replayStats("code-lazy")).methods.initialize ?? 0).toBe(0);
+    await s.client.close();
+  });
+
+  it("takes the token's view, then the team config's; the URL wins over both", async () => {
+    await seedTeam("cv-default", { view: "code", mcp: { memory: { url: replayUrl("memory") } } });
+    const token = (await (await adminFetch("POST", "/teams/cv-default/tokens", {})).json()) as { token: string };
+    const byTeam = await connectAt("cv-default", token.token, "");
+    expect(names(await byTeam.client.listTools())).toEqual(["search", "describe", "execute"]);
+    await byTeam.client.close();
+    const byUrl = await connectAt("cv-default", token.token, "?view=meta");
+    expect(names(await byUrl.client.listTools())).toEqual(["discover_tool", "use_tool"]);
+    await byUrl.client.close();
+
+    await seedTeam("cv-token", { mcp: { memory: { url: replayUrl("memory") } } });
+    const minted = (await (await adminFetch("POST", "/teams/cv-token/tokens", { view: "code" })).json()) as { token: string; view: string };
+    expect(minted.view).toBe("code");
+    const byToken = await connectAt("cv-token", minted.token, "");
+    expect(names(await byToken.client.listTools())).toEqual(["search", "describe", "execute"]);
+    await byToken.client.close();
+    // The config's view is validated like the rest of it.
+    const bad = await adminFetch("PUT", "/teams/cv-token/config", { view: "everything", mcp: { memory: { url: replayUrl("memory") } } });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toContain('\\"code\\"');
+  });
+
+  it("refuses the code view with a 400 where code mode is off, naming the setting; other views go on", async () => {
+    const token = await seedTeam("cv-off", { mcp: { memory: { url: replayUrl("memory") } } });
+    const initialize = (query: string, over: Record<string, unknown>) =>
+      app.fetch(
+        new Request(`${BASE}/t/cv-off/mcp${query}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
+          body: JSON.stringify(initializeBody),
+        }),
+        // A fresh env object for the router (settings are parsed per env object); the session object keeps its own.
+        { ...env, ...over },
+        createExecutionContext(),
+      );
+    for (const over of [{ CODE_MODE: "off" }, { LOADER: undefined }]) {
+      const off = await initialize("?view=code", over);
+      expect(off.status).toBe(400);
+      expect(((await off.json()) as { error: { message: string } }).error.message).toMatch(/Code mode is off on this deployment .*CODE_MODE=off/);
+      expect((await initialize("?view=meta", over)).status).toBe(200);
+    }
+  });
+});
+
+describe("search and describe", () => {
+  it("ranks as discover_tool's search does, under code paths, and offers matching lazy namespaces", async () => {
+    const token = await seedTeam("cv-search", {
+      mcp: { memory: { url: replayUrl("memory") }, people: { url: replayUrl("code-lazy"), description: "Directory of people and their teams." } },
+    });
+    const code = await connectAt("cv-search", token, "?view=code");
+    const meta = await connectAt("cv-search", token, "?view=meta");
+    for (const query of ["add observations to entities", "delete relations", "search nodes"]) {
+      const found = text(await search(code, query)).split("\n\n")[0]!.split("\n");
+      const ranked = (await call(meta, "discover_tool", { query })).structuredContent as { tools: Array<{ name: string }> };
+      expect(found.map((line) => line.split(":")[0])).toEqual(ranked.tools.map((t) => t.name.replace("memory/", "memory.")));
+    }
+    const people = text(await search(code, "people directory teams"));
+    expect(people).toContain("Namespaces not loaded yet that match");
+    expect(people).toContain("people: Directory of people and their teams");
+    // Narrowed to one namespace; one not loaded is an error naming those that are.
+    expect(text(await search(code, "graph", { server: "memory", limit: 2 })).split("\n")).toHaveLength(2);
+    const notLoaded = await search(code, "graph", { server: "people" });
+    expect(notLoaded.isError).toBe(true);
+    expect(text(notLoaded)).toBe('No loaded namespace is named "people"; loaded: memory.');
+    const invalid = await call(code, "search", { query: "" });
+    expect(errorKindOf(invalid)).toEqual({ kind: "invalid_arguments" });
+    await Promise.all([code.client.close(), meta.client.close()]);
+  });
+
+  it("describes a method, a namespace and a lazy namespace (loading it), and answers unknown paths with the closest", async () => {
+    const token = await seedTeam("cv-describe", {
+      mcp: { memory: { url: replayUrl("memory") }, lazy_graph: { url: replayUrl("code-lazy"), description: "Another graph." } },
+    });
+    const s = await connectAt("cv-describe", token, "?view=code");
+    const method = text(await describeApi(s, "memory.add_observations"));
+    expect(method).toMatch(/^declare const memory: \{\n/);
+    expect(method).toContain("add_observations(input: {");
+    expect(method).toMatch(/\): Promise<\{[^]*\}>;\n\};$/);
+    expect(method).not.toContain("read_graph");
+
+    const whole = text(await describeApi(s, "memory"));
+    for (const m of ["read_graph()", "search_nodes(input", "delete_entities(input"]) expect(whole).toContain(m);
+
+    const before = (await replayStats("code-lazy")).methods.initialize ?? 0;
+    const lazy = text(await describeApi(s, "lazy_graph"));
+    expect(lazy).toMatch(/^\/\*\* Another graph\. \*\/\ndeclare const lazy_graph: \{/);
+    expect(lazy).toContain("open_nodes(input");
+    expect((await replayStats("code-lazy")).methods.initialize).toBe(before + 1);
+    // Loaded for the session: its tools are searchable now, and describing again opens nothing.
+    expect(text(await search(s, "open nodes"))).toContain("lazy_graph.open_nodes");
+    await describeApi(s, "lazy_graph.read_graph");
+    expect((await replayStats("code-lazy")).methods.initialize).toBe(before + 1);
+
+    const typo = await describeApi(s, "memory.add_observation");
+    expect(errorKindOf(typo)).toEqual({ kind: "unknown_tool" });
+    expect(text(typo)).toMatch(/^Unknown tool: "memory\.add_observation"\. Available tools \(closest first\): memory\.add_observations/);
+    expect(text(await describeApi(s, "nope"))).toBe('Unknown namespace "nope". The namespaces are: memory, lazy_graph.');
+    await s.client.close();
+  });
+
+  it("describes briefly by default, saying what it shortened, and whole with full: true", async () => {
+    const token = await seedTeam("cv-brief", { mcp: { gitlab: { url: replayUrl("gitlab") } } });
+    const s = await connectAt("cv-brief", token, "?view=code");
+    const brief = text(await describeApi(s, "gitlab.merge_merge_request"));
+    const whole = text(await call(s, "describe", { path: "gitlab.merge_merge_request", full: true }));
+    expect(brief).toContain(" …");
+    expect(brief).toMatch(/\n\nDescriptions ending in … are shortened; describe with full: true gives them whole\.$/);
+    expect(whole).not.toContain("are shortened");
+    expect(whole).toContain("Merge a merge request. Use this only after checking the merge request approval");
+    expect(whole.length).toBeGreaterThan(brief.length);
+    // The types are the same either way.
+    const types = (t: string) => t.replace(/\/\*\*[^]*?\*\/\n?/g, "").replace(/\n\nDescriptions[^]*$/, "").replace(/\s+/g, " ");
+    expect(types(brief)).toBe(types(whole));
+    await s.client.close();
+  });
+
+  it("keeps tools the config denies or a changed pin withholds out of search, describe and programs", async () => {
+    const token = await seedTeam("cv-policy", {
+      pin_tools: true,
+      mcp: { memory: { url: replayUrl("memory"), tools: { deny: ["delete_*"] } }, pinned: { url: replayUrl("code-pin") } },
+    });
+    const first = await connectAt("cv-policy", token, "?view=code");
+    expect(text(await describeApi(first, "pinned"))).toContain("read_graph()");
+    await first.client.close();
+    const changed = await mutateTool("code-pin");
+
+    const s = await connectAt("cv-policy", token, "?view=code");
+    expect(text(await search(s, "delete entities"))).not.toContain("memory.delete_entities");
+    expect(text(await describeApi(s, "memory"))).not.toContain("delete_");
+    expect(errorKindOf(await describeApi(s, "memory.delete_entities"))).toEqual({ kind: "unknown_tool" });
+    // The session may first show the team's cached catalog (the approved definitions), then the upstream's own.
+    const declared = new RegExp(`^  ${changed}\\(`, "m");
+    expect(await waitFor(async () => !declared.test(text(await describeApi(s, "pinned"))))).toBe(true);
+    expect(errorKindOf(await describeApi(s, `pinned.${changed}`))).toEqual({ kind: "unknown_tool" });
+
+    const callsBefore = (await replayStats("code-pin")).calls.length;
+    const denied = await execute(s, "async () => { await memory.delete_entities({ entityNames: ['x'] }); }");
+    expect(denied.isError).toBe(true);
+    expect(text(denied)).toMatch(/^The program failed \(error\) at line 1:\d+: Unknown tool: "memory\.delete_entities"\./);
+    const withheld = await execute(s, `async () => pinned.${changed}({})`);
+    expect(text(withheld)).toContain(`Unknown tool: "pinned.${changed}"`);
+    expect((await replayStats("code-pin")).calls.length).toBe(callsBefore);
+    await s.client.close();
+  });
+});
+
+describe("execute", () => {
+  it("runs one program that calls two upstreams and combines their results", async () => {
+    const token = await seedTeam("cv-exec", { mcp: { memory: { url: replayUrl("code-a") }, everything: { url: env.EVERYTHING_URL } } });
+    const s = await connectAt("cv-exec", token, "?view=code");
+    const calls = (await replayStats("code-a")).calls.length;
+    const result = await execute(
+      s,
+      [
+        "async () => {",
+        "  const sum = await everything.get_sum({ a: 2, b: 3 });",
+        "  const found = await memory.search_nodes({ query: 'alice' });",
+        "  console.log('sum was', sum);",
+        "  return { sum, tool: found.tool, query: found.arguments.query };",
+        "}",
+      ].join("\n"),
+    );
+    expect(result.isError).toBeFalsy();
+    const [json, ...rest] = text(result).split("\n");
+    const value = JSON.parse(json!) as { sum: unknown; tool: string; query: string };
+    expect(String(value.sum)).toContain("5");
+    expect(value).toMatchObject({ tool: "search_nodes", query: "alice" });
+    expect(rest.join("\n")).toMatch(/^\nconsole:\nsum was .*5/);
+    const received = (await replayStats("code-a")).calls.slice(calls);
+    expect(received).toEqual([{ name: "search_nodes", arguments: { query: "alice" } }]);
+    await s.client.close();
+  });
+
+  it("loads a lazy upstream at a program's first call of it; one that never loads costs a strike per program, then is evicted", async () => {
+    const token = await seedTeam("cv-lazy", {
+      mcp: {
+        memory: { url: replayUrl("memory") },
+        later: { url: replayUrl("code-lazy"), description: "Loaded from code." },
+        broken: { url: replayUrl("code-fail"), description: "Never loads." },
+      },
+    });
+    const s = await connectAt("cv-lazy", token, "?view=code");
+    const before = (await replayStats("code-lazy")).methods.initialize ?? 0;
+    const loaded = await execute(s, "const a = await later.read_graph();\nconst b = await later.read_graph();\nreturn [a.tool, b.tool];");
+    expect(text(loaded)).toBe('["read_graph","read_graph"]');
+    expect((await replayStats("code-lazy")).methods.initialize).toBe(before + 1);
+
+    for (let strike = 1; strike <= 3; strike++) {
+      const failed = await execute(s, "try { await broken.read_graph(); } catch (e) { return String(e.message); }");
+      expect(failed.isError).toBeFalsy();
+      expect(text(failed)).toMatch(strike < 3 ? /database is down/ : /no longer be offered.*database is down/s);
+    }
+    const gone = await execute(s, "return await broken.read_graph();");
+    expect(text(gone)).toMatch(/Unknown tool: "broken\.read_graph"/);
+    await s.client.close();
+  });
+
+  it("refuses the network inside the sandbox and reaches no secret, binding or storage", async () => {
+    const secret = "sk-code-mode-0123456789-secret";
+    expect((await adminFetch("PUT", "/teams/cv-sec/secrets/UP", { value: secret })).status).toBe(204);
+    await adminFetch("PUT", "/teams/cv-sec/config", { mcp: { up: { url: replayUrl("code-sec"), headers: { Authorization: "Bearer ${secret:UP}" } } } });
+    const token = ((await (await adminFetch("POST", "/teams/cv-sec/tokens", {})).json()) as { token: string }).token;
+    const logged: string[] = [];
+    const capture = (...args: unknown[]) => void logged.push(args.map(String).join(" "));
+    const spies = [vi.spyOn(console, "log").mockImplementation(capture), vi.spyOn(console, "error").mockImplementation(capture)];
+    try {
+      const s = await connectAt("cv-sec", token, "?view=code");
+      const probe = await execute(
+        s,
+        [
+          "async () => {",
+          "  const seen = {};",
+          "  seen.globals = Object.getOwnPropertyNames(globalThis);",
+          "  seen.env = typeof env; seen.process = typeof process;",
+          "  try { seen.fetch = (await fetch('" + replayUrl("code-sec") + "')).status; } catch (e) { seen.fetch = String(e); }",
+          "  try { const c = await caches.open('x'); seen.cache = String(await c.match('http://x/')); } catch (e) { seen.cache = String(e); }",
+          "  seen.up = Object.getOwnPropertyNames(up); seen.upProto = Object.getOwnPropertyNames(Object.getPrototypeOf(up) ?? {});",
+          "  seen.graph = await up.read_graph();",
+          "  console.log(JSON.stringify(seen));",
+          "  return seen;",
+          "}",
+        ].join("\n"),
+      );
+      const answer = text(probe);
+      expect(probe.isError, answer).toBeFalsy();
+      const seen = JSON.parse(answer.split("\n")[0]!) as Record<string, unknown>;
+      expect(seen.env).toBe("undefined");
+      expect(seen.process).toBe("undefined");
+      expect(String(seen.fetch)).toMatch(/not permitted to access the internet/);
+      expect(seen.graph).toMatchObject({ tool: "read_graph" });
+      // The upstream got the secret; nothing the program or the host saw holds it.
+      expect((await replayStats("code-sec")).lastHeaders.authorization).toBe(`Bearer ${secret}`);
+      expect(answer).not.toContain(secret);
+      for (const line of logged) expect(line).not.toContain(secret);
+      const stored = await runInDurableObject(env.SESSIONS.getByName(`cv-sec/${s.sessionId}`), async (_o, state) => JSON.stringify([...(await state.storage.list())]));
+      expect(stored).not.toContain(secret);
+      expect(await env.TEAMS.get(kvKeys.secret("cv-sec", "UP"))).not.toContain(secret);
+      await s.client.close();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+  });
+
+  it("names the cause and line of a failure, and the session goes on", async () => {
+    const token = await seedTeam("cv-fail", { mcp: { memory: { url: replayUrl("memory") } } });
+    const s = await connectAt("cv-fail", token, "?view=code");
+    const thrown = await execute(s, "const g = await memory.read_graph();\n\nthrow new Error('no ' + g.tool);");
+    expect(thrown.isError).toBe(true);
+    expect(text(thrown)).toMatch(/^The program failed \(error\) at line 3:\d+: no read_graph\n\nTool calls made \(1\):\n- memory\.read_graph: ok \(\d+ ms\)/);
+    expect(errorKindOf(thrown)).toMatchObject({ kind: "program_failed", cause: "error", line: 3 });
+
+    const syntax = await execute(s, "async () => {\n  return 1 +;\n}");
+    expect(errorKindOf(syntax)).toMatchObject({ kind: "program_failed", cause: "syntax", line: 2 });
+
+    const unknownNamespace = await execute(s, "return await github.list_issues({});");
+    expect(text(unknownNamespace)).toMatch(/github is not defined \(the namespaces are: memory\)/);
+
+    const unknownMethod = await execute(s, "return await memory.read_graf();");
+    expect(text(unknownMethod)).toMatch(/Unknown tool: "memory\.read_graf"\. Available tools \(closest first\): memory\.read_graph/);
+
+    const empty = await call(s, "execute", { code: "" });
+    expect(errorKindOf(empty)).toEqual({ kind: "invalid_arguments" });
+    expect(text(await execute(s, "return 40 + 2;"))).toBe("42");
+    await s.client.close();
+  });
+
+  it("ends a program that waits on a hung upstream at the wall limit (2 s in the tests); its late calls never reach the upstream", async () => {
+    const token = await seedTeam("cv-hang", { mcp: { stuck: { url: replayUrl("code-hang") }, memory: { url: replayUrl("code-a") } } });
+    const open = (body: unknown, headers: Record<string, string> = {}) =>
+      exports.default.fetch(
+        new Request(`${BASE}/t/cv-hang/mcp?view=code`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}`, ...headers },
+          body: JSON.stringify(body),
+        }),
+      );
+    const init = await open(initializeBody);
+    const session = init.headers.get("mcp-session-id")!;
+    const headers = { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" };
+    await open({ jsonrpc: "2.0", method: "notifications/initialized" }, headers);
+    const before = (await replayStats("code-a")).calls.length;
+    const started = Date.now();
+    const res = await open(
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "execute", arguments: { code: "async () => {\n  setTimeout(() => memory.read_graph().catch(() => {}), 2500);\n  return await stuck.read_graph();\n}" } },
+      },
+      headers,
+    );
+    const body = await res.text();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(body).toContain("The program failed (timeout)");
+    expect(body).toContain("stuck.read_graph: failed");
+    // The program's timer fires after the deadline: its call is refused by the proxy, not sent upstream.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await replayStats("code-a")).calls.length).toBe(before);
+    // The session goes on.
+    const next = await open({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "execute", arguments: { code: "return 1;" } } }, headers);
+    expect(await next.text()).toContain('"text":"1"');
+  });
+});
+
+describe("accounting", () => {
+  let logged: string[] = [];
+  beforeEach(() => {
+    logged = [];
+    vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it("logs each run without its code or output, and counts it in the team's usage", async () => {
+    const token = await seedTeam("cv-usage", { mcp: { memory: { url: replayUrl("memory") } } });
+    const s = await connectAt("cv-usage", token, "?view=code");
+    await s.client.listTools();
+    await search(s, "graph");
+    await describeApi(s, "memory.read_graph");
+    await execute(s, "const secretWord = 'zebra-payload';\nawait memory.read_graph();\nreturn secretWord;");
+    await new Promise((r) => setTimeout(r, 50));
+    const line = logged.map((l) => (l.startsWith("{") ? (JSON.parse(l) as Record<string, unknown>) : {})).find((l) => l.event === "execute" && l.team === "cv-usage");
+    expect(line).toMatchObject({ event: "execute", team: "cv-usage", calls: 1, outcome: "ok" });
+    expect(logged.join("\n")).not.toContain("zebra-payload");
+    await s.transport.terminateSession();
+    await s.client.close();
+    const usage = await waitForUsage("cv-usage");
+    expect(usage.calls).toMatchObject({ searches: 1, lookups: 1, executes: 1, tools: 1 });
+    expect(usage.answers.executes).toBeGreaterThan(0);
+    expect(usage.listed).toBeGreaterThan(100);
+  });
+});
+
+/** The team's usage totals once the closed session's figures have reached its index. */
+async function waitForUsage(team: string): Promise<{ listed: number; calls: Record<string, number>; answers: Record<string, number> }> {
+  for (let i = 0; i < 50; i++) {
+    const res = await adminFetch("GET", `/teams/${team}/usage`);
+    const body = (await res.json()) as { totals: { listed: number; calls: Record<string, number>; answers: Record<string, number> } };
+    if ((body.totals.calls.executes ?? 0) > 0) return body.totals;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no usage recorded for ${team}`);
+}
