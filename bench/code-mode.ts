@@ -195,20 +195,25 @@ async function codeScript(host: Host, plan: Plan, variant: Variant): Promise<voi
   for (const p of paths) byNamespace.set(p.split(".")[0]!, [...(byNamespace.get(p.split(".")[0]!) ?? []), p]);
   const queries = [...byNamespace].map(([namespace, methods]) => ({ namespace, methods, query: methods.map((m) => plan.task.searches[m]!).join(", ") }));
   const searches = await host.turn(queries.map((q) => ({ name: "search", arguments: { query: q.query } })));
-  searches.forEach((r, i) => {
-    const { namespace, methods, query } = queries[i]!;
-    const text = expectOk(r, `search "${query}"`);
-    // A lazy server's methods are not searchable before it loads; its namespace is offered instead.
-    const wanted = variant === "lazy" ? [namespace] : methods;
-    const absent = wanted.filter((w) => !text.includes(w));
-    if (absent.length) throw new ScriptError(`search "${query}" did not offer ${absent.join(", ")}: ${text.slice(0, 400)}`);
+  // A lazy server's methods are not searchable before it loads; its namespace is offered instead.
+  const offered = (text: string, wanted: string) => text.includes(variant === "lazy" ? wanted.split(".")[0]! : wanted);
+  const missed = searches.flatMap((r, i) => {
+    const text = expectOk(r, `search "${queries[i]!.query}"`);
+    return queries[i]!.methods.filter((m) => !offered(text, m));
   });
-  const described = await host.turn(paths.map((p) => ({ name: "describe", arguments: { path: p } })));
-  described.forEach((r, i) => {
-    const text = expectOk(r, `describe ${paths[i]}`);
-    const method = paths[i]!.split(".")[1]!;
-    if (!text.includes(method)) throw new ScriptError(`describe ${paths[i]} does not name ${method}: ${text.slice(0, 400)}`);
-  });
+  // A method the server's search did not rank high enough is searched for on its own, in one more turn.
+  if (missed.length > 0) {
+    const again = await host.turn(missed.map((m) => ({ name: "search", arguments: { query: plan.task.searches[m]! } })));
+    again.forEach((r, i) => {
+      const text = expectOk(r, `search "${plan.task.searches[missed[i]!]}"`);
+      if (!offered(text, missed[i]!)) throw new ScriptError(`search "${plan.task.searches[missed[i]!]}" did not offer ${missed[i]}: ${text.slice(0, 400)}`);
+    });
+  }
+  // One describe of every method the program calls (paths separated by commas: one answer, one note).
+  const [described] = await host.turn([{ name: "describe", arguments: { path: paths.join(", ") } }]);
+  const declared = expectOk(described!, `describe ${paths.join(", ")}`);
+  const undeclared = paths.filter((p) => !declared.includes(`${p.split(".")[1]!}(`));
+  if (undeclared.length) throw new ScriptError(`describe does not declare ${undeclared.join(", ")}: ${declared.slice(0, 400)}`);
   const [executed] = await host.turn([{ name: "execute", arguments: { code: plan.task.program } }]);
   const text = expectOk(executed!, "execute");
   const absent = [...plainLeaves(plan.offline.result), ...plan.offline.logs].filter((s) => !text.includes(s));
@@ -571,8 +576,9 @@ function markdown(f: Figures): string {
       "together); every view needs one more turn for the final answer, not counted. Meta view: one turn of `discover_tool` " +
       "lookups (every tool's schema before its first use, all found in the catalog of `discover_tool`'s description; a lazy team first " +
       "has a turn of `load_mcp`), then the program's waves through `use_tool`. Direct view: the waves, by direct names. Code view: " +
-      "one `search` per server the program uses (its query names what the task needs there; every method must be among the " +
-      "hits, else the run fails), one `describe` per method (the brief declaration, the default), one `execute`.",
+      "one `search` per server the program uses (its query names what the task needs there), and one more turn of a `search` per " +
+      "method those did not offer (a method no search offers fails the run), one `describe` of every method the program calls " +
+      "(comma-separated paths; brief declarations, the default), one `execute`.",
     "- **Written**: what the model writes, o200k of each call's tool name and arguments JSON (in the code view, mostly the program).",
     `- **Wall**: a run from connect to the last answer (initialize, lists and every turn), median of ${f.reps} repetition${f.reps === 1 ? "" : "s"}, ` +
       "all variants interleaved; no model time. A real host adds a model's latency per turn, so turns weigh more than these times.",

@@ -14,7 +14,7 @@ export const CODE_EXECUTE = "execute";
 export const CODE_SEARCH_DESCRIPTION =
   "Finds the team's tool APIs for execute: query → `namespace.method` lines, best first. server: one namespace only.";
 export const CODE_DESCRIBE_DESCRIPTION =
-  "TypeScript declaration of an API: path `namespace.method`, or `namespace` for all its methods; descriptions shortened unless full is true. Read it before calling the method.";
+  "TypeScript declarations of APIs, read before calling them. path: `namespace.method`, or `namespace` for all its methods; several comma-separated. Descriptions shortened unless full.";
 
 /** One namespace as execute's description names it. */
 export interface NamespaceLine {
@@ -30,17 +30,22 @@ export function executeDescription(namespaces: readonly NamespaceLine[]): string
     return about === "" ? `- ${n.namespace}` : `- ${n.namespace}: ${about}`;
   });
   return [
-    "Runs a JavaScript program in a sandbox (no network, no imports): `async () => { … }`, or a body that returns.",
-    "Each server is a namespace of async methods: `const r = await ns.method({ … })` gives the tool's structured result, else its text (parsed if JSON); a tool error throws.",
-    "await every call; return a JSON value. console.log output is returned too.",
-    lines.length === 0 ? "No namespaces yet." : `Namespaces (servers load on first use):\n${lines.join("\n")}`,
+    "Runs JavaScript in a sandbox (no network, no imports): `async () => { … }`, or a body that returns. Each server is a namespace: " +
+      "`await ns.method({ … })` gives the tool's structured result, else its text (JSON parsed); a tool error throws. " +
+      "Await every call; return JSON; console.log output comes back.",
+    lines.length === 0 ? "No namespaces yet." : `Namespaces (loaded on first use):\n${lines.join("\n")}`,
   ].join("\n");
 }
 
+/** Bounds the proxy checks itself (the zod schema still does): a host's model needs none of them to call right. */
+const CHECKED_HERE = new Set(["minLength", "maxLength", "minimum", "maximum"]);
+const lean = (schema: ReturnType<typeof inputJsonSchema>): ReturnType<typeof inputJsonSchema> =>
+  JSON.parse(JSON.stringify(schema, (key, value: unknown) => (CHECKED_HERE.has(key) ? undefined : value)));
+
 const schemas = {
-  search: inputJsonSchema(CodeSearchInput),
-  describe: inputJsonSchema(CodeDescribeInput),
-  execute: inputJsonSchema(CodeExecuteInput),
+  search: lean(inputJsonSchema(CodeSearchInput)),
+  describe: lean(inputJsonSchema(CodeDescribeInput)),
+  execute: lean(inputJsonSchema(CodeExecuteInput)),
 };
 
 /** The code view's tools/list: always these three, in this order. */

@@ -32,8 +32,10 @@ const LAZY_HITS = 3;
  * (Cloudflare's documented limit); a few per session leaves room for a program still winding down after its deadline.
  */
 export const MAX_CONCURRENT_RUNS = 4;
-/** A namespace's declarations beyond this many characters (about 6,000 tokens) are named, not declared. */
+/** Declarations in one describe answer beyond this many characters (about 6,000 tokens) are named, not declared. */
 export const DESCRIBE_MAX_CHARS = 24_000;
+/** Paths one describe may ask for (separated by commas or spaces). */
+export const MAX_DESCRIBED = 20;
 
 /** What the code view needs of the deployment: the loader of sandboxes and the limits of one run. */
 export interface CodeRuntime {
@@ -131,35 +133,23 @@ export function registerCodeTools(
     return { content: [{ type: "text", text: parts.join("\n\n") }] };
   };
 
-  /** One namespace's declarations, within DESCRIBE_MAX_CHARS; the methods past it by name and one line. */
-  const describeNamespace = (namespace: string, server: string, full: boolean): CallToolResult => {
-    const declared: string[] = [];
-    const left: string[] = [];
-    let size = 0;
-    let shortened = false;
-    for (const [path, found] of names.methodsOf(namespace)) {
-      const method = path.slice(namespace.length + PATH_SEPARATOR.length);
-      const one = declareMethod(method, found.tool, { ...DECLARATION_LIMITS, brief: !full }, annotationTags(found.tool));
-      if (left.length === 0 && (declared.length === 0 || size + one.text.length <= DESCRIBE_MAX_CHARS)) {
-        declared.push(one.text);
-        size += one.text.length;
-        shortened ||= one.shortened;
-      } else {
-        const about = oneLine(found.tool.description);
-        left.push(about ? `- ${path}: ${about}` : `- ${path}`);
-      }
-    }
-    const parts = [namespaceDeclaration(namespace, declared, registry.description(server))];
-    if (declared.length === 0) parts.push(`The server "${server}" offers no tools in this session.`);
-    if (left.length > 0) parts.push([`${left.length} more methods (describe each by its path):`, ...left].join("\n"));
-    if (shortened) parts.push(SHORTENED_NOTE);
-    return { content: [{ type: "text", text: parts.join("\n\n") }] };
+  /** What describe found for one path: methods' declarations under their namespace, or the failure to answer. */
+  interface Described {
+    namespace: string;
+    server: string;
+    /** The whole namespace was asked for (its description heads it, and the methods past the size cap are named). */
+    whole: boolean;
+    methods: Array<{ method: string; text: string; shortened: boolean; path: string; about: string }>;
+  }
+
+  const declare = (path: string, found: ExposedTool, namespace: string, full: boolean) => {
+    const method = path.slice(namespace.length + PATH_SEPARATOR.length);
+    const one = declareMethod(method, found.tool, { ...DECLARATION_LIMITS, brief: !full }, annotationTags(found.tool));
+    return { method, path, ...one, about: oneLine(found.tool.description) };
   };
 
-  const describe = async (raw: unknown, extra: HostExtra): Promise<CallToolResult> => {
-    const args = parseArgs(CodeDescribeInput, raw, CODE_DESCRIBE);
-    if (isResult(args)) return args;
-    const path = args.path.trim();
+  /** One path of a describe: a method, or a whole namespace (a lazy one loaded first). */
+  const describePath = async (path: string, full: boolean, extra: HostExtra): Promise<Described | CallToolResult> => {
     const parts = splitCodePath(path);
     const namespace = parts?.namespace ?? path;
     const server = names.serverOf(namespace);
@@ -180,13 +170,62 @@ export function registerCodeTools(
           return toolError("unavailable", `The server "${server}" is unavailable in this session (${oneLine(registry.unavailable(server) ?? reason)}).`, server);
         }
       }
-      return describeNamespace(namespace, server, args.full === true);
+      return { namespace, server, whole: true, methods: names.methodsOf(namespace).map(([p, found]) => declare(p, found, namespace, full)) };
     }
     const target = await findTool(registry, naming, path);
     if (isResult(target)) return target;
-    const one = declareMethod(parts.method, target.tool, { ...DECLARATION_LIMITS, brief: args.full !== true }, annotationTags(target.tool));
-    const text = namespaceDeclaration(namespace, [one.text]);
-    return { content: [{ type: "text", text: one.shortened ? `${text}\n\n${SHORTENED_NOTE}` : text }] };
+    return { namespace, server, whole: false, methods: [declare(path, target, namespace, full)] };
+  };
+
+  /**
+   * describe's answer: one `declare const` per namespace with the methods asked for (in the order asked), within
+   * DESCRIBE_MAX_CHARS (the methods past it named with their first sentence, to describe one by one), the note on
+   * shortened descriptions once, and a line per path that found nothing.
+   */
+  const describeAnswer = (found: Described[], failures: string[]): CallToolResult => {
+    const groups = new Map<string, { server: string; whole: boolean; methods: Described["methods"] }>();
+    for (const d of found) {
+      const group = groups.get(d.namespace) ?? { server: d.server, whole: false, methods: [] };
+      group.whole ||= d.whole;
+      for (const m of d.methods) if (!group.methods.some((x) => x.method === m.method)) group.methods.push(m);
+      groups.set(d.namespace, group);
+    }
+    const parts: string[] = [];
+    const left: string[] = [];
+    let size = 0;
+    let shortened = false;
+    for (const [namespace, group] of groups) {
+      const declared: string[] = [];
+      for (const m of group.methods) {
+        if (left.length === 0 && (size === 0 || size + m.text.length <= DESCRIBE_MAX_CHARS)) {
+          declared.push(m.text);
+          size += m.text.length;
+          shortened ||= m.shortened;
+        } else left.push(m.about ? `- ${m.path}: ${m.about}` : `- ${m.path}`);
+      }
+      if (declared.length > 0) parts.push(namespaceDeclaration(namespace, declared, group.whole ? registry.description(group.server) : undefined));
+      else if (group.methods.length === 0) parts.push(`The server "${group.server}" offers no tools in this session.`);
+    }
+    if (left.length > 0) parts.push([`${left.length} more methods (describe each by its path):`, ...left].join("\n"));
+    if (failures.length > 0) parts.push(failures.join("\n"));
+    if (shortened) parts.push(SHORTENED_NOTE);
+    return { content: [{ type: "text", text: parts.join("\n\n") }] };
+  };
+
+  const describe = async (raw: unknown, extra: HostExtra): Promise<CallToolResult> => {
+    const args = parseArgs(CodeDescribeInput, raw, CODE_DESCRIBE);
+    if (isResult(args)) return args;
+    const paths = [...new Set(args.path.split(/[\s,]+/).filter((p) => p !== ""))];
+    if (paths.length === 0) return toolError("invalid_arguments", `Invalid arguments for ${CODE_DESCRIBE}: path: give a namespace or a namespace.method.`);
+    if (paths.length > MAX_DESCRIBED) {
+      return toolError("invalid_arguments", `Invalid arguments for ${CODE_DESCRIBE}: path: at most ${MAX_DESCRIBED} paths at once, not ${paths.length}.`);
+    }
+    const results = await Promise.all(paths.map((p) => describePath(p, args.full === true, extra)));
+    const found = results.filter((r): r is Described => !isResult(r));
+    // One path that found nothing answers as an error; among several, the others are answered and it gets a line.
+    if (found.length === 0) return results[0] as CallToolResult;
+    const failures = results.filter(isResult).map((r) => failureMessage(r));
+    return describeAnswer(found, failures);
   };
 
   const execute = async (raw: unknown, extra: HostExtra): Promise<CallToolResult> => {

@@ -135,6 +135,21 @@ describe("search and describe", () => {
     await s.client.close();
   });
 
+  it("describes several paths at once: one declaration per namespace, a line for each path that found nothing", async () => {
+    const token = await seedTeam("cv-many", { mcp: { memory: { url: replayUrl("memory") }, everything: { url: env.EVERYTHING_URL } } });
+    const s = await connectAt("cv-many", token, "?view=code");
+    const many = text(await describeApi(s, "memory.read_graph, memory.search_nodes everything.get_sum,memory.nope"));
+    expect(many.match(/^declare const memory: \{$/gm)).toHaveLength(1);
+    expect(many.match(/^declare const everything: \{$/gm)).toHaveLength(1);
+    expect(many.indexOf("  read_graph(")).toBeLessThan(many.indexOf("  search_nodes("));
+    expect(many).toContain("  get_sum(input: {");
+    expect(many).toMatch(/\n\nUnknown tool: "memory\.nope"\. Available tools \(closest first\): memory\.open_nodes/);
+    const tooMany = await describeApi(s, Array.from({ length: 21 }, (_, i) => `memory.m${i}`).join(","));
+    expect(text(tooMany)).toBe("Invalid arguments for describe: path: at most 20 paths at once, not 21.");
+    expect(errorKindOf(await describeApi(s, " , "))).toEqual({ kind: "invalid_arguments" });
+    await s.client.close();
+  });
+
   it("describes briefly by default, saying what it shortened, and whole with full: true", async () => {
     const token = await seedTeam("cv-brief", { mcp: { gitlab: { url: replayUrl("gitlab") } } });
     const s = await connectAt("cv-brief", token, "?view=code");
@@ -298,6 +313,20 @@ describe("execute", () => {
     const empty = await call(s, "execute", { code: "" });
     expect(errorKindOf(empty)).toEqual({ kind: "invalid_arguments" });
     expect(text(await execute(s, "return 40 + 2;"))).toBe("42");
+    await s.client.close();
+  });
+
+  it("runs at most four programs of a session at once; a fifth is refused as busy, and the session goes on", async () => {
+    const token = await seedTeam("cv-busy", { mcp: { memory: { url: replayUrl("memory") } } });
+    const s = await connectAt("cv-busy", token, "?view=code");
+    const slow = "await new Promise((r) => setTimeout(r, 700));\nreturn 'done';";
+    const answers = await Promise.all(Array.from({ length: 5 }, () => execute(s, slow)));
+    const busy = answers.filter((a) => a.isError);
+    expect(busy).toHaveLength(1);
+    expect(errorKindOf(busy[0]!)).toMatchObject({ kind: "program_failed", cause: "busy" });
+    expect(text(busy[0]!)).toBe("This session already runs 4 programs, the most it may run at once; wait for one to finish.");
+    expect(answers.filter((a) => text(a) === '"done"')).toHaveLength(4);
+    expect(text(await execute(s, slow))).toBe('"done"');
     await s.client.close();
   });
 
