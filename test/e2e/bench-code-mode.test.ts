@@ -91,7 +91,9 @@ describe("bench/code-mode.ts --smoke", () => {
         // Upstream results the meta and direct views pass on whole cost the same in both.
         expect(r.meta.byTool.use_tool.tokens).toBe(r.direct.byTool.tool.tokens);
         if (codeKnown) {
-          expect(r.code.turns).toBe(3);
+          // search, describe, execute; one more search turn where a server's search did not offer every method.
+          expect(r.code.turns).toBe(r.code.byTool.search.calls > t.servers.length ? 4 : 3);
+          expect(r.code.byTool.describe.calls).toBe(1);
           expect(r.code.executes).toBe(1);
           expect(r.code.byTool.execute.calls).toBe(1);
         }
