@@ -62,7 +62,9 @@ export function runAnswer(report: RunReport, hint = ""): CallToolResult {
   }
   const failure = report.failure ?? { cause: "sandbox" as const, message: "the program ended without a result" };
   const where = failure.line === undefined ? "" : ` at line ${failure.line}${failure.column === undefined ? "" : `:${failure.column}`}`;
-  const text = `The program failed (${failure.cause})${where}: ${failure.message}${hint}${callsSection(report)}${consoleSection(report)}`;
+  // A pause for consent is no failure of the program: its message says what waits and how to go on.
+  const head = failure.cause === "approval" ? failure.message : `The program failed (${failure.cause})${where}: ${failure.message}${hint}`;
+  const text = `${head}${callsSection(report)}${consoleSection(report)}`;
   return toolError("program_failed", text, undefined, {
     cause: failure.cause,
     ...(failure.line === undefined ? {} : { line: failure.line }),

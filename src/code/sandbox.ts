@@ -30,10 +30,29 @@ export interface SandboxLimits {
   maxResultBytes: number;
 }
 
-/** One tool call made by the program: resolves to the value the program gets back, or rejects with an Error whose message the program sees (as a thrown Error). */
-export type ToolCall = (namespace: string, method: string, input: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>;
+/**
+ * One tool call made by the program: resolves to the value the program gets back, or rejects with an Error whose
+ * message the program sees (as a thrown Error); a `StopRun` ends the whole run instead. `hold` stops the wall clock
+ * while what it is given is pending (a person deciding whether to allow the call is not the program's time).
+ */
+export type ToolCall = (
+  namespace: string,
+  method: string,
+  input: Record<string, unknown>,
+  signal: AbortSignal,
+  hold: <T>(during: Promise<T>) => Promise<T>,
+) => Promise<unknown>;
 
-export type RunFailureCause = "syntax" | "error" | "timeout" | "cpu" | "tool_calls" | "result_size" | "result_type" | "aborted" | "sandbox";
+export type RunFailureCause = "syntax" | "error" | "timeout" | "cpu" | "tool_calls" | "result_size" | "result_type" | "aborted" | "sandbox" | "approval";
+
+/** Thrown by a ToolCall to end the run at once with this cause, whatever the program would do with an Error. */
+export class StopRun extends Error {
+  readonly stopCause: RunFailureCause;
+  constructor(cause: RunFailureCause, message: string) {
+    super(message);
+    this.stopCause = cause;
+  }
+}
 
 /** path = `${namespace}.${method}` */
 export interface RunCall {
@@ -83,6 +102,11 @@ class RunState {
   /** Called when the program asks for one call too many: that ends the run at once, caught or not. */
   #overLimit: (() => void) | undefined;
   readonly overLimit: Promise<void>;
+  /** Called when a tool call stops the run (`StopRun`): it ends at once, with that cause. */
+  #stop: ((outcome: Outcome) => void) | undefined;
+  readonly stopped: Promise<Outcome>;
+  /** Stops the wall clock while a promise is pending (set by runProgram, which owns the clock). */
+  hold: <T>(during: Promise<T>) => Promise<T> = (during) => during;
 
   constructor(namespaces: readonly string[], tool: ToolCall, maxCalls: number, maxLogBytes: number) {
     this.#namespaces = new Set(namespaces);
@@ -90,6 +114,7 @@ class RunState {
     this.#maxCalls = maxCalls;
     this.logs = new LogBudget(maxLogBytes);
     this.overLimit = new Promise((resolve) => (this.#overLimit = resolve));
+    this.stopped = new Promise((resolve) => (this.#stop = resolve));
   }
 
   get ended(): boolean {
@@ -138,8 +163,9 @@ class RunState {
     this.#calls.push(entry);
     let value: unknown;
     try {
-      value = await this.#tool(namespace, method, input as Record<string, unknown>, this.#controller.signal);
+      value = await this.#tool(namespace, method, input as Record<string, unknown>, this.#controller.signal, this.hold);
     } catch (err) {
+      if (err instanceof StopRun) this.#stop?.({ kind: "stopped", cause: err.stopCause, message: messageOf(err) });
       return { ok: false, message: messageOf(err) };
     } finally {
       entry.ms = Date.now() - entry.started;
@@ -191,7 +217,7 @@ type Attempt =
   | { kind: "failed"; message: string };
 
 /** How the whole run ended, before the report is written. */
-type Outcome = Attempt | { kind: "timeout" } | { kind: "aborted" } | { kind: "tool_calls" };
+type Outcome = Attempt | { kind: "timeout" } | { kind: "aborted" } | { kind: "tool_calls" } | { kind: "stopped"; cause: RunFailureCause; message: string };
 
 /** `Symbol.dispose` (workerd has it; the ES2023 lib this project compiles against does not name it). */
 const DISPOSE = (Symbol as { dispose?: symbol }).dispose;
@@ -261,10 +287,32 @@ export async function runProgram(
     return tried.find((a) => a.kind === "syntax" && a.program.form === reported) ?? tried[0] ?? { kind: "failed", message: "Nothing was run." };
   })();
 
+  // The wall clock: it runs from the load to the answer, except while a call holds it (a person deciding).
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let left = Math.max(0, limits.wallMs);
+  let since = Date.now();
+  let holds = 0;
+  let expire: (outcome: Outcome) => void = () => {};
+  const deadline = new Promise<Outcome>((resolve) => (expire = resolve));
+  const arm = () => {
+    since = Date.now();
+    timer = setTimeout(() => expire({ kind: "timeout" }), left);
+  };
+  arm();
+  run.hold = async <T>(during: Promise<T>): Promise<T> => {
+    if (holds++ === 0 && timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+      left = Math.max(0, left - (Date.now() - since));
+    }
+    try {
+      return await during;
+    } finally {
+      if (--holds === 0 && !run.ended) arm();
+    }
+  };
   let onAbort: (() => void) | undefined;
-  const racers: Array<Promise<Outcome>> = [work, run.overLimit.then((): Outcome => ({ kind: "tool_calls" }))];
-  racers.push(new Promise((resolve) => (timer = setTimeout(() => resolve({ kind: "timeout" }), Math.max(0, limits.wallMs)))));
+  const racers: Array<Promise<Outcome>> = [work, run.overLimit.then((): Outcome => ({ kind: "tool_calls" })), run.stopped, deadline];
   if (signal) {
     racers.push(
       new Promise((resolve) => {
@@ -291,7 +339,7 @@ export async function runProgram(
 function report(outcome: Outcome, run: RunState, limits: SandboxLimits, started: number): RunReport {
   if (outcome.kind === "report") run.addLogs(outcome.report.logs, outcome.report.logsDropped);
   // Past the call limit the run has failed, whatever the program did with the refusal.
-  if (run.overLimitHit && outcome.kind !== "timeout" && outcome.kind !== "aborted") outcome = { kind: "tool_calls" };
+  if (run.overLimitHit && outcome.kind !== "timeout" && outcome.kind !== "aborted" && outcome.kind !== "stopped") outcome = { kind: "tool_calls" };
   const now = Date.now();
   const base = { logs: [...run.logs.lines], logsDropped: run.logs.dropped, calls: run.calls(now), ms: now - started };
   const fail = (cause: RunFailureCause, message: string, position: ProgramPosition = {}): RunReport => ({
@@ -306,6 +354,8 @@ function report(outcome: Outcome, run: RunState, limits: SandboxLimits, started:
       return fail("aborted", "The run was cancelled before the program finished.");
     case "tool_calls":
       return fail("tool_calls", callLimitMessage(limits.maxCalls));
+    case "stopped":
+      return fail(outcome.cause, outcome.message);
     case "syntax":
       return fail("syntax", outcome.message, outcome.position);
     case "failed":

@@ -18,4 +18,5 @@ export const CodeDescribeInput = z.object({
 
 export const CodeExecuteInput = z.object({
   code: z.string().min(1).max(MAX_PROGRAM_CHARS),
+  approve: z.string().min(1).max(100).optional(),
 });

@@ -23,6 +23,9 @@ import { CODE_DESCRIBE, CODE_EXECUTE, CODE_SEARCH, codeDefinitions } from "./def
 import { CodeNames } from "./names.ts";
 import { failureMessage, programValue, runAnswer } from "./result.ts";
 import { runProgram, type SandboxLimits, type ToolCall } from "./sandbox.ts";
+import { RunConsent, canAsk, programHash, resumable, type PausedRuns } from "./consent.ts";
+import { needsApproval } from "./approval.ts";
+import type { ApprovalRule } from "../config/validate.ts";
 import { CodeDescribeInput, CodeExecuteInput, CodeSearchInput } from "./schemas.ts";
 
 /** At most this many servers not loaded yet come with a search's answer. */
@@ -44,10 +47,10 @@ export interface CodeRuntime {
 }
 
 /** A tool's annotations as doc tags: what an agent should know before calling it from a program. */
-function annotationTags(tool: ExposedTool["tool"]): string[] {
-  const a = tool.annotations;
-  if (a?.readOnlyHint === true) return ["@readonly"];
-  return a?.destructiveHint === true ? ["@destructive"] : [];
+function annotationTags(found: ExposedTool, rule: ApprovalRule | undefined): string[] {
+  const a = found.tool.annotations;
+  const tags = a?.readOnlyHint === true ? ["@readonly"] : a?.destructiveHint === true ? ["@destructive"] : [];
+  return needsApproval(rule, found) ? [...tags, "@needsApproval each call asks the user first"] : tags;
 }
 
 /** Said once under a declaration whose descriptions the brief form shortened. */
@@ -59,6 +62,10 @@ const namespaceList = (names: CodeNames): string => names.namespaces().join(", "
 /** What the session lends the code view besides the registry: the token counter, resource links, the usage meter. */
 export interface CodeSessionParts {
   counter: () => Promise<TokenCounter>;
+  /** Where programs paused for the user's consent wait (the session's storage). */
+  paused: PausedRuns;
+  /** The team's rule of which calls from a program need the user's consent. */
+  approve?: ApprovalRule | undefined;
   links?: ToolResultLinks | undefined;
   meter?: UsageRecorder | undefined;
 }
@@ -69,7 +76,7 @@ export function registerCodeTools(
   bridge: HostBridge,
   who: SessionIdentity,
   runtime: CodeRuntime,
-  { counter, links, meter }: CodeSessionParts,
+  { counter, links, meter, paused, approve: rule }: CodeSessionParts,
 ): void {
   const names = new CodeNames(registry);
   const naming = names.toolNames();
@@ -144,7 +151,7 @@ export function registerCodeTools(
 
   const declare = (path: string, found: ExposedTool, namespace: string, full: boolean) => {
     const method = path.slice(namespace.length + PATH_SEPARATOR.length);
-    const one = declareMethod(method, found.tool, { ...DECLARATION_LIMITS, brief: !full }, annotationTags(found.tool));
+    const one = declareMethod(method, found.tool, { ...DECLARATION_LIMITS, brief: !full }, annotationTags(found, rule));
     return { method, path, ...one, about: oneLine(found.tool.description) };
   };
 
@@ -234,19 +241,28 @@ export function registerCodeTools(
     if (running >= MAX_CONCURRENT_RUNS) {
       return toolError("program_failed", `This session already runs ${running} programs, the most it may run at once; wait for one to finish.`, undefined, { cause: "busy" });
     }
-    /** A call from the program: its lazy server loaded first, then the call made as use_tool makes it. */
-    const call: ToolCall = async (namespace, method, input, signal) => {
+    const codeHash = await programHash(args.code);
+    const resume = args.approve === undefined ? undefined : await resumable(paused, args.approve, codeHash);
+    if (typeof resume === "string") return toolError("program_failed", resume, undefined, { cause: "approval" });
+    const consent = new RunConsent({ rule, extra, canAsk: canAsk(bridge.capabilities()), paused, codeHash, resume });
+    /** A call from the program: its lazy server loaded first, consent where the team asks for it, then the call as use_tool makes it. */
+    const call: ToolCall = (namespace, method, input, signal, hold) => {
       const path = `${namespace}${PATH_SEPARATOR}${method}`;
       const server = names.serverOf(namespace);
-      registry.retryFailed();
-      if (server !== undefined && names.find(path) === undefined) {
-        const failedLoad = await loadIfLazy(server, extra);
-        if (failedLoad) throw new Error(failureMessage(failedLoad));
-      }
-      const result = await callUpstreamTool({ registry, bridge, who, links }, naming, path, input, undefined, extra, signal);
-      if (names.find(path) !== undefined) meter?.called("tool");
-      if (result.isError) throw new Error(failureMessage(result));
-      return programValue(result);
+      const find = async () => {
+        registry.retryFailed();
+        if (server !== undefined && names.find(path) === undefined) {
+          const failedLoad = await loadIfLazy(server, extra);
+          if (failedLoad) throw new Error(failureMessage(failedLoad));
+        }
+        return names.find(path);
+      };
+      const make = async (): Promise<{ value: unknown } | { error: string }> => {
+        const result = await callUpstreamTool({ registry, bridge, who, links }, naming, path, input, undefined, extra, signal);
+        if (names.find(path) !== undefined) meter?.called("tool");
+        return result.isError ? { error: failureMessage(result) } : { value: programValue(result) };
+      };
+      return consent.call(path, input, signal, hold, find, make);
     };
     running++;
     const started = Date.now();

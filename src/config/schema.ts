@@ -199,6 +199,19 @@ const TeamView = View.optional().describe(
   'The view sessions get when neither the MCP URL (`?view=`) nor the token names one: "meta" (discover_tool, use_tool, load_mcp; the default), "direct" (every allowed tool first-class) or "code" (search, describe, execute: one program calls many tools in a sandbox).',
 );
 
+const Approve = z
+  .array(z.string().min(1).max(200))
+  .max(500)
+  .optional()
+  .describe(
+    "Code view: tools a program may call only once the user allows that call, as globs over the tool's name or `server/tool` (`*delete*`, `github/*`). The host asks the user (elicitation) where it can; elsewhere the program pauses and the agent resumes it with the user's consent.",
+  );
+
+const ApproveDestructive = z
+  .boolean()
+  .default(false)
+  .describe("Code view: also ask before every call of a tool its server annotates `destructiveHint: true`.");
+
 /** Config-file mode: many servers, tools namespaced as `server/tool`. */
 export const MultiConfig = z.strictObject({
   $schema: SchemaRef,
@@ -206,6 +219,8 @@ export const MultiConfig = z.strictObject({
   promote: Promote,
   catalog_budget: CatalogBudget,
   view: TeamView,
+  approve: Approve,
+  approve_destructive: ApproveDestructive,
   mcp: z.record(ServerName, ServerEntry).describe("The upstream servers, by name."),
 });
 
@@ -216,6 +231,8 @@ export const SingleConfig = z.strictObject({
   promote: Promote,
   catalog_budget: CatalogBudget,
   view: TeamView,
+  approve: Approve,
+  approve_destructive: ApproveDestructive,
   ...SERVER_FIELDS,
   description: z
     .never({ error: "single-MCP mode has no load_mcp, so its entry cannot be lazy: remove description" })

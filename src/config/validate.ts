@@ -20,11 +20,14 @@ function resolved<M extends "multi" | "single">(
   promote: string[] | undefined,
   catalogBudget: number,
   view: View | undefined,
+  approve: ApprovalRule = { globs: [], destructive: false },
 ) {
   return {
     mode,
     /** The view of sessions whose URL and token name none. */
     ...(view ? { view } : {}),
+    /** Code view: which tools a program calls only with the user's consent. */
+    ...(approve.globs.length > 0 || approve.destructive ? { approve } : {}),
     /** The most tokens a session's tools/list may cost a host. */
     catalogBudget,
     /** Enabled upstreams in config order. */
@@ -36,6 +39,14 @@ function resolved<M extends "multi" | "single">(
   };
 }
 
+/** Code view: tools whose calls from a program need the user's consent (globs over `tool` or `server/tool`, and destructive ones). */
+export interface ApprovalRule {
+  globs: string[];
+  destructive: boolean;
+}
+
+const approvalRule = (globs: string[] | undefined, destructive: boolean): ApprovalRule => ({ globs: globs ?? [], destructive });
+
 /** Config-file mode, normalized: the enabled entries in config order, each named by its key. */
 const ResolvedMulti = MultiConfig.transform((config) =>
   resolved(
@@ -45,12 +56,13 @@ const ResolvedMulti = MultiConfig.transform((config) =>
     config.promote,
     config.catalog_budget,
     config.view,
+    approvalRule(config.approve, config.approve_destructive),
   ),
 );
 
 /** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
-const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, ...entry }) =>
-  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view),
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, ...entry }) =>
+  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive)),
 );
 
 export type ConfigMode = "multi" | "single";
@@ -64,6 +76,8 @@ export type ResolvedConfig = (z.output<typeof ResolvedMulti> | z.output<typeof R
 const PromoteNames = MultiConfig.shape.promote;
 /** A stored config's budget read on its own (lenient reading: a broken one is the default). */
 const Budget = MultiConfig.shape.catalog_budget.catch(CATALOG_BUDGET.default);
+/** A stored config's approval globs read on their own. */
+const StoredApprove = MultiConfig.shape.approve;
 /** A stored config's view read on its own (lenient reading: a broken one is none). */
 const StoredView = View.optional().catch(undefined);
 
@@ -120,7 +134,10 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
   const promote = PromoteNames.safeParse((raw as { promote?: unknown }).promote);
   const budget = Budget.parse((raw as { catalog_budget?: unknown }).catalog_budget);
   const view = StoredView.parse((raw as { view?: unknown }).view);
-  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view), invalid } };
+  // A broken approval list must not let calls through unasked: it asks before every call of a program instead.
+  const globs = StoredApprove.safeParse((raw as { approve?: unknown }).approve);
+  const approve = approvalRule(globs.success ? globs.data : ["**"], (raw as { approve_destructive?: unknown }).approve_destructive === true);
+  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view, approve), invalid } };
 }
 
 /** An entry name from a broken config, shown safely (it may be anything). */

@@ -160,7 +160,13 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const view = sessionView(record);
   if (view === "direct") registerDirectTools(server, registry, bridge, who, links, meter);
   else if (view === "code" && env.LOADER && settings(env).codeMode) {
-    registerCodeTools(server, registry, bridge, who, { loader: env.LOADER, limits: settings(env).code }, { counter, links, meter });
+    registerCodeTools(server, registry, bridge, who, { loader: env.LOADER, limits: settings(env).code }, {
+      counter,
+      links,
+      meter,
+      paused: { get: (id) => store.paused(id), delete: (id) => store.deletePaused(id), put: (id, run) => store.putPaused(id, run) },
+      approve: record.config.approve,
+    });
   } else registerMetaTools(server, registry, bridge, who, counter, links, meter);
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);

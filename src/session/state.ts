@@ -12,6 +12,7 @@ import { StoredCatalog } from "../teams/catalog-cache.ts";
 import { accepted, type Same } from "../teams/kv.ts";
 import type { RegistryStore, UpstreamRecord } from "../upstream/records.ts";
 import type { LinkStore, StoredLink } from "../forward/resource-links.ts";
+import { MAX_PAUSED, PausedRun } from "../code/approval.ts";
 
 /** A stored upstream spec: read as an entry plus its name, and normalized as the config's own transform does. */
 const StoredSpec = ServerEntry.extend({ name: z.string() }).transform(({ name, ...entry }) => ({ name, ...normalizeEntry(entry) }));
@@ -25,6 +26,8 @@ const StoredConfig = z.object({
   promote: z.array(z.string()).optional(),
   /** Sessions stored before budgets existed read as the default. */
   catalogBudget: z.number().int().positive().default(CATALOG_BUDGET.default),
+  view: View.optional(),
+  approve: z.object({ globs: z.array(z.string()), destructive: z.boolean() }).optional(),
   invalid: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
 });
 const configMatches: Same<z.output<typeof StoredConfig>, ResolvedConfig> = true;
@@ -94,6 +97,7 @@ const KEY = {
   reload: "reload",
   upstreamPrefix: "upstream:",
   linkPrefix: "link:",
+  pausedPrefix: "paused:",
 } as const;
 
 /** The most keys one storage put or delete takes. */
@@ -186,6 +190,22 @@ export class SessionStore implements RegistryStore, LinkStore {
    * An admin asked for the team's current config: taken at the start of the next request (anything but `true` is
    * no). Read from storage once per store, like the session record.
    */
+  /** Code view: a program paused for the user's consent (src/code/approval.ts). */
+  paused(id: string): Promise<PausedRun | undefined> {
+    return this.#read(KEY.pausedPrefix + id, "paused program", PausedRun);
+  }
+  async deletePaused(id: string): Promise<void> {
+    await this.#storage.delete(KEY.pausedPrefix + id);
+  }
+  /** Keeps a paused program, and at most MAX_PAUSED of them: the oldest go. */
+  async putPaused(id: string, run: PausedRun): Promise<void> {
+    const rows = [...(await this.#storage.list({ prefix: KEY.pausedPrefix }))];
+    const at = (value: unknown) => (typeof (value as { at?: unknown } | null)?.at === "number" ? (value as { at: number }).at : 0);
+    const oldest = rows.sort(([, a], [, b]) => at(a) - at(b)).slice(0, Math.max(0, rows.length - (MAX_PAUSED - 1)));
+    if (oldest.length > 0) await this.#storage.delete(oldest.map(([key]) => key));
+    await this.#storage.put(KEY.pausedPrefix + id, run);
+  }
+
   async reloadPending(): Promise<boolean> {
     if (this.#reload) return this.#reload.value;
     const writes = this.#writes;

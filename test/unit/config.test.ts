@@ -7,6 +7,7 @@ import { kvKeys } from "../../src/config/keys.ts";
 import { loadTeamConfig, loadToken, type KvText } from "../../src/config/load.ts";
 import { parseConfig, parseConfigText, parseStoredConfig } from "../../src/config/validate.ts";
 import { resolveView } from "../../src/config/view.ts";
+import { needsApproval } from "../../src/code/approval.ts";
 import { SessionStore, sessionView, type SessionRecord, type SessionStorage } from "../../src/session/state.ts";
 import { kvCatalogCache } from "../../src/teams/catalog-cache.ts";
 import type { KvLike } from "../../src/teams/kv.ts";
@@ -184,6 +185,22 @@ describe("the team's default view", () => {
     const stored = parseStoredConfig({ view: "all", mcp: { a: { url: "https://a.example/mcp" }, b: { url: "ftp://b" } } });
     expect(stored.ok && stored.config.view).toBeUndefined();
     expect(stored.ok && stored.config.upstreams.map((u) => u.name)).toEqual(["a"]);
+
+    // Code view consent: globs and destructive tools, both shapes; a broken stored list asks before every call.
+    const asking = parseConfig({ approve: ["*delete*"], approve_destructive: true, mcp: { a: { url: "https://a.example/mcp" } } });
+    expect(asking.ok && asking.config.approve).toEqual({ globs: ["*delete*"], destructive: true });
+    const quiet = parseConfig({ mcp: { a: { url: "https://a.example/mcp" } } });
+    expect(quiet.ok && quiet.config.approve).toBeUndefined();
+    expect(errorsOf({ approve: "*", mcp: {} }).join()).toMatch(/approve: /);
+    const broken = parseStoredConfig({ approve: [""], mcp: { a: { url: "https://a.example/mcp" } } });
+    expect(broken.ok && broken.config.approve).toEqual({ globs: ["**"], destructive: false });
+    const tool = (name: string, annotations?: Record<string, boolean>) => ({ exposedName: `github/${name}`, upstream: "github", tool: { name, inputSchema: { type: "object" as const }, ...(annotations ? { annotations } : {}) } });
+    expect(needsApproval({ globs: ["*delete*"], destructive: false }, tool("delete_issue"))).toBe(true);
+    expect(needsApproval({ globs: ["github/*"], destructive: false }, tool("list_issues"))).toBe(true);
+    expect(needsApproval({ globs: ["*delete*"], destructive: false }, tool("list_issues", { destructiveHint: true }))).toBe(false);
+    expect(needsApproval({ globs: [], destructive: true }, tool("list_issues", { destructiveHint: true }))).toBe(true);
+    expect(needsApproval({ globs: [], destructive: true }, tool("create_issue"))).toBe(false);
+    expect(needsApproval(undefined, tool("delete_issue"))).toBe(false);
 
     expect(resolveView(undefined, undefined, true)).toEqual({ view: "meta" });
     expect(resolveView(undefined, "code", true)).toEqual({ view: "code" });

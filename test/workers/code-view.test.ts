@@ -3,7 +3,7 @@
 // calls go the way use_tool's do (filters, pins, secrets, lazy loads, strikes, timeouts), against loopback upstreams.
 import { env, exports } from "cloudflare:workers";
 import { createExecutionContext, runInDurableObject } from "cloudflare:test";
-import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { errorKindOf } from "../../src/errors.ts";
 import { app } from "../../src/http/app.ts";
@@ -365,6 +365,86 @@ describe("execute", () => {
     // The session goes on.
     const next = await open({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "execute", arguments: { code: "return 1;" } } }, headers);
     expect(await next.text()).toContain('"text":"1"');
+  });
+});
+
+describe("calls that need the user's consent", () => {
+  const deletes = async (route: string) => (await replayStats(route)).calls.filter((c) => c.name === "delete_entities");
+
+  it("asks a host that declared elicitation, once per call, with the wall clock stopped while the user decides", async () => {
+    const token = await seedTeam("cv-ask", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-ask") } } });
+    const s = await connectAt("cv-ask", token, "?view=code", { capabilities: { elicitation: { form: {} } } });
+    const asked: string[] = [];
+    s.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      // Longer than the tests' 2 s wall limit: the time a person takes is not the program's.
+      await new Promise((r) => setTimeout(r, asked.length === 1 ? 2_500 : 10));
+      return asked.length === 1 ? { action: "accept", content: { allow: true } } : { action: "decline" };
+    });
+    expect(text(await describeApi(s, "memory.delete_entities"))).toContain("@needsApproval each call asks the user first");
+    expect(text(await describeApi(s, "memory.read_graph"))).not.toContain("@needsApproval");
+    const before = (await deletes("code-ask")).length;
+    const ran = await execute(
+      s,
+      [
+        "await memory.read_graph();",
+        "const first = await memory.delete_entities({ entityNames: ['a'] });",
+        "let second;",
+        "try { await memory.delete_entities({ entityNames: ['b'] }); } catch (e) { second = e.message; }",
+        "return { first: first.tool, second };",
+      ].join("\n"),
+    );
+    expect(ran.isError, text(ran)).toBeFalsy();
+    expect(JSON.parse(text(ran).split("\n")[0]!)).toEqual({ first: "delete_entities", second: "The user did not allow memory.delete_entities; it was not called." });
+    expect(asked).toEqual([
+      'A program wants to call memory.delete_entities with {"entityNames":["a"]}. Allow this call?',
+      'A program wants to call memory.delete_entities with {"entityNames":["b"]}. Allow this call?',
+    ]);
+    expect((await deletes("code-ask")).slice(before)).toEqual([{ name: "delete_entities", arguments: { entityNames: ["a"] } }]);
+    await s.client.close();
+  });
+
+  it("pauses elsewhere, keeping what was done; the resume with the user's consent makes the waiting call and repeats nothing", async () => {
+    const token = await seedTeam("cv-pause", { approve_destructive: true, mcp: { memory: { url: replayUrl("code-pause") } } });
+    const s = await connectAt("cv-pause", token, "?view=code");
+    const program = [
+      "const made = await memory.create_entities({ entities: [{ name: 'x', entityType: 't', observations: [] }] });",
+      "console.log('created', made.tool);",
+      "const gone = await memory.delete_entities({ entityNames: ['x'] });",
+      "return [made.tool, gone.tool];",
+    ].join("\n");
+    const calls = async () => (await replayStats("code-pause")).calls.map((c) => c.name);
+    const before = (await calls()).length;
+    const paused = await execute(s, program);
+    expect(paused.isError).toBe(true);
+    expect(errorKindOf(paused)).toMatchObject({ kind: "program_failed", cause: "approval" });
+    const id = /approve: "(pr_[A-Za-z0-9_-]+)"/.exec(text(paused))?.[1];
+    expect(text(paused)).toMatch(/^The program paused before memory\.delete_entities\(\{"entityNames":\["x"\]\}\): calls of this tool need the user's consent/);
+    expect(text(paused)).toContain("the 1 call already made will not be made again");
+    expect(id).toBeDefined();
+    expect((await calls()).slice(before)).toEqual(["create_entities"]);
+
+    // Another program under that id, and an id that is no paused program, are refused; neither uses it up.
+    expect(text(await call(s, "execute", { code: "return 1;", approve: id }))).toBe(`"${id}" paused a different program: resume it with the same code.`);
+    const resumed = await call(s, "execute", { code: program, approve: id });
+    expect(resumed.isError, text(resumed)).toBeFalsy();
+    expect(text(resumed)).toBe('["create_entities","delete_entities"]\n\nconsole:\ncreated create_entities');
+    expect((await calls()).slice(before)).toEqual(["create_entities", "delete_entities"]);
+    const again = await call(s, "execute", { code: program, approve: id });
+    expect(text(again)).toMatch(/^No program paused as "pr_[^"]+" waits in this session/);
+    expect((await calls()).slice(before)).toEqual(["create_entities", "delete_entities"]);
+
+    // A program that asks for something else on resume is stopped there: nothing from that point on is made.
+    const drifting = "const t = String(Date.now());\nawait memory.open_nodes({ names: [t] });\nawait memory.delete_entities({ entityNames: [t] });";
+    const first = await execute(s, drifting);
+    const driftId = /approve: "(pr_[A-Za-z0-9_-]+)"/.exec(text(first))?.[1];
+    await new Promise((r) => setTimeout(r, 5));
+    const counted = (await calls()).length;
+    const drifted = await call(s, "execute", { code: drifting, approve: driftId });
+    expect(errorKindOf(drifted)).toMatchObject({ kind: "program_failed", cause: "approval" });
+    expect(text(drifted)).toMatch(/^On resume the program's call 1 was memory\.open_nodes\(\{"names":\["\d+"\]\}\), where it was memory\.open_nodes\(\{"names":\["\d+"\]\}\) before; nothing from there on was run\./);
+    expect((await calls()).length).toBe(counted);
+    await s.client.close();
   });
 });
 

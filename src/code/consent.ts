@@ -1,0 +1,176 @@
+// One execute run's consent and replay: which of its calls need the user's consent, how it is asked for (elicitation,
+// with the run's wall clock stopped meanwhile, where the host declared it), and, elsewhere, the pause: the calls made
+// so far kept in the session with their results, the run stopped, and the agent told how to resume with the user's
+// consent. A resumed run (`approve`) is served the kept results in the order the program asks for them, so no call is
+// made twice; the waiting call is then made, and the program goes on. A program that asks for something else on
+// resume is stopped: nothing after the point where it diverged runs.
+import type { ClientCapabilities } from "@modelcontextprotocol/server";
+import { sha256Hex } from "../bytes.ts";
+import { nonce128 } from "../auth/mac.ts";
+import type { HostExtra } from "../forward/bridge.ts";
+import type { ApprovalRule } from "../config/validate.ts";
+import type { ExposedTool } from "../upstream/registry.ts";
+import { PAUSE_MAX_BYTES, PAUSE_TTL_MS, needsApproval, pausedBytes, preview, type LoggedCall, type PausedRun } from "./approval.ts";
+import { StopRun } from "./sandbox.ts";
+
+/** How long a person has to answer the question (the request's own timeout would be the SDK's 60 s). */
+export const APPROVAL_WAIT_MS = 10 * 60 * 1000;
+
+/** Where the session keeps paused programs (src/session/state.ts). */
+export interface PausedRuns {
+  get(id: string): Promise<PausedRun | undefined>;
+  delete(id: string): Promise<void>;
+  put(id: string, run: PausedRun): Promise<void>;
+}
+
+/** The SHA-256 of a program's text, hex: what a resume is checked against. */
+export const programHash = (code: string): Promise<string> => sha256Hex(code);
+
+/** Whether the host can be asked: form elicitation (a bare `elicitation: {}` means form, as before modes existed). */
+export function canAsk(capabilities: ClientCapabilities): boolean {
+  const e = capabilities.elicitation as { form?: unknown; url?: unknown } | undefined;
+  return e !== undefined && (e.form !== undefined || e.url === undefined);
+}
+
+/** Asks the user about one call (form elicitation on the execute request's stream); true only for an explicit yes. */
+async function ask(extra: HostExtra, path: string, argsJson: string, signal: AbortSignal): Promise<boolean> {
+  const answer = await extra.mcpReq.send(
+    {
+      method: "elicitation/create",
+      params: {
+        mode: "form",
+        message: `A program wants to call ${path} with ${preview(argsJson)}. Allow this call?`,
+        requestedSchema: {
+          type: "object",
+          properties: { allow: { type: "boolean", title: `Allow ${path}`, description: "Allow this one call." } },
+          required: ["allow"],
+        },
+      },
+    },
+    { timeout: APPROVAL_WAIT_MS, signal },
+  );
+  return answer.action === "accept" && (answer.content as { allow?: unknown } | undefined)?.allow === true;
+}
+
+/** The answer's words for a run that paused: what waits, what to ask, how to go on. */
+export function pausedMessage(id: string, path: string, argsJson: string, made: number): string {
+  return (
+    `The program paused before ${path}(${preview(argsJson)}): calls of this tool need the user's consent, and this host cannot be asked through the proxy. ` +
+    `Ask the user whether to allow this call. If they agree, call execute again with the same code and approve: "${id}" ` +
+    `(within ${PAUSE_TTL_MS / 60_000} minutes); the ${made} call${made === 1 ? "" : "s"} already made will not be made again. If they do not, do nothing.`
+  );
+}
+
+/** One run's consent: built per execute, from the team's rule, the host, and a paused run being resumed. */
+export class RunConsent {
+  readonly #rule: ApprovalRule | undefined;
+  readonly #extra: HostExtra;
+  readonly #canAsk: boolean;
+  readonly #paused: PausedRuns;
+  readonly #codeHash: string;
+  readonly #resume: PausedRun | undefined;
+  /** Calls of this run by their place in the order the program made them (what a pause keeps). */
+  readonly #log = new Map<number, LoggedCall>();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  #next = 0;
+  #pausing = false;
+
+  constructor(options: { rule: ApprovalRule | undefined; extra: HostExtra; canAsk: boolean; paused: PausedRuns; codeHash: string; resume?: PausedRun | undefined }) {
+    this.#rule = options.rule;
+    this.#extra = options.extra;
+    this.#canAsk = options.canAsk;
+    this.#paused = options.paused;
+    this.#codeHash = options.codeHash;
+    this.#resume = options.resume;
+  }
+
+  /** Whether a tool's calls need consent (describe marks them). */
+  needs(found: ExposedTool): boolean {
+    return needsApproval(this.#rule, found);
+  }
+
+  /**
+   * One call of the program: served from the resumed run's record, or made by `make` once allowed. `find` is the
+   * tool the path names now (after a lazy load), for the rule. Every outcome is logged for a later pause.
+   */
+  async call(
+    path: string,
+    input: Record<string, unknown>,
+    signal: AbortSignal,
+    hold: <T>(during: Promise<T>) => Promise<T>,
+    find: () => Promise<ExposedTool | undefined>,
+    make: () => Promise<{ value: unknown } | { error: string }>,
+  ): Promise<unknown> {
+    const index = this.#next++;
+    const args = JSON.stringify(input);
+    const kept = this.#resume?.calls[String(index)];
+    const diverged = (was: { path: string; args: string }) =>
+      new StopRun(
+        "approval",
+        `On resume the program's call ${index + 1} was ${path}(${preview(args, 200)}), where it was ${was.path}(${preview(was.args, 200)}) before; ` +
+          "nothing from there on was run. Run the program again without approve.",
+      );
+    if (kept) {
+      if (kept.path !== path || kept.args !== args) throw diverged(kept);
+      this.#log.set(index, kept);
+      if (kept.error !== undefined) throw new Error(kept.error);
+      return kept.value === undefined ? null : JSON.parse(kept.value);
+    }
+    const pending = this.#resume?.pending;
+    const allowed = pending !== undefined && pending.index === index;
+    if (allowed && (pending.path !== path || pending.args !== args)) throw diverged(pending);
+    const found = await find();
+    if (!allowed && found !== undefined && this.needs(found)) {
+      if (this.#pausing) throw new StopRun("approval", `${path} needs the user's consent too; the program is pausing.`);
+      if (this.#canAsk) {
+        if (!(await hold(ask(this.#extra, path, args, signal)))) throw new Error(`The user did not allow ${path}; it was not called.`);
+      } else {
+        throw await this.#pause(index, path, args);
+      }
+    }
+    const work = make();
+    this.#inFlight.add(work);
+    let outcome: { value: unknown } | { error: string };
+    try {
+      outcome = await work;
+    } finally {
+      this.#inFlight.delete(work);
+    }
+    if ("error" in outcome) {
+      this.#log.set(index, { path, args, error: outcome.error });
+      throw new Error(outcome.error);
+    }
+    this.#log.set(index, { path, args, value: JSON.stringify(outcome.value) ?? "null" });
+    return outcome.value;
+  }
+
+  /** Keeps what the run did (after the calls in flight settle) and stops it, saying how to resume. */
+  async #pause(index: number, path: string, args: string): Promise<StopRun> {
+    this.#pausing = true;
+    await Promise.allSettled([...this.#inFlight]);
+    const run: PausedRun = { codeHash: this.#codeHash, calls: Object.fromEntries([...this.#log].map(([i, c]) => [String(i), c])), pending: { index, path, args }, at: Date.now() };
+    if (pausedBytes(run) > PAUSE_MAX_BYTES) {
+      return new StopRun(
+        "approval",
+        `${path} needs the user's consent, but the calls before it returned more than ${PAUSE_MAX_BYTES} bytes, too much to keep for a resume, and this host cannot be asked through the proxy. Make the calls that need consent in a program of their own.`,
+      );
+    }
+    const id = `pr_${nonce128()}`;
+    await this.#paused.put(id, run);
+    return new StopRun("approval", pausedMessage(id, path, args, this.#log.size));
+  }
+}
+
+/**
+ * A paused run to resume, checked: it exists, is fresh, and is the same program; else the words of the refusal. The
+ * record is used up by the resume only (a resume runs once); a wrong program leaves it waiting.
+ */
+export async function resumable(paused: PausedRuns, id: string, codeHash: string): Promise<PausedRun | string> {
+  const run = await paused.get(id);
+  const expired = run !== undefined && Date.now() - run.at > PAUSE_TTL_MS;
+  if (expired) await paused.delete(id);
+  if (!run || expired) return `No program paused as "${preview(id, 60)}" waits in this session (it expired, was resumed already, or never was); run it again without approve.`;
+  if (run.codeHash !== codeHash) return `"${preview(id, 60)}" paused a different program: resume it with the same code.`;
+  await paused.delete(id);
+  return run;
+}
