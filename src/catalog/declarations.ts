@@ -21,15 +21,16 @@ export interface DeclarationLimits {
   /** Characters of one schema's type, about; past it the depth is lowered until it fits. */
   maxChars: number;
   /**
-   * Descriptions shortened: a tool's to its first paragraph (at most BRIEF_TOOL_CHARS), a parameter's to its first
-   * sentence (at most BRIEF_PARAMETER_CHARS), each cut one ending in `…`. A program needs the types and what each
-   * thing is; the usage guides some servers write into descriptions (for a model picking tools) are asked for whole.
+   * Descriptions shortened to their first sentence (a tool's at most BRIEF_TOOL_CHARS, a parameter's at most
+   * BRIEF_PARAMETER_CHARS), each cut one ending in `…`. Writing a call needs the types and what each thing is; the
+   * tool was chosen already (search shows the same first sentence), and the selection and usage guides some servers
+   * write into descriptions are asked for whole.
    */
   brief?: boolean;
 }
 
 /** The brief form's longest tool description and parameter description, in characters. */
-export const BRIEF_TOOL_CHARS = 400;
+export const BRIEF_TOOL_CHARS = 240;
 export const BRIEF_PARAMETER_CHARS = 160;
 
 /** The corpus's deepest schema (MongoDB's `explain`) has 8 levels; its largest method (`export`) is 11,515 characters. */
@@ -85,19 +86,14 @@ function cutAt(text: string, max: number): string {
 }
 
 /**
- * A description in the brief form: a tool's first paragraph, a parameter's first sentence, whitespace folded,
+ * A description in the brief form: its first sentence, whitespace folded,
  * within the brief limits; `…` ends one that lost anything. Recorded in `brief.shortened` when it did.
  */
 function briefly(text: string | undefined, kind: "tool" | "parameter", brief: Context["brief"]): string | undefined {
   if (!brief.on || text === undefined) return text;
   const whole = text.replace(/\s+/g, " ").trim();
-  let short: string;
-  if (kind === "tool") {
-    short = cutAt((text.trim().split(/\n\s*\n/)[0] ?? "").replace(/\s+/g, " ").trim(), BRIEF_TOOL_CHARS);
-  } else {
-    const end = whole.search(/[.!?](?=\s|$)/);
-    short = cutAt(end === -1 ? whole : whole.slice(0, end + 1), BRIEF_PARAMETER_CHARS);
-  }
+  const end = whole.search(/[.!?](?=\s|$)/);
+  const short = cutAt(end === -1 ? whole : whole.slice(0, end + 1), kind === "tool" ? BRIEF_TOOL_CHARS : BRIEF_PARAMETER_CHARS);
   if (short === whole) return text;
   brief.shortened = true;
   return short.endsWith("…") ? short : `${short.replace(/[.:;,]$/, "")} …`;
@@ -275,7 +271,8 @@ function objectType(schema: Schema, ctx: Context): Rendered {
 function tags(schema: unknown): string[] {
   if (!isSchema(schema)) return [];
   const out: string[] = [];
-  if ("default" in schema && schema.default !== undefined) out.push(`@default ${literal(schema.default)}`);
+  // A default of null says only that leaving the key out means null: nothing a caller needs.
+  if ("default" in schema && schema.default !== undefined && schema.default !== null) out.push(`@default ${literal(schema.default)}`);
   if (typeof schema.format === "string") out.push(`@format ${schema.format}`);
   return out;
 }

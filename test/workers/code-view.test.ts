@@ -159,6 +159,7 @@ describe("search and describe", () => {
     expect(brief).toMatch(/\n\nDescriptions ending in … are shortened; describe with full: true gives them whole\.$/);
     expect(whole).not.toContain("are shortened");
     expect(whole).toContain("Merge a merge request. Use this only after checking the merge request approval");
+    expect(brief).toMatch(/^  \/\*\* Merge a merge request … @destructive \*\/$/m);
     expect(whole.length).toBeGreaterThan(brief.length);
     // The types are the same either way.
     const types = (t: string) => t.replace(/\/\*\*[^]*?\*\/\n?/g, "").replace(/\n\nDescriptions[^]*$/, "").replace(/\s+/g, " ");
