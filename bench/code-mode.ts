@@ -621,7 +621,7 @@ function markdown(f: Figures): string {
     const met = f.goals.ratio.met;
     out.push(
       `**Goal: the code view sends ≥ ${GOAL_RATIO}× fewer tokens than the meta view on tasks of ≥ ${GOAL_MIN_CALLS} calls: ${met ? "met" : "missed"}** ` +
-        `(eager teams; worst task ${headline.worst.task}, ${x(headline.worst.ratio)}; all tasks together ${x(headline.overall!)}). ` +
+        `(eager teams; worst task ${headline.worst.task}, ${headline.worst.ratio.toFixed(2)}×; all tasks together ${x(headline.overall!)}). ` +
         `**One \`execute\` per task: ${f.goals.oneExecute.met ? "met" : "missed"}.**`,
       "",
       table(
@@ -675,9 +675,9 @@ function whereTokensGo(f: Figures): string[] {
     const describe = sum(code, "describe");
     out.push(
       `Over the ${f.tasks.length} tasks the code view is sent ${total(code)} tokens, ${describe} of them (${((describe / total(code)) * 100).toFixed(0)}%) ` +
-        `\`describe\` answers, against ${sum(meta, "discover_tool")} for the meta view's lookups of the same tools: a declaration costs about what ` +
-        `a lookup does, so the code view saves on results (${sum(meta, "use_tool")} tokens of upstream results in the meta view against ` +
-        `${sum(code, "execute")} of \`execute\` answers) and on the catalog, not on schemas.`,
+        `\`describe\` answers (brief declarations, several methods per call), against ${sum(meta, "discover_tool")} for the meta view's lookups ` +
+        `of the same tools (${x(sum(meta, "discover_tool") / Math.max(1, describe))}); the rest of the saving is results: ${sum(meta, "use_tool")} ` +
+        `tokens of upstream results in the meta view against ${sum(code, "execute")} of \`execute\` answers.`,
       "",
     );
   }

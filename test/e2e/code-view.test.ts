@@ -16,6 +16,7 @@ import { freePort, startEverything, startWranglerDev, type Running } from "../..
 import { E2E_SECRETS_KEY, connectClient, provisionTeam, teamCli } from "../../harness/clients.ts";
 import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
 import { waitFor } from "../shared/wait.ts";
+import { sandboxProbe } from "../shared/sandbox-probe.ts";
 import { text } from "./helpers.ts";
 
 /** Code mode's limits, small so each can be reached in a test: 1.5 s of wall time, 3 tool calls, 2,000 bytes of result, 200 of console. */
@@ -292,19 +293,7 @@ describe("the team's policies reach programs under wrangler dev", () => {
     const { client, execute } = await codeSession("guarded", guardedToken);
     const shown = proxy.output().length;
     const probe = await execute(
-      [
-        "async () => {",
-        "  const seen = {};",
-        "  seen.globals = Object.getOwnPropertyNames(globalThis);",
-        "  seen.env = typeof env; seen.process = typeof process;",
-        `  try { seen.fetch = (await fetch(${JSON.stringify(replay.url("vault"))})).status; } catch (e) { seen.fetch = String(e); }`,
-        "  try { const c = await caches.open('x'); seen.cache = String(await c.match('http://x/')); } catch (e) { seen.cache = String(e); }",
-        "  seen.vault = Object.getOwnPropertyNames(vault); seen.vaultProto = Object.getOwnPropertyNames(Object.getPrototypeOf(vault) ?? {});",
-        "  seen.graph = await vault.read_graph();",
-        "  console.log(JSON.stringify(seen).slice(0, 150));",
-        "  return seen;",
-        "}",
-      ].join("\n"),
+      sandboxProbe("vault", replay.url("vault")),
     );
     const answer = text(probe);
     expect(probe.isError, answer).toBeFalsy();

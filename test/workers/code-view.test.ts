@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { errorKindOf } from "../../src/errors.ts";
 import { app } from "../../src/http/app.ts";
 import { kvKeys } from "../../src/config/keys.ts";
+import { sandboxProbe } from "../shared/sandbox-probe.ts";
 import { BASE, adminFetch, connectAt, initializeBody, mutateTool, replayStats, replayUrl, seedTeam, text, waitFor, type Connected } from "./helpers.ts";
 
 /** A tools/call through a raw request: replayed answers carry no structuredContent for an output schema to hold against. */
@@ -260,19 +261,7 @@ describe("execute", () => {
       const s = await connectAt("cv-sec", token, "?view=code");
       const probe = await execute(
         s,
-        [
-          "async () => {",
-          "  const seen = {};",
-          "  seen.globals = Object.getOwnPropertyNames(globalThis);",
-          "  seen.env = typeof env; seen.process = typeof process;",
-          "  try { seen.fetch = (await fetch('" + replayUrl("code-sec") + "')).status; } catch (e) { seen.fetch = String(e); }",
-          "  try { const c = await caches.open('x'); seen.cache = String(await c.match('http://x/')); } catch (e) { seen.cache = String(e); }",
-          "  seen.up = Object.getOwnPropertyNames(up); seen.upProto = Object.getOwnPropertyNames(Object.getPrototypeOf(up) ?? {});",
-          "  seen.graph = await up.read_graph();",
-          "  console.log(JSON.stringify(seen));",
-          "  return seen;",
-          "}",
-        ].join("\n"),
+        sandboxProbe("up", replayUrl("code-sec")),
       );
       const answer = text(probe);
       expect(probe.isError, answer).toBeFalsy();
