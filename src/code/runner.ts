@@ -34,6 +34,7 @@ export const PROGRAM_MODULE = "program.js";
  *   in the program's last synchronous stretch is never sent (the host refuses anything later anyway);
  * - runs once: the program can reach its own entrypoint through `exports` of "cloudflare:workers", and a second
  *   `run` (the program re-running itself, with its own console) is refused;
+ * - takes `caches` away from the program (a shared cache would be a channel between runs);
  * - awaits the program, stringifies its value itself and answers
  *   `{ ok: true, resultJson, logs, logsDropped }` or `{ ok: false, cause, name, message, stack, logs, logsDropped }`.
  */
@@ -46,6 +47,16 @@ const encoder = new TextEncoder();
 const later = setTimeout;
 const consoleRef = console;
 const UNCALLABLE = new Set(${JSON.stringify(UNCALLABLE_METHODS)});
+
+// No cache for the program: on Cloudflare, caches.default could carry data from one run (or team) to the next.
+try {
+  delete globalThis.caches;
+} catch {}
+if (typeof globalThis.caches !== "undefined") {
+  try {
+    Object.defineProperty(globalThis, "caches", { value: undefined, writable: false, configurable: false });
+  } catch {}
+}
 
 /** UTF-8 length; a string longer than the room left is over it whatever its characters. */
 function fits(text, room) {
