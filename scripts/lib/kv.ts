@@ -15,7 +15,22 @@ export interface KvTarget {
 
 export class KvError extends Error {}
 
-function wrangler(target: KvTarget, args: string[]): Promise<string> {
+/**
+ * One `wrangler kv key` command. Locally it is tried once more after a pause when it fails: a `wrangler dev` serving
+ * the same state can hold its database at that moment (seen once on a loaded CI machine). The operations are
+ * idempotent (get, put of a whole value, delete, list), so a second try changes nothing a first one did.
+ */
+async function wrangler(target: KvTarget, args: string[]): Promise<string> {
+  try {
+    return await wranglerOnce(target, args);
+  } catch (err) {
+    if (target.remote || !(err instanceof KvError)) throw err;
+    await new Promise((r) => setTimeout(r, 1_000));
+    return wranglerOnce(target, args);
+  }
+}
+
+function wranglerOnce(target: KvTarget, args: string[]): Promise<string> {
   const where = target.remote ? ["--remote"] : ["--local", ...(target.persistTo ? ["--persist-to", target.persistTo] : [])];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, wranglerArgs(["kv", "key", ...args, "--binding", "TEAMS", ...where]), {

@@ -231,8 +231,10 @@ describe("the team command", () => {
     const early = await teamCliAsync(["put", "masked", file, "--persist-to", state]);
     expect(early.status).toBe(1);
     expect(early.stderr).toContain("mcp.a.headers.X-Ref: the team has no secret named API_KEY");
-    expect((await teamCliAsync(["secret", "put", "masked", "API_KEY", "--persist-to", state], {}, "s3cr3t-value\n")).status).toBe(0);
-    expect((await teamCliAsync(["put", "masked", file, "--persist-to", state])).status).toBe(0);
+    const secret = await teamCliAsync(["secret", "put", "masked", "API_KEY", "--persist-to", state], {}, "s3cr3t-value\n");
+    expect(secret.status, secret.stderr).toBe(0);
+    const put = await teamCliAsync(["put", "masked", file, "--persist-to", state]);
+    expect(put.status, put.stderr).toBe(0);
     const got = await teamCliAsync(["get", "masked", "--persist-to", state]);
     expect(got.stdout).not.toContain("live-credential-123");
     expect(JSON.parse(got.stdout).mcp.a.headers).toEqual({ Authorization: "***", "X-Ref": "${secret:API_KEY}" });
