@@ -2,6 +2,7 @@
 // tools, rebuilt only when the registry's tool map changes, and the `ToolNames` a call from a program resolves by.
 // Namespaces come from every configured server, so a program may name a lazy server's namespace before it is loaded.
 import { PATH_SEPARATOR, methodNames, namespaceNames, splitCodePath } from "../catalog/code-names.ts";
+import { byCodePoint } from "../catalog/render.ts";
 import type { ToolNames } from "../meta/call.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 
@@ -53,13 +54,13 @@ export class CodeNames {
 
   /** Every path the session serves now, in code-point order. */
   paths(): string[] {
-    return [...this.#index().byPath.keys()].sort();
+    return [...this.#index().byPath.keys()].sort(byCodePoint);
   }
 
   /** The methods of one loaded namespace: path → tool, in method order. */
   methodsOf(namespace: string): Array<[string, ExposedTool]> {
     const prefix = `${namespace}${PATH_SEPARATOR}`;
-    return [...this.#index().byPath].filter(([path]) => path.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return [...this.#index().byPath].filter(([path]) => path.startsWith(prefix)).sort(([a], [b]) => byCodePoint(a, b));
   }
 
   /** The names calls from a program resolve by (callUpstreamTool). */

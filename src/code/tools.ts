@@ -5,7 +5,6 @@
 // loaded by describe or by a program's first call of one of its methods (the registry's load: coalesced, atomic,
 // three failures evict).
 import type { CallToolResult, Server } from "@modelcontextprotocol/server";
-import { LoadError, toToolResult } from "../errors.ts";
 import { log } from "../log.ts";
 import { hostSignal, type HostBridge, type HostExtra } from "../forward/bridge.ts";
 import { PATH_SEPARATOR, splitCodePath } from "../catalog/code-names.ts";
@@ -96,18 +95,6 @@ export function registerCodeTools(
     return { tools };
   });
 
-  /** Loads a lazy server that is still loadable (nothing for any other); a failed load is the answer. */
-  const loadIfLazy = async (server: string, extra: HostExtra): Promise<CallToolResult | undefined> => {
-    if (!registry.loadable().some((spec) => spec.name === server)) return undefined;
-    try {
-      await lazy.load(server, extra);
-      return undefined;
-    } catch (err) {
-      if (err instanceof LoadError) return toToolResult(err);
-      throw err;
-    }
-  };
-
   const search = async (raw: unknown): Promise<CallToolResult> => {
     const args = parseArgs(CodeSearchInput, raw, CODE_SEARCH);
     if (isResult(args)) return args;
@@ -166,7 +153,7 @@ export function registerCodeTools(
       }
       return toolError("unknown_tool", renderUnknownTool(path, names.paths()));
     }
-    const failedLoad = await loadIfLazy(server, extra);
+    const failedLoad = await lazy.ensure(server, extra);
     if (failedLoad) return failedLoad;
     if (parts === undefined) {
       await registry.ensureEager();
@@ -252,7 +239,7 @@ export function registerCodeTools(
       const find = async () => {
         registry.retryFailed();
         if (server !== undefined && names.find(path) === undefined) {
-          const failedLoad = await loadIfLazy(server, extra);
+          const failedLoad = await lazy.ensure(server, extra);
           if (failedLoad) throw new Error(failureMessage(failedLoad));
         }
         return names.find(path);

@@ -4,7 +4,6 @@
 // first tools/list (or at the first call of one of their tools), since a host that defers tools itself has no use
 // for a second, model-driven indirection.
 import type { CallToolResult, Server, Tool } from "@modelcontextprotocol/server";
-import { LoadError, toToolResult } from "../errors.ts";
 import type { HostBridge } from "../forward/bridge.ts";
 import { paginate } from "../forward/paging.ts";
 import { DIRECT_SEPARATOR, ambiguousServers, directNames } from "../catalog/direct-names.ts";
@@ -109,13 +108,9 @@ export function registerDirectTools(
     registry.retryFailed();
     // A tool of a lazy server not loaded yet (the host kept a name from an earlier session): its server is loaded now.
     const upstream = naming.serverOf(name);
-    if (upstream !== undefined && naming.find(name) === undefined && registry.loadable().some((spec) => spec.name === upstream)) {
-      try {
-        await lazy.load(upstream, extra);
-      } catch (err) {
-        if (err instanceof LoadError) return toToolResult(err);
-        throw err;
-      }
+    if (upstream !== undefined && naming.find(name) === undefined) {
+      const failedLoad = await lazy.ensure(upstream, extra);
+      if (failedLoad) return failedLoad;
     }
     const result = await callUpstreamTool({ registry, bridge, who, links }, naming, name, raw ?? {}, request.params._meta?.progressToken, extra);
     // Counted as use_tool's calls are: a call of a tool the session has, whatever its outcome.

@@ -1,7 +1,8 @@
 // Lazy servers loaded for a session without load_mcp, as the direct and code views do: every one still loadable
 // when a list is served, or one at the first call of its tools. The loads are the registry's (coalesced, atomic,
 // three failures evict), logged as load_mcp's are; a server that arrives after the host was given a list is announced.
-import { LoadError } from "../errors.ts";
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { LoadError, toToolResult } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge, HostExtra } from "../forward/bridge.ts";
 import { arrival } from "../catalog/catalog.ts";
@@ -45,6 +46,21 @@ export class LazyLoads {
       if (err instanceof LoadError && err.attempted) {
         log({ event: "load_mcp", ...this.#who, upstream: name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
       }
+      throw err;
+    }
+  }
+
+  /**
+   * Loads `name` if it is a lazy server still loadable (nothing for any other): undefined once it is in, else the
+   * failed load as the tool result to answer with (what a call of one of its tools gets).
+   */
+  async ensure(name: string, extra?: HostExtra): Promise<CallToolResult | undefined> {
+    if (!this.#registry.loadable().some((spec) => spec.name === name)) return undefined;
+    try {
+      await this.load(name, extra);
+      return undefined;
+    } catch (err) {
+      if (err instanceof LoadError) return toToolResult(err);
       throw err;
     }
   }
