@@ -91,9 +91,12 @@ describe("connect links for shared OAuth upstreams", () => {
     const check = await checkConnectHandle(env.SESSION_KEY!, handle, t, "github", "shared");
     expect(check).toMatchObject({ ok: true });
     expect(check.ok && check.expiresAt.toISOString()).toBe(link.expiresAt);
-    const ttl = Date.parse(link.expiresAt) - before;
-    expect(ttl).toBeGreaterThan(CONNECT_LINK_TTL_MS - 5_000);
-    expect(ttl).toBeLessThanOrEqual(CONNECT_LINK_TTL_MS);
+    // The expiry is whole seconds, cut down from the minting instant, which lies between `before` and `after`.
+    const after = Date.now();
+    const expiresAt = Date.parse(link.expiresAt);
+    expect(expiresAt % 1000).toBe(0);
+    expect(expiresAt).toBeGreaterThan(before + CONNECT_LINK_TTL_MS - 1_000);
+    expect(expiresAt).toBeLessThanOrEqual(after + CONNECT_LINK_TTL_MS);
     // Another server, team or account does not take it.
     expect(await checkConnectHandle(env.SESSION_KEY!, handle, t, "docs", "shared")).toEqual({ ok: false, problem: "foreign" });
     expect(await checkConnectHandle(env.SESSION_KEY!, handle, "uac-other", "github", "shared")).toEqual({ ok: false, problem: "foreign" });
