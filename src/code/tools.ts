@@ -4,13 +4,12 @@
 // (src/meta/call.ts): the same filters, pins, secrets, timeouts, retries, logging and accounting. A lazy server is
 // loaded by describe or by a program's first call of one of its methods (the registry's load: coalesced, atomic,
 // three failures evict).
-import type { CallToolResult, Server } from "@modelcontextprotocol/server";
+import type { CallToolResult, Server, Tool } from "@modelcontextprotocol/server";
 import { log } from "../log.ts";
 import { hostSignal, type HostBridge, type HostExtra } from "../forward/bridge.ts";
 import { PATH_SEPARATOR, splitCodePath } from "../catalog/code-names.ts";
 import { DECLARATION_LIMITS, declareMethod, namespaceDeclaration } from "../catalog/declarations.ts";
 import { oneLine, renderUnknownTool } from "../catalog/render.ts";
-import { hostTokens } from "../catalog/budget.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import { callUpstreamTool, findTool, isResult, toolError, type SessionIdentity, type ToolResultLinks } from "../meta/call.ts";
 import { LazyLoads } from "../meta/lazy-loads.ts";
@@ -18,7 +17,7 @@ import { searchLazyServers } from "../meta/server-search.ts";
 import { searchCatalog } from "../meta/tool-search.ts";
 import { parseArgs, type UsageRecorder } from "../meta/tools.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
-import { CODE_DESCRIBE, CODE_EXECUTE, CODE_SEARCH, codeDefinitions } from "./definitions.ts";
+import { CODE_DESCRIBE, CODE_EXECUTE, CODE_SEARCH, codeDefinitions, fitCodeDefinitions } from "./definitions.ts";
 import { CodeNames } from "./names.ts";
 import { failureMessage, programValue, runAnswer } from "./result.ts";
 import { runProgram, type SandboxLimits, type ToolCall } from "./sandbox.ts";
@@ -80,18 +79,25 @@ export function registerCodeTools(
   const names = new CodeNames(registry);
   const naming = names.toolNames();
   const lazy = new LazyLoads(registry, bridge, who);
-  const tools = codeDefinitions(names.namespaces().map((namespace) => ({ namespace, description: registry.description(names.serverOf(namespace)!) })));
+  const namespaces = names.namespaces().map((namespace) => ({ namespace, description: registry.description(names.serverOf(namespace)!) }));
   let running = 0;
-  /** The list as the meter counts it (once: it never changes). */
-  let listed: { description: string; tokens: number } | undefined;
+  /** The list fitted to the budget, with what it costs (once: it never changes); unfitted if the counter fails. */
+  let listed: Promise<{ tools: Tool[]; tokens?: number }> | undefined;
 
   server.setRequestHandler("tools/list", async () => {
     // Fixed by the config: the servers come in as programs call them, without changing this list.
     registry.retryFailed();
-    if (meter) {
-      listed ??= await counter().then((count) => ({ description: JSON.stringify(tools), tokens: hostTokens(tools, count) }), () => undefined);
-      if (listed) meter.listed(listed);
-    }
+    listed ??= counter().then(
+      (count) => fitCodeDefinitions(namespaces, registry.catalogBudget, count),
+      (err: unknown) => {
+        // The tokenizer's table is a static asset: without it the list is the whole one, said once per try.
+        log({ event: "misconfigured", reason: `code view: no token counter, tools/list not fitted to the budget (${err instanceof Error ? err.message : String(err)})` });
+        listed = undefined;
+        return { tools: codeDefinitions(namespaces) };
+      },
+    );
+    const { tools, tokens } = await listed;
+    if (meter && tokens !== undefined) meter.listed({ description: JSON.stringify(tools), tokens });
     return { tools };
   });
 

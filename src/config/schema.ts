@@ -192,7 +192,7 @@ const CatalogBudget = z
   .max(CATALOG_BUDGET.max)
   .default(CATALOG_BUDGET.default)
   .describe(
-    "The most tokens (o200k_base) a session's tools/list may cost a host: the meta-tools, promoted tools and discover_tool's catalog together. While the whole catalog fits it is shown whole; past that, the largest servers are shown by tool names only, then as one summary line each, then counted in a line that says to search.",
+    "The most tokens (o200k_base) a session's tools/list may cost a host: the meta-tools, promoted tools and discover_tool's catalog together. While the whole catalog fits it is shown whole; past that, the largest servers are shown by tool names only, then as one summary line each, then counted in a line that says to search. In the code view it bounds search, describe and execute, whose description names the namespaces the same way.",
   );
 
 const TeamView = View.optional().describe(

@@ -36,6 +36,30 @@ describe("choosing the code view", () => {
     await s.client.close();
   });
 
+  it("fits execute's namespaces to the team's catalog budget; a namespace left unnamed is still found and callable", async () => {
+    // 120 lazy servers (nothing opens until a program calls one): whole lines would cost some 3,000 tokens.
+    const mcp: Record<string, { url: string; description: string }> = {};
+    for (let i = 0; i < 120; i++) mcp[`graph${i}`] = { url: replayUrl("code-lazy"), description: `Knowledge graph number ${i} of the team, kept for its projects and people.` };
+    mcp.graph119!.description = "Payroll ledger of the finance department.";
+    const token = await seedTeam("cv-budget", { catalog_budget: 600, mcp });
+    const s = await connectAt("cv-budget", token, "?view=code");
+    const { tools } = await s.client.listTools();
+    const description = tools.find((t) => t.name === "execute")!.description!;
+    const named = /Namespaces \(loaded on first use\): (.*), and (\d+) more: search finds them and their methods\.$/.exec(description);
+    expect(named, description).not.toBeNull();
+    const shown = named![1]!.split(", ");
+    expect(shown.slice(0, 3)).toEqual(["graph0", "graph1", "graph2"]);
+    expect(shown.length + Number(named![2])).toBe(120);
+    expect(description).not.toContain("Knowledge graph");
+    // The same config lists the same bytes in another session.
+    const again = await connectAt("cv-budget", token, "?view=code");
+    expect((await again.client.listTools()).tools).toEqual(tools);
+    // The last, unnamed, is found by search and called from a program (loaded then).
+    expect(text(await search(s, "payroll ledger"))).toContain("graph119: Payroll ledger of the finance department");
+    expect(text(await execute(s, "return (await graph119.read_graph()).tool;"))).toBe('"read_graph"');
+    await Promise.all([s.client.close(), again.client.close()]);
+  });
+
   it("takes the token's view, then the team config's; the URL wins over both", async () => {
     await seedTeam("cv-default", { view: "code", mcp: { memory: { url: replayUrl("memory") } } });
     const token = (await (await adminFetch("POST", "/teams/cv-default/tokens", {})).json()) as { token: string };
