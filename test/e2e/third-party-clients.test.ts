@@ -1,0 +1,155 @@
+// Clients the project did not write, against the proxy under `wrangler dev` with server-everything and a replay of
+// the memory server (lazy) on loopback: the Vercel AI SDK's MCP client (`@ai-sdk/mcp`), which probes
+// `server/discover` first and so speaks the 2026-07-28 era unless told not to, driven the way an AI SDK app drives it
+// (its `tools()` wrappers, whose `execute` the model's tool calls reach); and `mcp-remote`, the stdio bridge desktop
+// hosts run for remote servers, spawned as they spawn it and spoken to over stdio with a bearer header.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMCPClient, type MCPClient } from "@ai-sdk/mcp";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { freePort, packageFile, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
+import { E2E_SECRETS_KEY, provisionTeam } from "../../harness/clients.ts";
+import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
+import { text } from "./helpers.ts";
+
+let dir: string;
+let everything: Running;
+let replay: ReplayServer;
+let proxy: Running;
+let port: number;
+let token: string;
+const mcpUrl = (query = "") => `http://127.0.0.1:${port}/t/clients/mcp${query}`;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-clients-"));
+  const state = join(dir, "state");
+  [everything, replay] = await Promise.all([startEverything(), startReplayServer({ graph: { catalog: loadCorpus("modelcontextprotocol__server-memory") } })]);
+  token = provisionTeam(dir, state, "clients", {
+    mcp: { everything: { url: everything.url }, graph: { url: replay.url("graph"), description: "A knowledge graph of the team's people and projects." } },
+  });
+  port = await freePort();
+  proxy = await startWranglerDev({ persistTo: state, vars: { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY }, port });
+});
+
+afterAll(async () => {
+  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** An `@ai-sdk/mcp` client as an app creates one: HTTP transport, the bearer token in its headers. */
+const aiSdkClient = (query = "", protocolVersionDiscovery?: boolean): Promise<MCPClient> =>
+  createMCPClient({
+    transport: { type: "http", url: mcpUrl(query), headers: { authorization: `Bearer ${token}` } },
+    ...(protocolVersionDiscovery === undefined ? {} : { protocolVersionDiscovery }),
+  });
+
+/** A tool call the way the AI SDK makes it when the model asks for one: through the wrapper `tools()` gave. */
+async function modelCalls(tools: Record<string, unknown>, name: string, input: Record<string, unknown>): Promise<CallToolResult> {
+  const tool = tools[name] as { execute?: (input: unknown, options: { toolCallId: string; messages: unknown[] }) => Promise<unknown> } | undefined;
+  expect(tool?.execute, `the AI SDK offers ${name}`).toBeTypeOf("function");
+  return (await tool!.execute!(input, { toolCallId: `call-${name}`, messages: [] })) as CallToolResult;
+}
+
+describe("the Vercel AI SDK's MCP client (@ai-sdk/mcp)", () => {
+  it("by default speaks 2026-07-28 and goes discover → use → load_mcp → use with the toolset, through its tool wrappers", async () => {
+    const client = await aiSdkClient();
+    try {
+      expect(client.initializeResult.protocolVersion).toBe("2026-07-28");
+      const tools = await client.tools();
+      expect(Object.keys(tools).sort()).toEqual(["discover_tool", "load_mcp", "use_tool"]);
+      const found = await modelCalls(tools, "discover_tool", { query: "add two numbers" });
+      expect(text(found)).toContain("everything/get-sum");
+      const sum = await modelCalls(tools, "use_tool", { tool_name: "everything/get-sum", tool_input: { a: 20, b: 22 } });
+      expect(sum.isError).toBeFalsy();
+      expect(text(sum)).toContain("42");
+      const loaded = await modelCalls(tools, "load_mcp", { mcp_name: "graph" });
+      const toolset = loaded.structuredContent?.["toolset"];
+      expect(toolset).toBeTypeOf("string");
+      const graph = await modelCalls(tools, "use_tool", { tool_name: "graph/read_graph", tool_input: {}, toolset });
+      expect(graph.isError).toBeFalsy();
+      expect(text(graph)).toContain('"tool":"read_graph"');
+      // A bad argument is a tool error the model can read, not a thrown exception.
+      const bad = await modelCalls(tools, "use_tool", { tool_name: "everything/get-sum", tool_input: { a: "twenty" } });
+      expect(bad.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("with protocolVersionDiscovery off opens a 2025 session, where ?view=code runs one program over two servers, one loaded by it", async () => {
+    const client = await aiSdkClient("?view=code", false);
+    try {
+      expect(client.initializeResult.protocolVersion).toBe("2025-11-25");
+      const tools = await client.tools();
+      expect(Object.keys(tools)).toEqual(["search", "describe", "execute"]);
+      expect(text(await modelCalls(tools, "search", { query: "add two numbers" }))).toMatch(/^everything\.get_sum: /);
+      expect(text(await modelCalls(tools, "describe", { path: "everything.get_sum" }))).toContain("get_sum(input: {");
+      const ran = await modelCalls(tools, "execute", {
+        code: "async () => {\n  const sum = await everything.get_sum({ a: 1, b: 2 });\n  const read = await graph.read_graph();\n  return { sum, tool: read.tool };\n}",
+      });
+      expect(ran.isError, text(ran)).toBeFalsy();
+      expect(JSON.parse(text(ran).split("\n")[0]!)).toEqual({ sum: "The sum of 1 and 2 is 3.", tool: "read_graph" });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("in the 2026 era keeps the meta-tools whatever ?view= asks (views are a 2025-session feature)", async () => {
+    const client = await aiSdkClient("?view=direct");
+    try {
+      expect(client.initializeResult.protocolVersion).toBe("2026-07-28");
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("mcp-remote (the stdio bridge desktop hosts spawn)", () => {
+  /** mcp-remote spawned as a host's config spawns it, its OAuth state in the test's directory. */
+  async function bridged(query: string): Promise<{ client: Client; log: () => string }> {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [packageFile("mcp-remote", "dist", "proxy.js"), mcpUrl(query), "--header", `Authorization:Bearer ${token}`],
+      env: { PATH: process.env["PATH"] ?? "", HOME: dir, MCP_REMOTE_CONFIG_DIR: join(dir, "mcp-auth") },
+      stderr: "pipe",
+    });
+    let log = "";
+    transport.stderr?.on("data", (chunk: Buffer) => (log += chunk.toString()));
+    const client = new Client({ name: "desktop-host", version: "1.0.0" });
+    await client.connect(transport);
+    return { client, log: () => log };
+  }
+
+  it("bridges the direct view: every tool first-class under its host-safe name, lazy servers' too, called through the bridge", async () => {
+    const { client, log } = await bridged("?view=direct");
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain("everything__get-sum");
+      // The lazy server too: the direct view loads lazy servers at the session's first tools/list.
+      expect(names).toContain("graph__read_graph");
+      const sum = (await client.callTool({ name: "everything__get-sum", arguments: { a: 5, b: 6 } })) as CallToolResult;
+      expect(text(sum)).toContain("11");
+      expect(log()).toContain("StreamableHTTPClientTransport");
+      expect(log()).not.toContain(token);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("bridges the code view: a program's answer comes back over stdio", async () => {
+    const { client } = await bridged("?view=code");
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["search", "describe", "execute"]);
+      const ran = (await client.callTool({ name: "execute", arguments: { code: "return (await everything.get_sum({ a: 2, b: 3 }));" } })) as CallToolResult;
+      expect(ran.isError, text(ran)).toBeFalsy();
+      expect(text(ran)).toBe('"The sum of 2 and 3 is 5."');
+    } finally {
+      await client.close();
+    }
+  });
+});
