@@ -2,16 +2,13 @@
 // tools/list under 1,500 tokens (counted here with js-tiktoken, not the Worker's counter), the same bytes in every
 // session; a search finds loaded tools and matching lazy servers; a promoted tool is called by its own name; and the
 // team's usage, read back through the admin API, shows what direct exposure would have cost against what was sent.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { getEncoding } from "js-tiktoken";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
 import { E2E_SECRETS_KEY, connectClient, provisionTeam } from "../../harness/clients.ts";
-import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
+import { loadCorpus } from "../../harness/replay-server.ts";
 import { waitFor } from "../shared/wait.ts";
+import { startDevStack, type DevStack } from "./dev-stack.ts";
 import { text } from "./helpers.ts";
 
 const ADMIN_TOKEN = "e2e-admin";
@@ -20,42 +17,34 @@ const encoder = getEncoding("o200k_base");
 const paid = (tools: Tool[]) =>
   encoder.encode(JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }))), [], []).length;
 
-let dir: string;
-let everything: Running;
-let replay: ReplayServer;
-let proxy: Running;
-let port: number;
+let stack: DevStack;
 let token: string;
-const mcpUrl = () => `http://127.0.0.1:${port}/t/catalog/mcp`;
+const mcpUrl = () => stack.mcpUrl("catalog");
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-catalog-"));
-  const state = join(dir, "state");
-  [everything, replay] = await Promise.all([
-    startEverything(),
-    startReplayServer({
+  stack = await startDevStack({
+    name: "catalog",
+    replay: {
       gitlab: { catalog: loadCorpus("zereight__mcp-gitlab") },
       kubernetes: { catalog: loadCorpus("mcp-server-kubernetes") },
       stripe: { catalog: loadCorpus("stripe__mcp") },
-    }),
-  ]);
-  token = provisionTeam(dir, state, "catalog", {
-    promote: ["everything/echo"],
-    mcp: {
-      everything: { url: everything.url },
-      gitlab: { url: replay.url("gitlab") },
-      kubernetes: { url: replay.url("kubernetes") },
-      billing: { url: replay.url("stripe"), description: "Stripe payments: customers, invoices, refunds and subscriptions. Load it for billing." },
+    },
+    vars: VARS,
+    provision: ({ dir, state, everything, replay }) => {
+      token = provisionTeam(dir, state, "catalog", {
+        promote: ["everything/echo"],
+        mcp: {
+          everything: { url: everything.url },
+          gitlab: { url: replay.url("gitlab") },
+          kubernetes: { url: replay.url("kubernetes") },
+          billing: { url: replay.url("stripe"), description: "Stripe payments: customers, invoices, refunds and subscriptions. Load it for billing." },
+        },
+      });
     },
   });
-  port = await freePort();
-  proxy = await startWranglerDev({ persistTo: state, vars: VARS, port });
 }, 120_000);
 
-afterAll(async () => {
-  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close()]);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe("the catalog through wrangler dev", () => {
   it("keeps tools/list within the default budget, finds what it shortened, calls a promoted tool, and accounts for it", async () => {
@@ -91,7 +80,7 @@ describe("the catalog through wrangler dev", () => {
     let usage: Usage | undefined;
     const arrived = await waitFor(
       async () => {
-        const r = await fetch(`http://127.0.0.1:${port}/admin/teams/catalog/usage?days=1`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+        const r = await fetch(`http://127.0.0.1:${stack.port}/admin/teams/catalog/usage?days=1`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
         expect(r.status).toBe(200);
         usage = (await r.json()) as Usage;
         return usage.totals.sessions >= 2 && usage.totals.calls.tools >= 1;

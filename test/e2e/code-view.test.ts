@@ -7,16 +7,15 @@
 // a tool its filters hide, a pinned tool whose definition changed, a secret in an upstream's header that nothing in
 // the sandbox, the answers or wrangler's output holds, and a call that needs consent pausing the program until an
 // execute with its id resumes it. The sandbox refuses the network throughout.
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
 import { E2E_SECRETS_KEY, connectClient, provisionTeam, teamCli } from "../../harness/clients.ts";
-import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
+import { loadCorpus } from "../../harness/replay-server.ts";
 import { waitFor } from "../shared/wait.ts";
 import { sandboxProbe } from "../shared/sandbox-probe.ts";
+import { startDevStack, type DevStack } from "./dev-stack.ts";
 import { text } from "./helpers.ts";
 
 /** Code mode's limits, small so each can be reached in a test: 1.5 s of wall time, 3 tool calls, 2,000 bytes of result, 200 of console. */
@@ -24,23 +23,16 @@ const LIMITS = { CODE_WALL_MS: "1500", CODE_MAX_CALLS: "3", CODE_MAX_RESULT_BYTE
 const VARS = { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY, ...LIMITS };
 /** The team "guarded"'s secret, sent upstream in the vault entry's Authorization header. */
 const SECRET = "sk-e2e-vault-7d41c9a0e25b86f3";
-let state: string;
+let stack: DevStack;
 let guardedToken: string;
-let dir: string;
-let everything: Running;
-let replay: ReplayServer;
-let proxy: Running;
-let port: number;
 let token: string;
-const mcpUrl = (query = "", team = "code") => `http://127.0.0.1:${port}/t/${team}/mcp${query}`;
+const mcpUrl = (query = "", team = "code") => stack.mcpUrl(team, query);
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-code-"));
-  state = join(dir, "state");
   const memory = loadCorpus("modelcontextprotocol__server-memory");
-  [everything, replay] = await Promise.all([
-    startEverything(),
-    startReplayServer({
+  stack = await startDevStack({
+    name: "code",
+    replay: {
       notes: { catalog: memory },
       graph: { catalog: memory },
       // Answers initialize and lists, never a tools/call: only the wall limit ends a program waiting on it.
@@ -49,39 +41,37 @@ beforeAll(async () => {
       pinned: { catalog: memory },
       vault: { catalog: memory },
       consent: { catalog: memory },
-    }),
-  ]);
-  token = provisionTeam(dir, state, "code", {
-    view: "code",
-    mcp: {
-      everything: { url: everything.url },
-      notes: { url: replay.url("notes") },
-      graph: { url: replay.url("graph"), description: "A knowledge graph; load it to remember facts." },
-      stuck: { url: replay.url("stuck") },
+    },
+    vars: VARS,
+    provision: ({ dir, state, everything, replay }) => {
+      token = provisionTeam(dir, state, "code", {
+        view: "code",
+        mcp: {
+          everything: { url: everything.url },
+          notes: { url: replay.url("notes") },
+          graph: { url: replay.url("graph"), description: "A knowledge graph; load it to remember facts." },
+          stuck: { url: replay.url("stuck") },
+        },
+      });
+      // The secret first: `team put` refuses a config that references a secret the team does not have.
+      const stored = teamCli(["secret", "put", "guarded", "VAULT_TOKEN", "--persist-to", state], {}, `${SECRET}\n`);
+      if (stored.status !== 0) throw new Error(`team secret put failed: ${stored.stderr}`);
+      guardedToken = provisionTeam(dir, state, "guarded", {
+        view: "code",
+        pin_tools: true,
+        approve: ["*delete*"],
+        mcp: {
+          filtered: { url: replay.url("filtered"), tools: { deny: ["delete_*"] } },
+          pinned: { url: replay.url("pinned") },
+          vault: { url: replay.url("vault"), headers: { Authorization: "Bearer ${secret:VAULT_TOKEN}" } },
+          consent: { url: replay.url("consent") },
+        },
+      });
     },
   });
-  // The secret first: `team put` refuses a config that references a secret the team does not have.
-  const stored = teamCli(["secret", "put", "guarded", "VAULT_TOKEN", "--persist-to", state], {}, `${SECRET}\n`);
-  if (stored.status !== 0) throw new Error(`team secret put failed: ${stored.stderr}`);
-  guardedToken = provisionTeam(dir, state, "guarded", {
-    view: "code",
-    pin_tools: true,
-    approve: ["*delete*"],
-    mcp: {
-      filtered: { url: replay.url("filtered"), tools: { deny: ["delete_*"] } },
-      pinned: { url: replay.url("pinned") },
-      vault: { url: replay.url("vault"), headers: { Authorization: "Bearer ${secret:VAULT_TOKEN}" } },
-      consent: { url: replay.url("consent") },
-    },
-  });
-  port = await freePort();
-  proxy = await startWranglerDev({ persistTo: state, vars: VARS, port });
 });
 
-afterAll(async () => {
-  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close()]);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe("the code view through wrangler dev", () => {
   it("goes search → describe → execute, one program calling two upstreams and loading a lazy one", async () => {
@@ -95,7 +85,7 @@ describe("the code view through wrangler dev", () => {
     const declared = text(await call("describe", { path: "everything.get_sum" }));
     expect(declared).toMatch(/^declare const everything: \{\n[^]*get_sum\(input: \{[^]*a: number;[^]*b: number;/);
 
-    const graphInits = (await replay.stats("graph")).methods.initialize ?? 0;
+    const graphInits = (await stack.replay.stats("graph")).methods.initialize ?? 0;
     const program = [
       "async () => {",
       "  const sum = await everything.get_sum({ a: 20, b: 22 });",
@@ -112,9 +102,9 @@ describe("the code view through wrangler dev", () => {
     expect(JSON.stringify(value.sum)).toContain("42");
     expect(value).toMatchObject({ noted: "create_entities", graph: "read_graph" });
     expect(rest.join("\n")).toContain("console:\ncalls made: 3");
-    const calls = (await replay.stats("notes")).calls;
+    const calls = (await stack.replay.stats("notes")).calls;
     expect(calls.at(-1)).toEqual({ name: "create_entities", arguments: { entities: [{ name: "answer", entityType: "number", observations: [expect.stringContaining("42")] }] } });
-    expect((await replay.stats("graph")).methods.initialize).toBe(graphInits + 1);
+    expect((await stack.replay.stats("graph")).methods.initialize).toBe(graphInits + 1);
     await client.close();
   });
 
@@ -122,7 +112,7 @@ describe("the code view through wrangler dev", () => {
     const { client } = await connectClient(mcpUrl("?view=code"), token);
     const call = (code: string) =>
       client.request({ method: "tools/call", params: { name: "execute", arguments: { code } } }, CallToolResultSchema) as Promise<CallToolResult>;
-    const net = await call(`try { await fetch(${JSON.stringify(everything.url)}); return "reached"; } catch (e) { return String(e); }`);
+    const net = await call(`try { await fetch(${JSON.stringify(stack.everything.url)}); return "reached"; } catch (e) { return String(e); }`);
     expect(text(net)).toMatch(/not permitted to access the internet/);
     const failed = await call("const x = 1;\nconst y = await notes.read_graph();\nnull.boom;");
     expect(failed.isError).toBe(true);
@@ -144,14 +134,14 @@ async function codeSession(team = "code", teamToken = token) {
 
 /** `_meta["dynmcp/error"]` of a result: the proxy's kind of a failure, with a program's cause, line and column. */
 const errorMeta = (result: CallToolResult) => result._meta?.["dynmcp/error"] as Record<string, unknown> | undefined;
-const callsOf = (route: string, tool?: string) => replay.stats(route).calls.filter((c) => tool === undefined || c.name === tool);
+const callsOf = (route: string, tool?: string) => stack.replay.stats(route).calls.filter((c) => tool === undefined || c.name === tool);
 
 describe("the limits of a run under wrangler dev", () => {
   it("ends a program waiting on a hung upstream at the wall limit; its late call never goes out, and the session goes on", async () => {
     const { client, execute } = await codeSession();
     const notesBefore = callsOf("notes").length;
     // A hung route never answers, so it records no call: count the requests it received instead.
-    const stuckCalls = () => replay.stats("stuck").methods["tools/call"] ?? 0;
+    const stuckCalls = () => stack.replay.stats("stuck").methods["tools/call"] ?? 0;
     const stuckBefore = stuckCalls();
     const started = Date.now();
     const stuck = await execute("async () => {\n  setTimeout(() => notes.read_graph().catch(() => {}), 2500);\n  return await stuck.read_graph();\n}");
@@ -268,7 +258,7 @@ describe("the team's policies reach programs under wrangler dev", () => {
     const first = await codeSession("guarded", guardedToken);
     expect(text(await first.call("describe", { path: "pinned" }))).toMatch(/^  create_entities\(/m);
     await first.client.close();
-    const mutated = (await (await fetch(`http://127.0.0.1:${replay.port}/__mutate/pinned`, { method: "POST" })).json()) as { mutated: string };
+    const mutated = (await (await fetch(`http://127.0.0.1:${stack.replay.port}/__mutate/pinned`, { method: "POST" })).json()) as { mutated: string };
     const changed = mutated.mutated;
     expect(changed).toBe("create_entities");
 
@@ -291,9 +281,9 @@ describe("the team's policies reach programs under wrangler dev", () => {
 
   it("sends the team's secret upstream while nothing in the sandbox, the answer or wrangler's output holds it", async () => {
     const { client, execute } = await codeSession("guarded", guardedToken);
-    const shown = proxy.output().length;
+    const shown = stack.proxy.output().length;
     const probe = await execute(
-      sandboxProbe("vault", replay.url("vault")),
+      sandboxProbe("vault", stack.replay.url("vault")),
     );
     const answer = text(probe);
     expect(probe.isError, answer).toBeFalsy();
@@ -306,13 +296,13 @@ describe("the team's policies reach programs under wrangler dev", () => {
     expect(String(seen.fetch)).toMatch(/not permitted to access the internet/);
     expect(seen.graph).toMatchObject({ tool: "read_graph" });
     // The upstream got the secret in its header; nothing the program or anyone watching the proxy saw holds it.
-    expect(replay.stats("vault").lastHeaders.authorization).toBe(`Bearer ${SECRET}`);
+    expect(stack.replay.stats("vault").lastHeaders.authorization).toBe(`Bearer ${SECRET}`);
     expect(answer).not.toContain(SECRET);
     // wrangler dev prints the Worker's log lines: the execute's own is there, the secret is not.
-    expect(await waitFor(() => proxy.output().slice(shown).includes('"event":"execute"'), { tries: 50, ms: 50 })).toBe(true);
-    expect(proxy.output()).not.toContain(SECRET);
+    expect(await waitFor(() => stack.proxy.output().slice(shown).includes('"event":"execute"'), { tries: 50, ms: 50 })).toBe(true);
+    expect(stack.proxy.output()).not.toContain(SECRET);
     // Nor is it stored in the clear anywhere in the local state (the team's secret is encrypted; sessions keep none).
-    expect(filesHolding(state, SECRET)).toEqual([]);
+    expect(filesHolding(stack.state, SECRET)).toEqual([]);
     await client.close();
   });
 

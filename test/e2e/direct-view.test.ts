@@ -1,48 +1,40 @@
 // The direct view as a user gets it: a token minted with the team CLI's --view direct, `wrangler dev` serving, the
 // SDK Client listing and calling every tool first-class (a lazy server's too); ?view=meta on the URL wins.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
 import { E2E_SECRETS_KEY, connectClient, provisionTeam, teamCli } from "../../harness/clients.ts";
-import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
+import { loadCorpus } from "../../harness/replay-server.ts";
+import { startDevStack, type DevStack } from "./dev-stack.ts";
 import { text } from "./helpers.ts";
 
 const VARS = { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY };
 const HOST_SAFE = /^[A-Za-z0-9_-]{1,64}$/;
-let dir: string;
-let everything: Running;
-let replay: ReplayServer;
-let proxy: Running;
-let port: number;
+let stack: DevStack;
 let token: string;
-const mcpUrl = (query = "") => `http://127.0.0.1:${port}/t/direct/mcp${query}`;
+const mcpUrl = (query = "") => stack.mcpUrl("direct", query);
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-direct-"));
-  const state = join(dir, "state");
-  [everything, replay] = await Promise.all([startEverything(), startReplayServer({ lazy: { catalog: loadCorpus("modelcontextprotocol__server-memory") } })]);
-  provisionTeam(dir, state, "direct", {
-    promote: ["everything/echo"],
-    mcp: {
-      everything: { url: everything.url },
-      graph: { url: replay.url("lazy"), description: "A knowledge graph; load it to remember facts." },
+  stack = await startDevStack({
+    name: "direct",
+    replay: { lazy: { catalog: loadCorpus("modelcontextprotocol__server-memory") } },
+    vars: VARS,
+    provision: ({ dir, state, everything, replay }) => {
+      provisionTeam(dir, state, "direct", {
+        promote: ["everything/echo"],
+        mcp: {
+          everything: { url: everything.url },
+          graph: { url: replay.url("lazy"), description: "A knowledge graph; load it to remember facts." },
+        },
+      });
+      const minted = teamCli(["token", "direct", "--view", "direct", "--label", "claude code", "--persist-to", state]);
+      if (minted.status !== 0) throw new Error(`team token failed: ${minted.stderr}`);
+      token = minted.stdout.trim().split("\n").at(-1)!;
+      expect(teamCli(["tokens", "direct", "--persist-to", state]).stdout).toMatch(/ {2}direct {2}claude code\n/);
     },
   });
-  const minted = teamCli(["token", "direct", "--view", "direct", "--label", "claude code", "--persist-to", state]);
-  if (minted.status !== 0) throw new Error(`team token failed: ${minted.stderr}`);
-  token = minted.stdout.trim().split("\n").at(-1)!;
-  expect(teamCli(["tokens", "direct", "--persist-to", state]).stdout).toMatch(/ {2}direct {2}claude code\n/);
-  port = await freePort();
-  proxy = await startWranglerDev({ persistTo: state, vars: VARS, port });
 });
 
-afterAll(async () => {
-  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close()]);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe("the direct view through wrangler dev", () => {
   it("lists every tool first-class for a token minted --view direct, and calls one by its direct name", async () => {
@@ -64,7 +56,7 @@ describe("the direct view through wrangler dev", () => {
 
     const sum = await client.callTool({ name: "everything__get-sum", arguments: { a: 20, b: 22 } });
     expect(text(sum)).toBe("The sum of 20 and 22 is 42.");
-    expect(replay.stats("lazy").methods.initialize).toBe(1);
+    expect(stack.replay.stats("lazy").methods.initialize).toBe(1);
     await client.close();
   });
 

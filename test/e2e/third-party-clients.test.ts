@@ -3,42 +3,36 @@
 // `server/discover` first and so speaks the 2026-07-28 era unless told not to, driven the way an AI SDK app drives it
 // (its `tools()` wrappers, whose `execute` the model's tool calls reach); and `mcp-remote`, the stdio bridge desktop
 // hosts run for remote servers, spawned as they spawn it and spoken to over stdio with a bearer header.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMCPClient, type MCPClient } from "@ai-sdk/mcp";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { freePort, packageFile, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
+import { packageFile } from "../../harness/processes.ts";
 import { E2E_SECRETS_KEY, provisionTeam } from "../../harness/clients.ts";
-import { loadCorpus, startReplayServer, type ReplayServer } from "../../harness/replay-server.ts";
+import { loadCorpus } from "../../harness/replay-server.ts";
+import { startDevStack, type DevStack } from "./dev-stack.ts";
 import { text } from "./helpers.ts";
 
-let dir: string;
-let everything: Running;
-let replay: ReplayServer;
-let proxy: Running;
-let port: number;
+let stack: DevStack;
 let token: string;
-const mcpUrl = (query = "") => `http://127.0.0.1:${port}/t/clients/mcp${query}`;
+const mcpUrl = (query = "") => stack.mcpUrl("clients", query);
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-clients-"));
-  const state = join(dir, "state");
-  [everything, replay] = await Promise.all([startEverything(), startReplayServer({ graph: { catalog: loadCorpus("modelcontextprotocol__server-memory") } })]);
-  token = provisionTeam(dir, state, "clients", {
-    mcp: { everything: { url: everything.url }, graph: { url: replay.url("graph"), description: "A knowledge graph of the team's people and projects." } },
+  stack = await startDevStack({
+    name: "clients",
+    replay: { graph: { catalog: loadCorpus("modelcontextprotocol__server-memory") } },
+    vars: { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY },
+    provision: ({ dir, state, everything, replay }) => {
+      token = provisionTeam(dir, state, "clients", {
+        mcp: { everything: { url: everything.url }, graph: { url: replay.url("graph"), description: "A knowledge graph of the team's people and projects." } },
+      });
+    },
   });
-  port = await freePort();
-  proxy = await startWranglerDev({ persistTo: state, vars: { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY }, port });
 });
 
-afterAll(async () => {
-  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close()]);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 /** An `@ai-sdk/mcp` client as an app creates one: HTTP transport, the bearer token in its headers. */
 const aiSdkClient = (query = "", protocolVersionDiscovery?: boolean): Promise<MCPClient> =>
@@ -115,7 +109,7 @@ describe("mcp-remote (the stdio bridge desktop hosts spawn)", () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [packageFile("mcp-remote", "dist", "proxy.js"), mcpUrl(query), "--header", `Authorization:Bearer ${token}`],
-      env: { PATH: process.env["PATH"] ?? "", HOME: dir, MCP_REMOTE_CONFIG_DIR: join(dir, "mcp-auth") },
+      env: { PATH: process.env["PATH"] ?? "", HOME: stack.dir, MCP_REMOTE_CONFIG_DIR: join(stack.dir, "mcp-auth") },
       stderr: "pipe",
     });
     let log = "";
