@@ -68,14 +68,32 @@ export interface CodeSessionParts {
   meter?: UsageRecorder | undefined;
 }
 
+/** Registers the code view's tools/list and tools/call on a 2025 session's server. */
 export function registerCodeTools(
   server: Server,
   registry: UpstreamRegistry,
   bridge: HostBridge,
   who: SessionIdentity,
   runtime: CodeRuntime,
-  { counter, links, meter, paused, approve: rule }: CodeSessionParts,
+  parts: CodeSessionParts,
 ): void {
+  codeTools(registry, bridge, who, runtime, parts, { ask: true })(server);
+}
+
+/**
+ * The code view over one registry: its state (namespaces, running programs, the fitted list) lives as long as the
+ * registry, and the returned function registers its handlers on a server (a 2025 session's one server, or each
+ * request's server in a 2026-era object). `ask`: whether a call that needs consent may ask the host by elicitation
+ * on the execute request (a 2025 session whose host declared it); else the run pauses for `approve`.
+ */
+export function codeTools(
+  registry: UpstreamRegistry,
+  bridge: HostBridge,
+  who: SessionIdentity,
+  runtime: CodeRuntime,
+  { counter, links, meter, paused, approve: rule }: CodeSessionParts,
+  { ask }: { ask: boolean },
+): (server: Server) => void {
   const names = new CodeNames(registry);
   const naming = names.toolNames();
   const lazy = new LazyLoads(registry, bridge, who);
@@ -84,7 +102,7 @@ export function registerCodeTools(
   /** The list fitted to the budget, with what it costs (once: it never changes); unfitted if the counter fails. */
   let listed: Promise<{ tools: Tool[]; tokens?: number }> | undefined;
 
-  server.setRequestHandler("tools/list", async () => {
+  const list = async () => {
     // Fixed by the config: the servers come in as programs call them, without changing this list.
     registry.retryFailed();
     listed ??= counter().then(
@@ -99,7 +117,7 @@ export function registerCodeTools(
     const { tools, tokens } = await listed;
     if (meter && tokens !== undefined) meter.listed({ description: JSON.stringify(tools), tokens });
     return { tools };
-  });
+  };
 
   const search = async (raw: unknown): Promise<CallToolResult> => {
     const args = parseArgs(CodeSearchInput, raw, CODE_SEARCH);
@@ -237,7 +255,7 @@ export function registerCodeTools(
     const codeHash = await programHash(args.code);
     const resume = args.approve === undefined ? undefined : await resumable(paused, args.approve, codeHash);
     if (typeof resume === "string") return toolError("program_failed", resume, undefined, { cause: "approval" });
-    const consent = new RunConsent({ rule, extra, canAsk: canAsk(bridge.capabilities()), paused, codeHash, resume });
+    const consent = new RunConsent({ rule, extra, canAsk: ask && canAsk(bridge.capabilities()), paused, codeHash, resume });
     /** A call from the program: its lazy server loaded first, consent where the team asks for it, then the call as use_tool makes it. */
     const call: ToolCall = (namespace, method, input, signal, hold) => {
       const path = `${namespace}${PATH_SEPARATOR}${method}`;
@@ -271,8 +289,12 @@ export function registerCodeTools(
     }
   };
 
-  server.setRequestHandler("tools/call", async (request, extra): Promise<CallToolResult> => {
-    const { name, arguments: raw } = request.params;
+  return (server) => {
+    server.setRequestHandler("tools/list", list);
+    server.setRequestHandler("tools/call", (request, extra) => callTool(request.params, extra));
+  };
+
+  async function callTool({ name, arguments: raw }: { name: string; arguments?: Record<string, unknown> | undefined }, extra: HostExtra): Promise<CallToolResult> {
     registry.retryFailed();
     const answer = (kind: "search" | "lookup" | "execute", result: CallToolResult) => {
       meter?.called(kind, result.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
@@ -288,5 +310,5 @@ export function registerCodeTools(
       default:
         return toolError("unknown_tool", `Unknown tool: "${name}". This server offers ${CODE_SEARCH}, ${CODE_DESCRIBE} and ${CODE_EXECUTE}; upstream tools are called from ${CODE_EXECUTE}'s program.`);
     }
-  });
+  }
 }

@@ -25,5 +25,5 @@ export function resolveView(asked: View | undefined, team: View | undefined, cod
   const view = asked ?? team ?? DEFAULT_VIEW;
   if (view !== "code" || codeAvailable) return { view };
   const source = asked === undefined ? "the team config's view" : "the view asked for";
-  return { refused: `Code mode is off on this deployment (CODE_MODE=off, or no LOADER binding), so ${source}, "code", cannot start a session; use "meta" or "direct".` };
+  return { refused: `Code mode is off on this deployment (CODE_MODE=off, or no LOADER binding), so ${source}, "code", is not served; use "meta" or "direct".` };
 }

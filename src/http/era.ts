@@ -2,7 +2,8 @@
 // (initialize, a session id, no per-request `_meta` envelope) goes on to the session steps unchanged. A 2026-07-28
 // request (its envelope in `params._meta`) is checked by the SDK's own classifier, then answered here when it needs
 // no upstream (server/discover, tools/list), or sent to an object: the principal's, or a toolset's when its call
-// names a valid toolset handle (src/http/toolset-handle.ts). Design and reasons: docs/protocol-2026.md.
+// names a valid toolset handle (src/http/toolset-handle.ts); with the code view (URL or token), the principal's code
+// object, which answers tools/list too. Design and reasons: docs/protocol-2026.md.
 import type { Context, MiddlewareHandler } from "hono";
 import {
   PROTOCOL_VERSION_META_KEY,
@@ -16,12 +17,15 @@ import { PRODUCT, ROUTE_HEADERS, sessionObjectName } from "../env.ts";
 import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../meta/definitions.ts";
 import { LIST_TTL_MS, MODERN_CAPABILITIES, MODERN_VERSION, STATIC_METHODS, staticHandler } from "../modern/server.ts";
 import { LISTEN_METHOD } from "../modern/listen.ts";
-import { settings } from "../settings.ts";
 import type { McpEnv, Principal } from "./context.ts";
 import { objectHeaders, setPrincipal, withoutObjectCors } from "./forward.ts";
 import { isSessionVersion, unsupportedVersion } from "./guards.ts";
 import { overRateLimit } from "./rate-limit.ts";
 import { checkToolsetHandle, handleProblem, mintToolsetHandle } from "./toolset-handle.ts";
+import { startingView } from "./view.ts";
+import { resolveView } from "../config/view.ts";
+import { httpError } from "../responses.ts";
+import { codeModeAvailable, settings } from "../settings.ts";
 
 /** JSON-RPC code of an unsupported protocol version in the 2026 era (not in the SDK's ProtocolErrorCode). */
 const UNSUPPORTED_VERSION = -32022;
@@ -105,11 +109,18 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   // The era's only client notification is a listen subscription's notifications/cancelled, and closing the stream
   // already ended that subscription: acknowledged here, no object woken.
   if (route.messageKind === "notification") return c.body(null, 202);
-  if (STATIC_METHODS.has(route.message.method)) {
+  // The code view (the URL's or the token's): its tools/list names the team's namespaces, so the principal's code
+  // object answers it, and every tool call; server/discover and listen streams are the same as the meta view's.
+  const code = startingView(c.get("view"), c.get("principal")) === "code";
+  if (code) {
+    const chosen = resolveView("code", undefined, codeModeAvailable(c.env));
+    if ("refused" in chosen) return httpError("invalid_view", chosen.refused);
+  }
+  if (STATIC_METHODS.has(route.message.method) && !(code && route.message.method === "tools/list")) {
     return staticHandler(settings(c.env).sessionTtlSeconds).fetch(c.req.raw, { parsedBody: message });
   }
   if (route.message.method === LISTEN_METHOD) return toTeamIndex(c);
-  return toObject(c, route.message);
+  return code ? toCodeObject(c) : toObject(c, route.message);
 };
 
 /** The client's request for an object, with the router's headers of a 2026 request (plus `set`'s) in place of its own. */
@@ -134,14 +145,27 @@ async function toTeamIndex(c: Context<McpEnv>): Promise<Response> {
  * else goes to the principal's object (its eager servers).
  */
 async function toObject(c: Context<McpEnv>, message: JSONRPCRequest | JSONRPCNotification): Promise<Response> {
-  const who = c.get("principal");
   const toolset = new Headers();
-  const objectId = await toolsetObject(c, who, message, toolset);
+  const objectId = await toolsetObject(c, c.get("principal"), message, toolset);
+  return toSessionObject(c, objectId, toolset);
+}
+
+/**
+ * To the principal's code object (`c.<token>`): one per token (or grant), apart from its meta-tools object, so the
+ * lazy servers its programs load and the runs paused for consent are that principal's code view's alone.
+ */
+function toCodeObject(c: Context<McpEnv>): Promise<Response> {
+  const view = new Headers({ [ROUTE_HEADERS.view]: "code" });
+  return toSessionObject(c, `c.${c.get("principal").tokenId}`, view);
+}
+
+/** The request to one of the team's session objects, with the router's headers and `extra` (route headers). */
+async function toSessionObject(c: Context<McpEnv>, objectId: string, extra: Headers): Promise<Response> {
   const request = modernRequest(c, (headers) => {
-    for (const [name, value] of toolset) headers.set(name, value);
+    for (const [name, value] of extra) headers.set(name, value);
     headers.set(ROUTE_HEADERS.session, objectId);
   });
-  return withoutObjectCors(await c.env.SESSIONS.getByName(sessionObjectName(who.team, objectId)).fetch(request));
+  return withoutObjectCors(await c.env.SESSIONS.getByName(sessionObjectName(c.get("principal").team, objectId)).fetch(request));
 }
 
 /** The object id for this request (`p.<token>` or `ts.<nonce>`), with the toolset's route headers set. */

@@ -1,7 +1,8 @@
-// The 2026 era's handler inside a session object (a principal's or a toolset's): per request, a fresh server over
-// the object's long-lived upstream registry, with the meta-tools, resources, prompts and completion. The request's
+// The 2026 era's handler inside a session object (a principal's, a toolset's, or a principal's code object): per
+// request, a fresh server over the object's long-lived upstream registry, with the meta-tools (or the code view's
+// tools), resources, prompts and completion. The request's
 // toolset, as the router checked it, comes in route headers.
-import type { McpHttpHandler } from "@modelcontextprotocol/server";
+import type { McpHttpHandler, Server } from "@modelcontextprotocol/server";
 import { ROUTE_HEADERS } from "../env.ts";
 import { registerCompletion } from "../forward/completion.ts";
 import { registerPrompts } from "../forward/prompts.ts";
@@ -22,12 +23,21 @@ export function toolsetRoute(request: Request | undefined): ToolsetRoute {
   };
 }
 
-export function objectHandler(parts: ToolsetParts & { links?: ResourceLinks | undefined }, handleLifetimeSeconds: number): McpHttpHandler {
+/**
+ * `tools`: the code view's tools (src/code/tools.ts) in place of the meta-tools, for a principal's code object; its
+ * tools/list replaces the meta-tools' one.
+ */
+export function objectHandler(
+  parts: ToolsetParts & { links?: ResourceLinks | undefined },
+  handleLifetimeSeconds: number,
+  tools?: (server: Server) => void,
+): McpHttpHandler {
   // 2026-era clients have no resources/subscribe: nothing is ever added to this set.
   const noSubscriptions = new Set<string>();
   return modernHandler((request) => {
     const server = modernServer(handleLifetimeSeconds, (state, ctx) => parts.inputs.codec.verify(state, ctx));
-    registerToolsetTools(server, parts, toolsetRoute(request));
+    if (tools) tools(server);
+    else registerToolsetTools(server, parts, toolsetRoute(request));
     registerResources(server, parts.registry, parts.bridge, noSubscriptions, parts.links, false);
     registerPrompts(server, parts.registry, parts.bridge);
     registerCompletion(server, parts.registry, parts.bridge, parts.links);

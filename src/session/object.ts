@@ -38,7 +38,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     // The router checked it: the view the session starts with at initialize, later only one the URL names.
     const asked = View.safeParse(request.headers.get(ROUTE_HEADERS.view) ?? undefined);
     const view = asked.success ? asked.data : undefined;
-    if (request.headers.get(ROUTE_HEADERS.era) === "modern") return this.#modern(request, team, tokenId, sessionId, user, base);
+    if (request.headers.get(ROUTE_HEADERS.era) === "modern") return this.#modern(request, team, tokenId, sessionId, user, base, view === "code" ? "code" : DEFAULT_VIEW);
 
     let record = await this.#store.session();
     if (initialize && !record) {
@@ -85,12 +85,13 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   /**
    * A 2026-era request (the router chose this object: a principal's, or a toolset's by its handle). The object's
    * record is written on its first request, with the team's config of that moment; later ones take admin reloads
-   * as sessions do. Each request is served whole by the per-request handler; the upstream registry stays.
+   * as sessions do. Each request is served whole by the per-request handler; the upstream registry stays. `view`:
+   * `code` for a principal's code object (the router sends `?view=code` there), else the meta-tools.
    */
-  async #modern(request: Request, team: string, tokenId: string, objectId: string, user: string | undefined, base: string): Promise<Response> {
+  async #modern(request: Request, team: string, tokenId: string, objectId: string, user: string | undefined, base: string, view: View): Promise<Response> {
     let record = await this.#store.session();
     if (!record) {
-      const created = await this.#newRecord({ team, tokenId, sessionId: objectId, era: "modern", base, ...(user ? { user } : {}) }, DEFAULT_VIEW);
+      const created = await this.#newRecord({ team, tokenId, sessionId: objectId, era: "modern", base, ...(user ? { user } : {}) }, view);
       if (created instanceof Response) return created;
       record = created;
       this.#meter.started(record.createdAt);

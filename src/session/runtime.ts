@@ -18,7 +18,8 @@ import { ParkedCalls } from "../modern/parked-calls.ts";
 import { requestStateCodec } from "../modern/request-state.ts";
 import { registerResources, resubscribe } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
-import { registerCodeTools } from "../code/tools.ts";
+import { codeTools, registerCodeTools } from "../code/tools.ts";
+import type { PausedRuns } from "../code/consent.ts";
 import { registerDirectTools } from "../meta/direct.ts";
 import { registerMetaTools } from "../meta/tools.ts";
 import { loadTokenCounter } from "../catalog/tokenizer.ts";
@@ -164,7 +165,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
       counter,
       links,
       meter,
-      paused: { get: (id) => store.paused(id), delete: (id) => store.deletePaused(id), put: (id, run) => store.putPaused(id, run) },
+      paused: pausedRuns(store),
       approve: record.config.approve,
     });
   } else registerMetaTools(server, registry, bridge, who, counter, links, meter);
@@ -181,6 +182,9 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   await server.connect(transport);
   return { transport, registry, gate };
 }
+
+/** Where a session's programs paused for consent wait: its storage. */
+const pausedRuns = (store: SessionStore): PausedRuns => ({ get: (id) => store.paused(id), delete: (id) => store.deletePaused(id), put: (id, run) => store.putPaused(id, run) });
 
 /** A 2026-era object's parts: the registry, and the per-request handler over it. */
 export interface ModernRuntime {
@@ -203,6 +207,12 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
   const counter = () => loadTokenCounter(env.ASSETS);
   meter?.attach({ tools: () => registry.tools(), counter, sentWhole: false });
   const inputs = { parks, codec: await requestStateCodec(env.SESSION_KEY ?? "", record) };
-  const handler = objectHandler({ registry, bridge, who, counter, links, meter, inputs }, settings(env).sessionTtlSeconds);
+  // A principal's code object (the router sends `?view=code` there): the code view's three tools. A consent the team
+  // asks for pauses the run (the era has no elicitation on a request's stream): `approve` resumes it.
+  const code =
+    sessionView(record) === "code" && env.LOADER && settings(env).codeMode
+      ? codeTools(registry, bridge, who, { loader: env.LOADER, limits: settings(env).code }, { counter, links, meter, paused: pausedRuns(store), approve: record.config.approve }, { ask: false })
+      : undefined;
+  const handler = objectHandler({ registry, bridge, who, counter, links, meter, inputs }, settings(env).sessionTtlSeconds, code);
   return { handler, registry, gate };
 }

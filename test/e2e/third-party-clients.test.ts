@@ -1,6 +1,7 @@
 // Clients the project did not write, against the proxy under `wrangler dev` with server-everything and a replay of
 // the memory server (lazy) on loopback: the Vercel AI SDK's MCP client (`@ai-sdk/mcp`), which probes
-// `server/discover` first and so speaks the 2026-07-28 era unless told not to, driven the way an AI SDK app drives it
+// `server/discover` first and so speaks the 2026-07-28 era unless told not to (the meta-tools and the code view
+// serve it; the direct view is for 2025 sessions), driven the way an AI SDK app drives it
 // (its `tools()` wrappers, whose `execute` the model's tool calls reach); and `mcp-remote`, the stdio bridge desktop
 // hosts run for remote servers, spawned as they spawn it and spoken to over stdio with a bearer header.
 import { join } from "node:path";
@@ -92,7 +93,34 @@ describe("the Vercel AI SDK's MCP client (@ai-sdk/mcp)", () => {
     }
   });
 
-  it("in the 2026 era keeps the meta-tools whatever ?view= asks (views are a 2025-session feature)", async () => {
+  it("by default gets ?view=code in the 2026 era too: a program loads the lazy server, which stays loaded for the next connection", async () => {
+    const inits = () => stack.replay.stats("graph").methods.initialize ?? 0;
+    const client = await aiSdkClient("?view=code");
+    const before = inits();
+    try {
+      expect(client.initializeResult.protocolVersion).toBe("2026-07-28");
+      const tools = await client.tools();
+      expect(Object.keys(tools)).toEqual(["search", "describe", "execute"]);
+      const ran = await modelCalls(tools, "execute", {
+        code: "const sum = await everything.get_sum({ a: 4, b: 5 });\nconst read = await graph.read_graph();\nreturn [sum, read.tool];",
+      });
+      expect(ran.isError, text(ran)).toBeFalsy();
+      expect(JSON.parse(text(ran))).toEqual(["The sum of 4 and 5 is 9.", "read_graph"]);
+    } finally {
+      await client.close();
+    }
+    expect(inits()).toBe(before + 1);
+    const next = await aiSdkClient("?view=code");
+    try {
+      const ran = await modelCalls(await next.tools(), "execute", { code: "return (await graph.read_graph()).tool;" });
+      expect(text(ran)).toBe('"read_graph"');
+      expect(inits()).toBe(before + 1);
+    } finally {
+      await next.close();
+    }
+  });
+
+  it("in the 2026 era keeps the meta-tools for ?view=direct (a 2026 tools/list may not grow as lazy servers load)", async () => {
     const client = await aiSdkClient("?view=direct");
     try {
       expect(client.initializeResult.protocolVersion).toBe("2026-07-28");

@@ -1,14 +1,12 @@
-// The catalog budget through the real runtime: a session's whole tools/list costs at most the team's budget,
-// counted here with js-tiktoken (the benchmarks' tokenizer), not the Worker's own counter; the same state gives the
-// same bytes in every session; promoted tools count against it.
-import { getEncoding } from "js-tiktoken";
+// The catalog budget through the real runtime: a session's whole tools/list costs at most the team's budget; the
+// same state gives the same bytes in every session; promoted tools count against it. Counted with the Worker's own
+// counter (see hostPaid in helpers.ts); the same budget is checked with js-tiktoken itself in test/unit/budget.test.ts
+// and, through wrangler dev, in test/e2e/catalog.test.ts.
 import { describe, expect, it } from "vitest";
-import { connect, replayUrl, seedTeam } from "./helpers.ts";
+import { connect, hostPaid, replayUrl, seedTeam } from "./helpers.ts";
 
-const encoder = getEncoding("o200k_base");
 /** What a host pays for the list (shared/corpus/README.md, "host tokens"). */
-const paid = (tools: Array<{ name: string; description?: string | undefined; inputSchema?: unknown }>) =>
-  encoder.encode(JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }))), [], []).length;
+const paid = await hostPaid();
 
 const servers = { gitlab: { url: replayUrl("gitlab") }, kubernetes: { url: replayUrl("kubernetes") }, memory: { url: replayUrl("memory") } };
 

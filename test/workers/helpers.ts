@@ -7,6 +7,8 @@ import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/s
 import { mintToken } from "../../src/auth/token.ts";
 import { kvKeys } from "../../src/config/keys.ts";
 import type { RouteStats } from "../../harness/replay-types.ts";
+import { hostTokens, type ListedTool } from "../../src/catalog/budget.ts";
+import { loadTokenCounter } from "../../src/catalog/tokenizer.ts";
 
 export const BASE = "http://proxy.test";
 
@@ -131,4 +133,15 @@ export async function mutateTool(route: string): Promise<string> {
 export async function replayControl(action: "forget" | "down" | "up" | "hold" | "hang", route: string): Promise<void> {
   const res = await fetch(`${env.REPLAY_BASE}/__${action}/${route}`, { method: "POST" });
   if (!res.ok) throw new Error(`replay control ${action} ${route}: HTTP ${res.status} ${await res.text()}`);
+}
+
+/**
+ * What a host pays for a tools/list (o200k_base tokens of `{name, description, input_schema}` per tool), counted with
+ * the Worker's own counter from the static assets. Its agreement with js-tiktoken is test/unit/tokenizer.test.ts's;
+ * js-tiktoken itself (a 5.6 MB module, over a second to build its encoder) stays out of the workerd pool, where a
+ * test file importing it was seen to crash its pool worker under load.
+ */
+export async function hostPaid(): Promise<(tools: readonly ListedTool[]) => number> {
+  const counter = await loadTokenCounter(env.ASSETS);
+  return (tools) => hostTokens(tools, counter);
 }

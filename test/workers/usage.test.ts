@@ -1,19 +1,18 @@
 // Token accounting per team through the real runtime: sessions that list, search, look up, load and call, flushed
 // to the team's index (at start, at the end, on the alarm of an evicted object), read through the admin API.
-// Tokens are checked with js-tiktoken (the benchmarks' tokenizer), not the Worker's own counter.
+// Tokens are counted with the Worker's own counter (see hostPaid in helpers.ts).
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { getEncoding } from "js-tiktoken";
 import { describe, expect, it } from "vitest";
 import { tokenId } from "../../src/auth/token.ts";
-import { adminFetch, connect, loadMcp, replayUrl, seedTeam, text, waitFor } from "./helpers.ts";
+import { loadTokenCounter } from "../../src/catalog/tokenizer.ts";
+import { adminFetch, connect, hostPaid, loadMcp, replayUrl, seedTeam, text, waitFor } from "./helpers.ts";
 
-const encoder = getEncoding("o200k_base");
-const tokens = (s: string) => encoder.encode(s, [], []).length;
+const counter = await loadTokenCounter(env.ASSETS);
+const tokens = (s: string) => counter.count(s);
 /** What a host pays for a tools/list (shared/corpus/README.md, "host tokens"). */
-const paid = (tools: Array<{ name: string; description?: string | undefined; inputSchema?: unknown }>) =>
-  tokens(JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }))));
+const paid = await hostPaid();
 
 /** Words that only tool arguments carry: none may be stored anywhere. */
 const CANARY = "zebracanary";
