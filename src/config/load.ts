@@ -1,6 +1,7 @@
 // Reads a team's config and tokens from KV.
 import { jsonOrUndefined, kvKeys, logUnreadable, TokenRecord } from "./keys.ts";
-import { parseStoredConfig, type ConfigResult } from "./validate.ts";
+import { parseStoredConfig, storedView, type ConfigResult } from "./validate.ts";
+import type { View } from "./view.ts";
 
 /** What reading needs of a KV binding (a Workers `KVNamespace` is one). */
 export interface KvText {
@@ -16,6 +17,15 @@ export async function loadTeamConfig(kv: KvText, team: string): Promise<ConfigRe
   } catch {
     return { ok: false, issues: [{ path: "(root)", message: "not valid JSON" }], errors: ["(root): not valid JSON"] };
   }
+}
+
+/**
+ * The team config's default `view` alone (undefined when the config names none, is missing or does not parse): what
+ * the 2026 era's router needs of the config, without validating every entry.
+ */
+export async function loadTeamView(kv: KvText, team: string): Promise<View | undefined> {
+  const text = await kv.get(kvKeys.config(team));
+  return text === null ? undefined : storedView(jsonOrUndefined(text));
 }
 
 /**

@@ -81,6 +81,10 @@ const StoredApprove = MultiConfig.shape.approve;
 /** A stored config's view read on its own (lenient reading: a broken one is none). */
 const StoredView = View.optional().catch(undefined);
 
+/** The team's default view of a stored config (parsed JSON), read as a session reads it: a broken one is none. */
+export const storedView = (raw: unknown): View | undefined =>
+  typeof raw === "object" && raw !== null ? StoredView.parse((raw as { view?: unknown }).view) : undefined;
+
 /** One stored entry read on its own (lenient reading): its key must be a server name, its value an entry. */
 const OneEntry = z.record(ServerName, ServerEntry);
 
@@ -133,7 +137,7 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
   const pin = (raw as { pin_tools?: unknown }).pin_tools === true;
   const promote = PromoteNames.safeParse((raw as { promote?: unknown }).promote);
   const budget = Budget.parse((raw as { catalog_budget?: unknown }).catalog_budget);
-  const view = StoredView.parse((raw as { view?: unknown }).view);
+  const view = storedView(raw);
   // A broken approval list must not let calls through unasked: it asks before every call of a program instead.
   const globs = StoredApprove.safeParse((raw as { approve?: unknown }).approve);
   const approve = approvalRule(globs.success ? globs.data : ["**"], (raw as { approve_destructive?: unknown }).approve_destructive === true);

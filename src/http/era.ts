@@ -2,8 +2,8 @@
 // (initialize, a session id, no per-request `_meta` envelope) goes on to the session steps unchanged. A 2026-07-28
 // request (its envelope in `params._meta`) is checked by the SDK's own classifier, then answered here when it needs
 // no upstream (server/discover, tools/list), or sent to an object: the principal's, or a toolset's when its call
-// names a valid toolset handle (src/http/toolset-handle.ts); with the code view (URL or token), the principal's code
-// object, which answers tools/list too. Design and reasons: docs/protocol-2026.md.
+// names a valid toolset handle (src/http/toolset-handle.ts); with the code view (URL, token or the team's default),
+// the principal's code object, which answers tools/list too. Design and reasons: docs/protocol-2026.md.
 import type { Context, MiddlewareHandler } from "hono";
 import {
   PROTOCOL_VERSION_META_KEY,
@@ -23,6 +23,7 @@ import { isSessionVersion, unsupportedVersion } from "./guards.ts";
 import { overRateLimit } from "./rate-limit.ts";
 import { checkToolsetHandle, handleProblem, mintToolsetHandle } from "./toolset-handle.ts";
 import { startingView } from "./view.ts";
+import { teamDefaultView } from "./team-view.ts";
 import { resolveView } from "../config/view.ts";
 import { httpError } from "../responses.ts";
 import { codeModeAvailable, settings } from "../settings.ts";
@@ -109,13 +110,14 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   // The era's only client notification is a listen subscription's notifications/cancelled, and closing the stream
   // already ended that subscription: acknowledged here, no object woken.
   if (route.messageKind === "notification") return c.body(null, 202);
-  // The code view (the URL's or the token's): its tools/list names the team's namespaces, so the principal's code
-  // object answers it, and every tool call; server/discover and listen streams are the same as the meta view's.
-  const code = startingView(c.get("view"), c.get("principal")) === "code";
-  if (code) {
-    const chosen = resolveView("code", undefined, codeModeAvailable(c.env));
-    if ("refused" in chosen) return httpError("invalid_view", chosen.refused);
-  }
+  // The code view (the URL's, else the token's, else the team config's): its tools/list names the team's namespaces,
+  // so the principal's code object answers it, and every tool call; server/discover and listen streams are the same
+  // as the meta view's. The config is read only when neither the URL nor the token chose.
+  const asked = startingView(c.get("view"), c.get("principal"));
+  const team = asked === undefined ? await teamDefaultView(c.env.TEAMS, c.get("principal").team, settings(c.env).tokenCacheSeconds) : undefined;
+  const chosen = resolveView(asked, team, codeModeAvailable(c.env));
+  if ("refused" in chosen) return httpError("invalid_view", chosen.refused);
+  const code = chosen.view === "code";
   if (STATIC_METHODS.has(route.message.method) && !(code && route.message.method === "tools/list")) {
     return staticHandler(settings(c.env).sessionTtlSeconds).fetch(c.req.raw, { parsedBody: message });
   }

@@ -4,7 +4,8 @@ import { describe, expect, it, vi } from "vitest";
 import { configJsonSchema } from "../../src/config/json-schema.ts";
 import { credentialWarnings, maskHeaderValue, redactConfig } from "../../src/config/redact.ts";
 import { kvKeys } from "../../src/config/keys.ts";
-import { loadTeamConfig, loadToken, type KvText } from "../../src/config/load.ts";
+import { loadTeamConfig, loadTeamView, loadToken, type KvText } from "../../src/config/load.ts";
+import { teamDefaultView } from "../../src/http/team-view.ts";
 import { parseConfig, parseConfigText, parseStoredConfig } from "../../src/config/validate.ts";
 import { resolveView } from "../../src/config/view.ts";
 import { needsApproval } from "../../src/code/approval.ts";
@@ -205,14 +206,46 @@ describe("the team's default view", () => {
     expect(resolveView(undefined, undefined, true)).toEqual({ view: "meta" });
     expect(resolveView(undefined, "code", true)).toEqual({ view: "code" });
     expect(resolveView("direct", "code", false)).toEqual({ view: "direct" });
-    expect(resolveView(undefined, "code", false)).toEqual({ refused: expect.stringMatching(/^Code mode is off .*so the team config's view, "code", cannot/) });
-    expect(resolveView("code", undefined, false)).toEqual({ refused: expect.stringMatching(/so the view asked for, "code", cannot/) });
+    expect(resolveView(undefined, "code", false)).toEqual({ refused: expect.stringMatching(/^Code mode is off .*so the team config's view, "code", is not served; use "meta" or "direct"\.$/) });
+    expect(resolveView("code", undefined, false)).toEqual({ refused: expect.stringMatching(/so the view asked for, "code", is not served/) });
   });
 });
 
 /** A KV binding holding one text value. */
 const kvWith = (values: Record<string, string>) =>
   ({ get: async (key: string) => values[key] ?? null }) satisfies KvText;
+
+describe("the team's default view at the 2026 router", () => {
+  it("reads the config's view alone, leniently, and keeps it per team for the token cache's time, no longer", async () => {
+    const stored: Record<string, string> = { [kvKeys.config("a")]: JSON.stringify({ view: "code", mcp: { x: { url: "not a url" } } }) };
+    let reads = 0;
+    const kv = { get: async (key: string) => (reads++, stored[key] ?? null) } satisfies KvText;
+    expect(await loadTeamView(kv, "a")).toBe("code");
+    expect(await loadTeamView(kvWith({ [kvKeys.config("b")]: "{" }), "b")).toBeUndefined();
+    expect(await loadTeamView(kvWith({ [kvKeys.config("b")]: '{"view":"sideways"}' }), "b")).toBeUndefined();
+    expect(await loadTeamView(kvWith({}), "b")).toBeUndefined();
+
+    let now = 1_000_000;
+    const clock = () => now;
+    reads = 0;
+    expect(await teamDefaultView(kv, "a", 30, clock)).toBe("code");
+    stored[kvKeys.config("a")] = JSON.stringify({ mcp: {} });
+    now += 29_999;
+    expect(await teamDefaultView(kv, "a", 30, clock)).toBe("code");
+    expect(reads).toBe(1);
+    now += 1;
+    expect(await teamDefaultView(kv, "a", 30, clock)).toBeUndefined();
+    expect(reads).toBe(2);
+    // 0 keeps nothing; more than 60 s is held to 60.
+    expect(await teamDefaultView(kv, "a", 0, clock)).toBeUndefined();
+    expect(reads).toBe(3);
+    stored[kvKeys.config("c")] = JSON.stringify({ view: "direct", mcp: {} });
+    expect(await teamDefaultView(kv, "c", 3600, clock)).toBe("direct");
+    stored[kvKeys.config("c")] = JSON.stringify({ mcp: {} });
+    now += 60_000;
+    expect(await teamDefaultView(kv, "c", 3600, clock)).toBeUndefined();
+  });
+});
 
 describe("stored KV records are read through schemas", () => {
   it("reads a token record, and takes a malformed one as no token (401), once logged without its contents", async () => {

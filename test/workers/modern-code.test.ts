@@ -2,7 +2,8 @@
 // stateless era) asking `?view=code`, or holding a token minted for it, gets search, describe and execute from the
 // principal's code object: its programs load lazy servers there (kept for the principal's later requests, apart from
 // its meta-tools object), and a call that needs consent pauses the run for `approve` (the era has no elicitation on a
-// request's stream). With code mode off the view is refused as for a session.
+// request's stream). The team config's default view applies as it does to sessions. With code mode off the view is
+// refused as for a session.
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -86,21 +87,55 @@ describe("the code view for 2026-07-28 clients", () => {
     await later.close();
   });
 
-  it("refuses ?view=code with 400 where code mode is off, naming why", async () => {
-    const token = await seedTeam("mc-off", { mcp: { memory: { url: replayUrl("code-modern") } } });
-    const body = {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/list",
-      params: { _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } },
-    };
-    const request = new Request(`${BASE}/t/mc-off/mcp?view=code`, {
+  it("takes the team config's default view when neither the URL nor the token names one; either of them still wins", async () => {
+    const token = await seedTeam("mc-default", { view: "code", mcp: { memory: { url: replayUrl("code-modern") } } });
+    const client = await modernClient("mc-default", token);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["search", "describe", "execute"]);
+    const ran = await call(client, "execute", { code: "return (await memory.read_graph()).tool;" });
+    expect(ran.isError, text(ran)).toBeFalsy();
+    expect(text(ran)).toBe('"read_graph"');
+    await client.close();
+
+    const asked = await modernClient("mc-default", token, "?view=meta");
+    expect((await asked.listTools()).tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
+    await asked.close();
+    const minted = (await (await adminFetch("POST", "/teams/mc-default/tokens", { view: "meta" })).json()) as { token: string };
+    const byToken = await modernClient("mc-default", minted.token);
+    expect((await byToken.listTools()).tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
+    await byToken.close();
+
+    // The default changed: the next request follows it (TOKEN_CACHE_SECONDS is 0 here; deployed, within that bound).
+    await seedTeam("mc-default", { mcp: { memory: { url: replayUrl("code-modern") } } });
+    const after = await modernClient("mc-default", token);
+    expect((await after.listTools()).tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
+    await after.close();
+  });
+
+  const listRequest = (team: string, token: string, query: string) =>
+    new Request(`${BASE}/t/${team}/mcp${query}`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}`, "mcp-protocol-version": MODERN, "mcp-method": "tools/list" },
-      body: JSON.stringify(body),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } },
+      }),
     });
-    const res = await app.fetch(request, { ...env, CODE_MODE: "off" }, createExecutionContext());
+
+  it("refuses ?view=code, and a team default of code, with 400 where code mode is off, naming why", async () => {
+    const token = await seedTeam("mc-off", { mcp: { memory: { url: replayUrl("code-modern") } } });
+    const off = { ...env, CODE_MODE: "off" };
+    const res = await app.fetch(listRequest("mc-off", token, "?view=code"), off, createExecutionContext());
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: { message: expect.stringMatching(/^Code mode is off on this deployment .* "code", is not served; use "meta" or "direct"\.$/) } });
+    expect(await res.json()).toMatchObject({ error: { message: expect.stringMatching(/^Code mode is off on this deployment .* the view asked for, "code", is not served; use "meta" or "direct"\.$/) } });
+
+    const byDefault = await seedTeam("mc-off-default", { view: "code", mcp: { memory: { url: replayUrl("code-modern") } } });
+    const refused = await app.fetch(listRequest("mc-off-default", byDefault, ""), off, createExecutionContext());
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { message: expect.stringMatching(/the team config's view, "code", is not served/) } });
+    // Asking for another view still works there.
+    const meta = await app.fetch(listRequest("mc-off-default", byDefault, "?view=meta"), off, createExecutionContext());
+    expect(meta.status).toBe(200);
   });
 });
