@@ -1,7 +1,7 @@
 // Clients the project did not write, against the proxy under `wrangler dev` with server-everything and a replay of
 // the memory server (lazy) on loopback: the Vercel AI SDK's MCP client (`@ai-sdk/mcp`), which probes
 // `server/discover` first and so speaks the 2026-07-28 era unless told not to (the meta-tools and the code view
-// serve it; the direct view is for 2025 sessions), driven the way an AI SDK app drives it
+// serve it, by the URL, the token or the team config; the direct view is for 2025 sessions), driven the way an AI SDK app drives it
 // (its `tools()` wrappers, whose `execute` the model's tool calls reach); and `mcp-remote`, the stdio bridge desktop
 // hosts run for remote servers, spawned as they spawn it and spoken to over stdio with a bearer header.
 import { join } from "node:path";
@@ -11,20 +11,21 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { packageFile } from "../../harness/processes.ts";
-import { E2E_SECRETS_KEY, provisionTeam } from "../../harness/clients.ts";
+import { E2E_SECRETS_KEY, provisionByAdmin, provisionTeam } from "../../harness/clients.ts";
 import { loadCorpus } from "../../harness/replay-server.ts";
 import { startDevStack, type DevStack } from "./dev-stack.ts";
 import { text } from "./helpers.ts";
 
 let stack: DevStack;
 let token: string;
+const ADMIN_TOKEN = "e2e-clients-admin";
 const mcpUrl = (query = "") => stack.mcpUrl("clients", query);
 
 beforeAll(async () => {
   stack = await startDevStack({
     name: "clients",
     replay: { graph: { catalog: loadCorpus("modelcontextprotocol__server-memory") } },
-    vars: { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY },
+    vars: { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY, ADMIN_TOKEN },
     provision: ({ dir, state, everything, replay }) => {
       token = provisionTeam(dir, state, "clients", {
         mcp: { everything: { url: everything.url }, graph: { url: replay.url("graph"), description: "A knowledge graph of the team's people and projects." } },
@@ -36,9 +37,9 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 /** An `@ai-sdk/mcp` client as an app creates one: HTTP transport, the bearer token in its headers. */
-const aiSdkClient = (query = "", protocolVersionDiscovery?: boolean): Promise<MCPClient> =>
+const aiSdkClient = (query = "", protocolVersionDiscovery?: boolean, as: { url: string; token: string } = { url: mcpUrl(query), token }): Promise<MCPClient> =>
   createMCPClient({
-    transport: { type: "http", url: mcpUrl(query), headers: { authorization: `Bearer ${token}` } },
+    transport: { type: "http", url: as.url, headers: { authorization: `Bearer ${as.token}` } },
     ...(protocolVersionDiscovery === undefined ? {} : { protocolVersionDiscovery }),
   });
 
@@ -117,6 +118,22 @@ describe("the Vercel AI SDK's MCP client (@ai-sdk/mcp)", () => {
       expect(inits()).toBe(before + 1);
     } finally {
       await next.close();
+    }
+  });
+
+  it("by default gets the code view of a team whose config defaults to it, with no view in the URL or the token", async () => {
+    const base = `http://127.0.0.1:${stack.port}`;
+    const codeToken = await provisionByAdmin(base, ADMIN_TOKEN, "clients-code", { view: "code", mcp: { everything: { url: stack.everything.url } } });
+    const client = await aiSdkClient("", undefined, { url: stack.mcpUrl("clients-code"), token: codeToken });
+    try {
+      expect(client.initializeResult.protocolVersion).toBe("2026-07-28");
+      const tools = await client.tools();
+      expect(Object.keys(tools)).toEqual(["search", "describe", "execute"]);
+      const ran = await modelCalls(tools, "execute", { code: "return await everything.get_sum({ a: 6, b: 7 });" });
+      expect(ran.isError, text(ran)).toBeFalsy();
+      expect(text(ran)).toBe('"The sum of 6 and 7 is 13."');
+    } finally {
+      await client.close();
     }
   });
 
