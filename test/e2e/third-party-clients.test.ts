@@ -1,9 +1,10 @@
 // Clients the project did not write, against the proxy under `wrangler dev` with server-everything and a replay of
 // the memory server (lazy) on loopback: the Vercel AI SDK's MCP client (`@ai-sdk/mcp`), which probes
 // `server/discover` first and so speaks the 2026-07-28 era unless told not to (the meta-tools and the code view
-// serve it, by the URL, the token or the team config; the direct view is for 2025 sessions), driven the way an AI SDK app drives it
-// (its `tools()` wrappers, whose `execute` the model's tool calls reach); and `mcp-remote`, the stdio bridge desktop
-// hosts run for remote servers, spawned as they spawn it and spoken to over stdio with a bearer header.
+// serve it, chosen by the URL, the token or the team config; the direct view is for 2025 sessions), driven the way
+// an AI SDK app drives it (its `tools()` wrappers, whose `execute` the model's tool calls reach); and `mcp-remote`,
+// the stdio bridge desktop hosts run for remote servers, spawned as they spawn it and spoken to over stdio with a
+// bearer header.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMCPClient, type MCPClient } from "@ai-sdk/mcp";
