@@ -73,7 +73,8 @@ export class RunConsent {
   readonly #log = new Map<number, LoggedCall>();
   readonly #inFlight = new Set<Promise<unknown>>();
   #next = 0;
-  #pausing = false;
+  /** Set once a call needs consent that cannot be asked for: the pause every later call ends the run with. */
+  #pausing: Promise<StopRun> | undefined;
 
   constructor(options: { rule: ApprovalRule | undefined; extra: HostExtra; canAsk: boolean; paused: PausedRuns; codeHash: string; resume?: PausedRun | undefined }) {
     this.#rule = options.rule;
@@ -90,16 +91,18 @@ export class RunConsent {
   }
 
   /**
-   * One call of the program: served from the resumed run's record, or made by `make` once allowed. `find` is the
-   * tool the path names now (after a lazy load), for the rule. Every outcome is logged for a later pause.
+   * One call of the program: served from the resumed run's record, or made by `make` once allowed. `find` resolves
+   * the tool the path names now (a lazy server loaded, an eager one waited for), and consent is decided on that very
+   * tool, which `make` then calls. Every outcome is logged for a later pause. Once the run is pausing, no call is
+   * made any more: each one ends the run with the same pause (so the answer always carries the resume id).
    */
   async call(
     path: string,
     input: Record<string, unknown>,
     signal: AbortSignal,
     hold: <T>(during: Promise<T>) => Promise<T>,
-    find: () => Promise<ExposedTool | undefined>,
-    make: () => Promise<{ value: unknown } | { error: string }>,
+    find: () => Promise<ExposedTool>,
+    make: (found: ExposedTool) => Promise<{ value: unknown } | { error: string }>,
   ): Promise<unknown> {
     const index = this.#next++;
     const args = JSON.stringify(input);
@@ -119,16 +122,33 @@ export class RunConsent {
     const pending = this.#resume?.pending;
     const allowed = pending !== undefined && pending.index === index;
     if (allowed && (pending.path !== path || pending.args !== args)) throw diverged(pending);
-    const found = await find();
-    if (!allowed && found !== undefined && this.needs(found)) {
-      if (this.#pausing) throw new StopRun("approval", `${path} needs the user's consent too; the program is pausing.`);
+    if (this.#pausing) throw await this.#pausing;
+    // Finding the tool can take a while (a lazy load, a connect): it counts as in flight for a pause meanwhile.
+    const finding = find();
+    this.#inFlight.add(finding);
+    let found: ExposedTool;
+    try {
+      found = await finding;
+    } catch (err) {
+      if (err instanceof StopRun) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      this.#log.set(index, { path, args, error: message });
+      throw new Error(message);
+    } finally {
+      this.#inFlight.delete(finding);
+    }
+    if (this.#pausing) throw await this.#pausing;
+    if (!allowed && this.needs(found)) {
       if (this.#canAsk) {
         if (!(await hold(ask(this.#extra, path, args, signal)))) throw new Error(`The user did not allow ${path}; it was not called.`);
+        if (this.#pausing) throw await this.#pausing;
       } else {
-        throw await this.#pause(index, path, args);
+        throw await (this.#pausing = this.#pause(index, path, args, signal));
       }
     }
-    const work = make();
+    // The run may have ended meanwhile (its deadline, a stop): then nothing more goes upstream.
+    if (signal.aborted) throw new Error("The run has ended; this tool call was not made.");
+    const work = make(found);
     this.#inFlight.add(work);
     let outcome: { value: unknown } | { error: string };
     try {
@@ -144,10 +164,13 @@ export class RunConsent {
     return outcome.value;
   }
 
-  /** Keeps what the run did (after the calls in flight settle) and stops it, saying how to resume. */
-  async #pause(index: number, path: string, args: string): Promise<StopRun> {
-    this.#pausing = true;
-    await Promise.allSettled([...this.#inFlight]);
+  /**
+   * Keeps what the run did (after the calls in flight settle) and stops it, saying how to resume. A run that ended
+   * meanwhile (its wall limit) keeps nothing: its answer carries no resume id.
+   */
+  async #pause(index: number, path: string, args: string, signal: AbortSignal): Promise<StopRun> {
+    // Let every call already started settle (each logs its outcome first), and any that started meanwhile.
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
     const run: PausedRun = { codeHash: this.#codeHash, calls: Object.fromEntries([...this.#log].map(([i, c]) => [String(i), c])), pending: { index, path, args }, at: Date.now() };
     if (pausedBytes(run) > PAUSE_MAX_BYTES) {
       return new StopRun(
@@ -155,6 +178,7 @@ export class RunConsent {
         `${path} needs the user's consent, but the calls before it returned more than ${PAUSE_MAX_BYTES} bytes, too much to keep for a resume, and this host cannot be asked through the proxy. Make the calls that need consent in a program of their own.`,
       );
     }
+    if (signal.aborted) return new StopRun("approval", `The run ended while it paused before ${path}; nothing was kept. Run the program again.`);
     const id = `pr_${nonce128()}`;
     await this.#paused.put(id, run);
     return new StopRun("approval", pausedMessage(id, path, args, this.#log.size));

@@ -11,7 +11,7 @@ import { PATH_SEPARATOR, splitCodePath } from "../catalog/code-names.ts";
 import { DECLARATION_LIMITS, declareMethod, namespaceDeclaration } from "../catalog/declarations.ts";
 import { oneLine, renderUnknownTool } from "../catalog/render.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
-import { callUpstreamTool, findTool, isResult, toolError, type SessionIdentity, type ToolResultLinks } from "../meta/call.ts";
+import { callFoundTool, findTool, isResult, toolError, type SessionIdentity, type ToolResultLinks } from "../meta/call.ts";
 import { LazyLoads } from "../meta/lazy-loads.ts";
 import { searchLazyServers } from "../meta/server-search.ts";
 import { searchCatalog } from "../meta/tool-search.ts";
@@ -256,21 +256,26 @@ export function codeTools(
     const resume = args.approve === undefined ? undefined : await resumable(paused, args.approve, codeHash);
     if (typeof resume === "string") return toolError("program_failed", resume, undefined, { cause: "approval" });
     const consent = new RunConsent({ rule, extra, canAsk: ask && canAsk(bridge.capabilities()), paused, codeHash, resume });
-    /** A call from the program: its lazy server loaded first, consent where the team asks for it, then the call as use_tool makes it. */
+    /**
+     * A call from the program: the tool resolved first (a lazy server loaded, an eager one still connecting waited
+     * for or tried again, as use_tool does), consent decided on that tool, then exactly that tool called.
+     */
     const call: ToolCall = (namespace, method, input, signal, hold) => {
       const path = `${namespace}${PATH_SEPARATOR}${method}`;
       const server = names.serverOf(namespace);
-      const find = async () => {
+      const find = async (): Promise<ExposedTool> => {
         registry.retryFailed();
         if (server !== undefined && names.find(path) === undefined) {
           const failedLoad = await lazy.ensure(server, extra);
           if (failedLoad) throw new Error(failureMessage(failedLoad));
         }
-        return names.find(path);
+        const target = await findTool(registry, naming, path);
+        if (isResult(target)) throw new Error(failureMessage(target));
+        return target;
       };
-      const make = async (): Promise<{ value: unknown } | { error: string }> => {
-        const result = await callUpstreamTool({ registry, bridge, who, links }, naming, path, input, undefined, extra, signal);
-        if (names.find(path) !== undefined) meter?.called("tool");
+      const make = async (target: ExposedTool): Promise<{ value: unknown } | { error: string }> => {
+        const result = await callFoundTool({ registry, bridge, who, links }, target, path, input, undefined, extra, signal);
+        meter?.called("tool");
         return result.isError ? { error: failureMessage(result) } : { value: programValue(result) };
       };
       return consent.call(path, input, signal, hold, find, make);

@@ -89,9 +89,26 @@ export async function callUpstreamTool(
   /** 2026 host: a 2026 upstream's input_required returned rather than relayed, and the next round of one. */
   rounds: Pick<RequestOptions, "inputRequired" | "retry"> = {},
 ): Promise<CallToolResult> {
-  const { registry, bridge, who, links } = ctx;
-  const target = await findTool(registry, naming, toolName);
+  const target = await findTool(ctx.registry, naming, toolName);
   if (isResult(target)) return target;
+  return callFoundTool(ctx, target, toolName, input, progressToken, extra, signal, rounds);
+}
+
+/**
+ * `callUpstreamTool` once the name has resolved: the call of exactly this tool (code mode decides consent on the tool
+ * it found, and calls that one).
+ */
+export async function callFoundTool(
+  ctx: CallContext,
+  target: ExposedTool,
+  toolName: string,
+  input: Record<string, unknown>,
+  progressToken: ProgressToken,
+  extra: HostExtra,
+  signal: AbortSignal = hostSignal(extra),
+  rounds: Pick<RequestOptions, "inputRequired" | "retry"> = {},
+): Promise<CallToolResult> {
+  const { registry, bridge, who, links } = ctx;
   // A progress token of the host's travels upstream; the upstream's progress comes back under it.
   const onprogress =
     progressToken === undefined

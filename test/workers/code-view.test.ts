@@ -462,6 +462,78 @@ describe("calls that need the user's consent", () => {
   });
 });
 
+describe("consent holds whatever the program's timing", () => {
+  const names = async (route: string) => (await replayStats(route)).calls.map((c) => c.name);
+  const idOf = (result: CallToolResult) => /approve: "(pr_[A-Za-z0-9_-]+)"/.exec(text(result))?.[1];
+
+  it("decides consent on the tool the call resolves to: a call made while its eager server still connects waits for it, then pauses", async () => {
+    const token = await seedTeam("cv-pause-early", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-pause-early") } } });
+    const s = await connectAt("cv-pause-early", token, "?view=code");
+    // The session's first request after initialize: the server's own initialize takes 400 ms, so it is still connecting.
+    const paused = await execute(s, "return (await memory.delete_entities({ entityNames: ['early'] })).tool;");
+    expect(errorKindOf(paused)).toMatchObject({ kind: "program_failed", cause: "approval" });
+    expect(idOf(paused)).toBeDefined();
+    expect(await names("code-pause-early")).not.toContain("delete_entities");
+    await s.client.close();
+  });
+
+  it("gives the resume id when two calls need consent at once, and resumes them one pause at a time, each made once", async () => {
+    const token = await seedTeam("cv-pause-two", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-pause-two") } } });
+    const s = await connectAt("cv-pause-two", token, "?view=code");
+    expect(text(await describeApi(s, "memory.delete_entities"))).toContain("@needsApproval");
+    const program = [
+      "const [g, a, b] = await Promise.all([",
+      "  memory.read_graph({}),",
+      "  memory.delete_entities({ entityNames: ['a'] }),",
+      "  memory.delete_entities({ entityNames: ['b'] }),",
+      "]);",
+      "return [g.tool, a.arguments.entityNames[0], b.arguments.entityNames[0]];",
+    ].join("\n");
+    const first = await execute(s, program);
+    expect(errorKindOf(first)).toMatchObject({ kind: "program_failed", cause: "approval" });
+    const id = idOf(first);
+    expect(id, text(first)).toBeDefined();
+    expect(await names("code-pause-two")).toEqual(["read_graph"]);
+    const second = await call(s, "execute", { code: program, approve: id });
+    const next = idOf(second);
+    expect(next, text(second)).toBeDefined();
+    expect(text(second)).toMatch(/^The program paused before memory\.delete_entities\(\{"entityNames":\["b"\]\}\)/);
+    const done = await call(s, "execute", { code: program, approve: next });
+    expect(done.isError, text(done)).toBeFalsy();
+    expect(JSON.parse(text(done))).toEqual(["read_graph", "a", "b"]);
+    const calls = (await replayStats("code-pause-two")).calls;
+    expect(calls.map((c) => [c.name, (c.arguments as { entityNames?: string[] }).entityNames?.[0]])).toEqual([
+      ["read_graph", undefined],
+      ["delete_entities", "a"],
+      ["delete_entities", "b"],
+    ]);
+    await s.client.close();
+  });
+
+  it("makes no call once the run is pausing, so the resume makes none twice (upstream calls take 300 ms)", async () => {
+    const token = await seedTeam("cv-pause-slow", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-pause-slow") } } });
+    const s = await connectAt("cv-pause-slow", token, "?view=code");
+    expect(text(await describeApi(s, "memory.delete_entities"))).toContain("@needsApproval");
+    const program = [
+      "const g = memory.read_graph({});",
+      "const d = memory.delete_entities({ entityNames: ['a'] });",
+      "await new Promise((r) => setTimeout(r, 50));",
+      "const c = memory.create_entities({ entities: [{ name: 'e', entityType: 't', observations: [] }] });",
+      "const all = await Promise.all([g, d, c]);",
+      "return all.map((r) => r.tool);",
+    ].join("\n");
+    const paused = await execute(s, program);
+    const id = idOf(paused);
+    expect(id, text(paused)).toBeDefined();
+    expect(await names("code-pause-slow")).toEqual(["read_graph"]);
+    const resumed = await call(s, "execute", { code: program, approve: id });
+    expect(resumed.isError, text(resumed)).toBeFalsy();
+    expect(JSON.parse(text(resumed))).toEqual(["read_graph", "delete_entities", "create_entities"]);
+    expect(await names("code-pause-slow")).toEqual(["read_graph", "delete_entities", "create_entities"]);
+    await s.client.close();
+  });
+});
+
 describe("accounting", () => {
   let logged: string[] = [];
   beforeEach(() => {
