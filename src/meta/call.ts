@@ -76,22 +76,24 @@ export function registryNames(registry: UpstreamRegistry, loadTool: string): Too
 /** A JSON-RPC progress token of the host's request, if it sent one. */
 type ProgressToken = string | number | undefined;
 
-/** Calls the upstream tool the host's name resolves to, with the host request's progress token and context. */
-export async function callUpstreamTool(
-  ctx: CallContext,
-  naming: ToolNames,
-  toolName: string,
+/**
+ * What a call takes besides its tool: the arguments, the host request's progress token and context, what cancels it
+ * instead of the host request's own cancellation (a parked 2026 call outlives its request), and, for a 2026 host, a
+ * 2026 upstream's input_required returned rather than relayed, and the next round of one.
+ */
+type CallInputs = [
   input: Record<string, unknown>,
   progressToken: ProgressToken,
   extra: HostExtra,
-  /** What cancels the call instead of the host request's own cancellation (a parked 2026 call outlives its request). */
-  signal: AbortSignal = hostSignal(extra),
-  /** 2026 host: a 2026 upstream's input_required returned rather than relayed, and the next round of one. */
-  rounds: Pick<RequestOptions, "inputRequired" | "retry"> = {},
-): Promise<CallToolResult> {
+  signal?: AbortSignal,
+  rounds?: Pick<RequestOptions, "inputRequired" | "retry">,
+];
+
+/** Calls the upstream tool the host's name resolves to. */
+export async function callUpstreamTool(ctx: CallContext, naming: ToolNames, toolName: string, ...inputs: CallInputs): Promise<CallToolResult> {
   const target = await findTool(ctx.registry, naming, toolName);
   if (isResult(target)) return target;
-  return callFoundTool(ctx, target, toolName, input, progressToken, extra, signal, rounds);
+  return callFoundTool(ctx, target, toolName, ...inputs);
 }
 
 /**
@@ -102,11 +104,7 @@ export async function callFoundTool(
   ctx: CallContext,
   target: ExposedTool,
   toolName: string,
-  input: Record<string, unknown>,
-  progressToken: ProgressToken,
-  extra: HostExtra,
-  signal: AbortSignal = hostSignal(extra),
-  rounds: Pick<RequestOptions, "inputRequired" | "retry"> = {},
+  ...[input, progressToken, extra, signal, rounds]: CallInputs
 ): Promise<CallToolResult> {
   const { registry, bridge, who, links } = ctx;
   // A progress token of the host's travels upstream; the upstream's progress comes back under it.
@@ -120,7 +118,7 @@ export async function callFoundTool(
     log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
   try {
     const result = await bridge.during(target.upstream, extra, () =>
-      registry.call(target, input, { signal, ...(onprogress ? { onprogress } : {}), ...metaOf(extra), ...rounds }),
+      registry.call(target, input, { signal: signal ?? hostSignal(extra), ...(onprogress ? { onprogress } : {}), ...metaOf(extra), ...rounds }),
     );
     done(result.isError ? "tool_error" : "ok");
     // A resource the result links to and no list claims is routed back to this upstream later.
