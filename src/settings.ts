@@ -75,6 +75,8 @@ export const SettingsSchema = z
       maxCalls: Math.floor(s.CODE_MAX_CALLS),
       maxResultBytes: s.CODE_MAX_RESULT_BYTES,
       maxLogBytes: s.CODE_MAX_LOG_BYTES,
+      // A call's arguments from a program are held to what a host's use_tool body may carry.
+      maxArgBytes: s.MAX_BODY_BYTES,
     },
   }));
 export type Settings = z.output<typeof SettingsSchema>;

@@ -1,5 +1,6 @@
-// Pure: what code mode loads into a sandbox, and how the sandbox's answers are read. The child Worker has two
-// modules: `runner.js`, the constant below (a WorkerEntrypoint with one method, `run`), and `program.js`, the agent's
+// Pure: what code mode loads into a sandbox, and how the sandbox's answers are read. The child Worker has three
+// modules: `runner.js`, a constant below (a WorkerEntrypoint with one method, `run`), `prelude.js`, which the runner
+// imports before the program (what it relies on, taken before the agent's code runs), and `program.js`, the agent's
 // code wrapped so that its lines stay the agent's lines. Nothing here imports `cloudflare:`, so Node unit tests can
 // check the modules, the worker code handed to the loader, and how stacks, startup errors and platform failures are
 // read; src/code/sandbox.ts does the loading, the bridge and the limits.
@@ -18,12 +19,35 @@ export const CHILD_COMPATIBILITY_FLAGS: readonly string[] = ["no_nodejs_compat",
 /** The child's module names; stacks and startup errors name `program.js`, which is how lines are found. */
 export const RUNNER_MODULE = "runner.js";
 export const PROGRAM_MODULE = "program.js";
+export const PRELUDE_MODULE = "prelude.js";
 
 
 /**
+ * The child's first module: ES modules run in the order they are imported, and the runner imports this one before
+ * the program, whose module can run code of its own at its top level (a body that closes the wrapper's brace). So
+ * what the runner relies on is taken here first, and `caches` is gone before any of the agent's code runs (on
+ * Cloudflare, `caches.default` could carry data from one run, or team, to the next).
+ */
+export const PRELUDE_SOURCE = `export const stringify = JSON.stringify;
+export const parse = JSON.parse;
+export const encoder = new TextEncoder();
+export const later = setTimeout;
+export const consoleRef = console;
+
+try {
+  delete globalThis.caches;
+} catch {}
+if (typeof globalThis.caches !== "undefined") {
+  try {
+    Object.defineProperty(globalThis, "caches", { value: undefined, writable: false, configurable: false });
+  } catch {}
+}
+`;
+
+/**
  * The child's main module. It runs in the sandbox, so it is plain JavaScript, written to trust nothing the program
- * could have changed by the time it runs (JSON, TextEncoder and setTimeout are taken before the program's first
- * line). `run(bridge, namespaces, limits)`:
+ * could have changed by the time it runs (JSON, TextEncoder and setTimeout are taken by the prelude, before the
+ * program's module runs). `run(bridge, namespaces, limits)`:
  * - replaces console.log/info/warn/error/debug by a capture bounded to `limits.maxLogBytes` (UTF-8 bytes of the
  *   lines joined by "\n"; past it, lines are dropped and counted);
  * - gives the program one object per namespace, each property a method that sends
@@ -34,29 +58,15 @@ export const PROGRAM_MODULE = "program.js";
  *   in the program's last synchronous stretch is never sent (the host refuses anything later anyway);
  * - runs once: the program can reach its own entrypoint through `exports` of "cloudflare:workers", and a second
  *   `run` (the program re-running itself, with its own console) is refused;
- * - takes `caches` away from the program (a shared cache would be a channel between runs);
+ * - refuses a call whose arguments are over `limits.maxArgBytes` of JSON (the host checks again);
  * - awaits the program, stringifies its value itself and answers
  *   `{ ok: true, resultJson, logs, logsDropped }` or `{ ok: false, cause, name, message, stack, logs, logsDropped }`.
  */
 export const RUNNER_SOURCE = `import { WorkerEntrypoint } from "cloudflare:workers";
+import { stringify, parse, encoder, later, consoleRef } from "./${PRELUDE_MODULE}";
 import program from "./${PROGRAM_MODULE}";
 
-const stringify = JSON.stringify;
-const parse = JSON.parse;
-const encoder = new TextEncoder();
-const later = setTimeout;
-const consoleRef = console;
 const UNCALLABLE = new Set(${JSON.stringify(UNCALLABLE_METHODS)});
-
-// No cache for the program: on Cloudflare, caches.default could carry data from one run (or team) to the next.
-try {
-  delete globalThis.caches;
-} catch {}
-if (typeof globalThis.caches !== "undefined") {
-  try {
-    Object.defineProperty(globalThis, "caches", { value: undefined, writable: false, configurable: false });
-  } catch {}
-}
 
 /** UTF-8 length; a string longer than the room left is over it whatever its characters. */
 function fits(text, room) {
@@ -166,6 +176,11 @@ export default class Runner extends WorkerEntrypoint {
           json = stringify(input);
         } catch (error) {
           throw new TypeError(path + ": its argument is not JSON (" + describe(error).message + ").");
+        }
+        if (!fits(json, limits.maxArgBytes)) {
+          throw new RangeError(
+            path + "'s argument is over " + limits.maxArgBytes + " bytes of JSON, the most one call may send; it was not made. Send less per call (or split the work into several calls).",
+          );
         }
         await new Promise((resolve) => later(resolve, 0));
         // The program has returned: nobody awaits this call, and it must not happen.
@@ -296,7 +311,7 @@ export function programAttempts(code: string, namespaces: readonly string[]): { 
   return { attempts: [arrow, body], reported: "body" };
 }
 
-/** What the loader is given: the two modules, no bindings, no network, Node compatibility off (so no `process`). */
+/** What the loader is given: the three modules, no bindings, no network, Node compatibility off (so no `process`). */
 export interface ChildWorkerCode {
   compatibilityDate: string;
   compatibilityFlags: string[];
@@ -312,7 +327,7 @@ export function childWorkerCode(program: ProgramModule, cpuMs: number): ChildWor
     compatibilityDate: CHILD_COMPATIBILITY_DATE,
     compatibilityFlags: [...CHILD_COMPATIBILITY_FLAGS],
     mainModule: RUNNER_MODULE,
-    modules: { [RUNNER_MODULE]: RUNNER_SOURCE, [PROGRAM_MODULE]: program.source },
+    modules: { [RUNNER_MODULE]: RUNNER_SOURCE, [PRELUDE_MODULE]: PRELUDE_SOURCE, [PROGRAM_MODULE]: program.source },
     // No `env`: the child has no bindings. `null` blocks fetch() and connect() (docs/code-mode.md 1.2).
     globalOutbound: null,
     ...(cpuMs > 0 && Number.isFinite(cpuMs) ? { limits: { cpuMs: Math.ceil(cpuMs) } } : {}),

@@ -28,6 +28,8 @@ export interface SandboxLimits {
   maxLogBytes: number;
   /** Bytes of the JSON text of the program's return value. */
   maxResultBytes: number;
+  /** Bytes of the JSON text of one tool call's arguments (the child checks first; the host's check counts). */
+  maxArgBytes: number;
 }
 
 /**
@@ -97,6 +99,7 @@ class RunState {
   readonly #controller = new AbortController();
   readonly #tool: ToolCall;
   readonly #maxCalls: number;
+  readonly #maxArgBytes: number;
   #count = 0;
   #ended = false;
   /** Called when the program asks for one call too many: that ends the run at once, caught or not. */
@@ -108,11 +111,12 @@ class RunState {
   /** Stops the wall clock while a promise is pending (set by runProgram, which owns the clock). */
   hold: <T>(during: Promise<T>) => Promise<T> = (during) => during;
 
-  constructor(namespaces: readonly string[], tool: ToolCall, maxCalls: number, maxLogBytes: number) {
+  constructor(namespaces: readonly string[], tool: ToolCall, limits: Pick<SandboxLimits, "maxCalls" | "maxLogBytes" | "maxArgBytes">) {
     this.#namespaces = new Set(namespaces);
     this.#tool = tool;
-    this.#maxCalls = maxCalls;
-    this.logs = new LogBudget(maxLogBytes);
+    this.#maxCalls = limits.maxCalls;
+    this.#maxArgBytes = limits.maxArgBytes;
+    this.logs = new LogBudget(limits.maxLogBytes);
     this.overLimit = new Promise((resolve) => (this.#overLimit = resolve));
     this.stopped = new Promise((resolve) => (this.#stop = resolve));
   }
@@ -144,13 +148,16 @@ class RunState {
     if (typeof namespace !== "string" || !this.#namespaces.has(namespace) || typeof method !== "string" || method === "" || method.length > MAX_METHOD_CHARS) {
       return { ok: false, message: "Not a tool of this run." };
     }
+    const path = `${namespace}.${method}`;
+    // Checked before it is parsed: a program could send a huge text several times at once.
+    const bytes = typeof argsJson === "string" ? utf8Length(argsJson, this.#maxArgBytes) : 0;
+    if (bytes > this.#maxArgBytes) return { ok: false, message: argsLimitMessage(path, this.#maxArgBytes) };
     let input: unknown;
     try {
       input = typeof argsJson === "string" ? JSON.parse(argsJson) : undefined;
     } catch {
       input = undefined;
     }
-    const path = `${namespace}.${method}`;
     if (typeof input !== "object" || input === null || Array.isArray(input)) {
       return { ok: false, message: `${path} takes one object argument.` };
     }
@@ -185,6 +192,12 @@ class RunState {
   }
 }
 
+/** UTF-8 bytes of `text`, or a number over `max` as soon as it is known to be over it (no copy of a huge text). */
+const utf8Length = (text: string, max: number): number => (text.length > max ? text.length : utf8.encode(text).length);
+
+const argsLimitMessage = (path: string, max: number): string =>
+  `${path}'s argument is over ${max} bytes of JSON, the most one call may send; it was not made. Send less per call (or split the work into several calls).`;
+
 const callLimitMessage = (max: number): string =>
   `Tool call limit reached: a run may make at most ${max} tool call${max === 1 ? "" : "s"}. Make fewer calls per run (or split the work into several runs).`;
 
@@ -207,7 +220,7 @@ class Bridge extends RpcTarget {
 
 /** The runner's entrypoint as the host calls it. */
 interface RunnerStub {
-  run(bridge: Bridge, namespaces: string[], limits: { maxLogBytes: number; maxResultBytes: number }): Promise<unknown>;
+  run(bridge: Bridge, namespaces: string[], limits: { maxLogBytes: number; maxResultBytes: number; maxArgBytes: number }): Promise<unknown>;
 }
 
 /** How one load of one program module ended. */
@@ -246,7 +259,7 @@ export async function runProgram(
   signal?: AbortSignal,
 ): Promise<RunReport> {
   const started = Date.now();
-  const run = new RunState(namespaces, call, limits.maxCalls, limits.maxLogBytes);
+  const run = new RunState(namespaces, call, limits);
   const { attempts, reported } = programAttempts(code, namespaces);
   const stubs: unknown[] = [];
   if (signal?.aborted) {
@@ -264,6 +277,7 @@ export async function runProgram(
       const answer = await (entry as unknown as RunnerStub).run(new Bridge(run), [...namespaces], {
         maxLogBytes: limits.maxLogBytes,
         maxResultBytes: limits.maxResultBytes,
+        maxArgBytes: limits.maxArgBytes,
       });
       const report = readChildReport(answer);
       return report ? { kind: "report", program, report } : { kind: "failed", message: "The sandbox answered something that is not a report." };

@@ -9,6 +9,8 @@ import { describe, expect, it } from "vitest";
 import {
   CHILD_COMPATIBILITY_DATE,
   LogBudget,
+  PRELUDE_MODULE,
+  PRELUDE_SOURCE,
   PROGRAM_MODULE,
   RUNNER_MODULE,
   RUNNER_SOURCE,
@@ -183,10 +185,11 @@ describe("startup failures", () => {
 describe("the worker code given to the loader", () => {
   const code = childWorkerCode(programModule("return 1;", NS, "body"), 1000);
 
-  it("has the two modules, the runner as main module", () => {
+  it("has the three modules, the runner as main module", () => {
     expect(code.mainModule).toBe(RUNNER_MODULE);
-    expect(Object.keys(code.modules).sort()).toEqual([PROGRAM_MODULE, RUNNER_MODULE].sort());
+    expect(Object.keys(code.modules).sort()).toEqual([PRELUDE_MODULE, PROGRAM_MODULE, RUNNER_MODULE].sort());
     expect(code.modules[RUNNER_MODULE]).toBe(RUNNER_SOURCE);
+    expect(code.modules[PRELUDE_MODULE]).toBe(PRELUDE_SOURCE);
     expect(code.modules[PROGRAM_MODULE]).toBe(programModule("return 1;", NS, "body").source);
   });
 
@@ -211,9 +214,13 @@ describe("the worker code given to the loader", () => {
 });
 
 describe("the runner module", () => {
-  it("parses, imports the program module, and is a WorkerEntrypoint with one method", () => {
+  it("parses, imports the prelude before the program module, and is a WorkerEntrypoint with one method", () => {
     expect(syntaxErrors(RUNNER_SOURCE)).toEqual([]);
-    expect(RUNNER_SOURCE).toContain(`import program from "./${PROGRAM_MODULE}";`);
+    expect(syntaxErrors(PRELUDE_SOURCE)).toEqual([]);
+    // ES modules run in the order they are imported: the prelude's captures come before any of the agent's code.
+    const imports = [...RUNNER_SOURCE.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
+    expect(imports).toEqual(["cloudflare:workers", `./${PRELUDE_MODULE}`, `./${PROGRAM_MODULE}`]);
+    expect(PRELUDE_SOURCE).not.toMatch(/^import /m);
     expect(RUNNER_SOURCE).toContain("export default class Runner extends WorkerEntrypoint {");
     const file = ts.createSourceFile("runner.js", RUNNER_SOURCE, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS);
     const runner = file.statements.filter(ts.isClassDeclaration).find((c) => c.name?.text === "Runner")!;

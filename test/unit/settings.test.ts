@@ -15,7 +15,7 @@ describe("settings", () => {
       modernEra: true,
       oauthHosts: true,
       codeMode: true,
-      code: { wallMs: 30_000, cpuMs: 5_000, maxCalls: 50, maxResultBytes: 64 * 1024, maxLogBytes: 16 * 1024 },
+      code: { wallMs: 30_000, cpuMs: 5_000, maxCalls: 50, maxResultBytes: 64 * 1024, maxLogBytes: 16 * 1024, maxArgBytes: 4 * 1024 * 1024 },
     });
   });
 
@@ -25,8 +25,8 @@ describe("settings", () => {
     expect(codeModeAvailable({})).toBe(false);
     expect(codeModeAvailable({ LOADER: {} })).toBe(true);
     expect(codeModeAvailable({ LOADER: {}, CODE_MODE: "off" })).toBe(false);
-    const limits = settings({ CODE_WALL_MS: "1500", CODE_MAX_CALLS: "0", CODE_MAX_LOG_BYTES: "0", CODE_MAX_RESULT_BYTES: "-5", CODE_CPU_MS: "x" }).code;
-    expect(limits).toEqual({ wallMs: 1500, cpuMs: 5_000, maxCalls: 50, maxResultBytes: 64 * 1024, maxLogBytes: 0 });
+    const limits = settings({ CODE_WALL_MS: "1500", CODE_MAX_CALLS: "0", CODE_MAX_LOG_BYTES: "0", CODE_MAX_RESULT_BYTES: "-5", CODE_CPU_MS: "x", MAX_BODY_BYTES: "1000" }).code;
+    expect(limits).toEqual({ wallMs: 1500, cpuMs: 5_000, maxCalls: 50, maxResultBytes: 64 * 1024, maxLogBytes: 0, maxArgBytes: 1000 });
   });
 
   it("turns OAuth for hosts off only for \"off\" (any case)", () => {

@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runProgram, type RunReport, type SandboxLimits, type ToolCall } from "../../src/code/sandbox.ts";
 
-const LIMITS: SandboxLimits = { wallMs: 1500, cpuMs: 1000, maxCalls: 10, maxLogBytes: 4096, maxResultBytes: 16_384 };
+const LIMITS: SandboxLimits = { wallMs: 1500, cpuMs: 1000, maxCalls: 10, maxLogBytes: 4096, maxResultBytes: 16_384, maxArgBytes: 65_536 };
 
 interface Received {
   namespace: string;
@@ -317,6 +317,12 @@ describe("what the sandbox cannot reach", () => {
     const code = "async () => {\n  try {\n    await caches.default.put('https://a.example/', new Response('x'));\n    return 'stored';\n  } catch (e) {\n    return [typeof caches, typeof globalThis.caches, e.name];\n  }\n}";
     expect(result(await run(code))).toEqual(["undefined", "undefined", "ReferenceError"]);
   });
+
+  it("has no cache API at the program module's top level either (a body that closes the wrapper's brace)", async () => {
+    // Module code after the wrapper runs when program.js is evaluated: after the prelude, before the runner's body.
+    const code = "return [early, typeof globalThis.caches];\n}; const early = typeof globalThis.caches; {";
+    expect(result(await run(code))).toEqual(["undefined", "undefined"]);
+  });
 });
 
 describe("the wall limit", () => {
@@ -400,6 +406,17 @@ describe("the other limits", () => {
     expect(report.failure?.message).toContain("at most 3 tool calls");
     expect(received.map((r) => r.input)).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
     expect(report.calls).toHaveLength(3);
+  });
+
+  it("refuses a call whose arguments are over maxArgBytes of JSON: the program gets the error, the ToolCall nothing", async () => {
+    const { call, received } = recorder();
+    const code = "async () => {\n  try {\n    await github.create({ body: 'x'.repeat(200) });\n  } catch (e) {\n    return [e.name, e.message];\n  }\n}";
+    const [name, message] = result(await run(code, { call, limits: { maxArgBytes: 100 } })) as [string, string];
+    expect(name).toBe("RangeError");
+    expect(message).toBe("github.create's argument is over 100 bytes of JSON, the most one call may send; it was not made. Send less per call (or split the work into several calls).");
+    expect(received).toEqual([]);
+    expect(result(await run("await github.create({ body: 'x'.repeat(80) })", { call, limits: { maxArgBytes: 100 } }))).toMatchObject({ echo: "github.create" });
+    expect(received).toHaveLength(1);
   });
 
   it("allows exactly maxCalls calls", async () => {
