@@ -48,3 +48,37 @@ export const pausedBytes = (run: PausedRun): number => new TextEncoder().encode(
 export function preview(json: string, max = 500): string {
   return json.length > max ? `${json.slice(0, max - 1)}…` : json;
 }
+
+/** Characters of one string value, and items of one array, shown in a consent question before they are shortened. */
+const SHOWN_STRING = 120;
+const SHOWN_ITEMS = 20;
+
+/** Every key kept, long strings and arrays shortened (each saying how much was left out), so padding hides nothing. */
+function shortened(value: unknown, depth: number): unknown {
+  if (typeof value === "string") return value.length > SHOWN_STRING ? `${value.slice(0, SHOWN_STRING)}… (${value.length} characters)` : value;
+  if (typeof value !== "object" || value === null) return value;
+  if (depth > 8) return "…";
+  if (Array.isArray(value)) {
+    const shown = value.slice(0, SHOWN_ITEMS).map((v) => shortened(v, depth + 1));
+    return value.length > SHOWN_ITEMS ? [...shown, `… and ${value.length - SHOWN_ITEMS} more items`] : shown;
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortened(v, depth + 1)]));
+}
+
+/**
+ * A call's arguments as a person is asked to allow them: whole while they fit `max` characters; else every key with
+ * long values shortened; and if even that does not fit, cut, saying so (then the user cannot see all of it, and
+ * should not allow it blind).
+ */
+export function consentPreview(argsJson: string, max = 1500): string {
+  if (argsJson.length <= max) return argsJson;
+  let short: string;
+  try {
+    short = JSON.stringify(shortened(JSON.parse(argsJson), 0));
+  } catch {
+    short = argsJson;
+  }
+  const note = ` (long values shortened; ${argsJson.length} characters in all)`;
+  if (short.length <= max) return short + note;
+  return `${short.slice(0, max - 1)}… (too long to show whole: ${argsJson.length} characters; only the start is shown)`;
+}

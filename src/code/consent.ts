@@ -10,7 +10,7 @@ import { nonce128 } from "../auth/mac.ts";
 import type { HostExtra } from "../forward/bridge.ts";
 import type { ApprovalRule } from "../config/validate.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
-import { PAUSE_MAX_BYTES, PAUSE_TTL_MS, needsApproval, pausedBytes, preview, type LoggedCall, type PausedRun } from "./approval.ts";
+import { PAUSE_MAX_BYTES, PAUSE_TTL_MS, consentPreview, needsApproval, pausedBytes, preview, type LoggedCall, type PausedRun } from "./approval.ts";
 import { StopRun } from "./sandbox.ts";
 
 /** How long a person has to answer the question (the request's own timeout would be the SDK's 60 s). */
@@ -39,7 +39,7 @@ async function ask(extra: HostExtra, path: string, argsJson: string, signal: Abo
       method: "elicitation/create",
       params: {
         mode: "form",
-        message: `A program wants to call ${path} with ${preview(argsJson)}. Allow this call?`,
+        message: `A program wants to call ${path} with ${consentPreview(argsJson)}. Allow this call?`,
         requestedSchema: {
           type: "object",
           properties: { allow: { type: "boolean", title: `Allow ${path}`, description: "Allow this one call." } },
@@ -55,7 +55,7 @@ async function ask(extra: HostExtra, path: string, argsJson: string, signal: Abo
 /** The answer's words for a run that paused: what waits, what to ask, how to go on. */
 export function pausedMessage(id: string, path: string, argsJson: string, made: number): string {
   return (
-    `The program paused before ${path}(${preview(argsJson)}): calls of this tool need the user's consent, and this host cannot be asked through the proxy. ` +
+    `The program paused before ${path}(${consentPreview(argsJson)}): calls of this tool need the user's consent, and this host cannot be asked through the proxy. ` +
     `Ask the user whether to allow this call. If they agree, call execute again with the same code and approve: "${id}" ` +
     `(within ${PAUSE_TTL_MS / 60_000} minutes); the ${made} call${made === 1 ? "" : "s"} already made will not be made again. If they do not, do nothing.`
   );
