@@ -30,7 +30,12 @@ export interface SandboxLimits {
   maxResultBytes: number;
   /** Bytes of the JSON text of one tool call's arguments (the child checks first; the host's check counts). */
   maxArgBytes: number;
+  /** The most time the wall clock stands still in one run while calls `hold` it (default MAX_HELD_MS). */
+  maxHeldMs?: number;
 }
+
+/** A run's wall clock stands still at most this long in all while the user is asked (then it runs again). */
+export const MAX_HELD_MS = 10 * 60 * 1000;
 
 /**
  * One tool call made by the program: resolves to the value the program gets back, or rejects with an Error whose
@@ -301,11 +306,15 @@ export async function runProgram(
     return tried.find((a) => a.kind === "syntax" && a.program.form === reported) ?? tried[0] ?? { kind: "failed", message: "Nothing was run." };
   })();
 
-  // The wall clock: it runs from the load to the answer, except while a call holds it (a person deciding).
+  // The wall clock: it runs from the load to the answer, except while a call holds it (a person deciding), and
+  // then for at most maxHeldMs in all: other calls of the program may go on meanwhile, and they are the program's time.
   let timer: ReturnType<typeof setTimeout> | undefined;
   let left = Math.max(0, limits.wallMs);
   let since = Date.now();
   let holds = 0;
+  let heldLeft = Math.max(0, limits.maxHeldMs ?? MAX_HELD_MS);
+  let heldSince = 0;
+  let heldTimer: ReturnType<typeof setTimeout> | undefined;
   let expire: (outcome: Outcome) => void = () => {};
   const deadline = new Promise<Outcome>((resolve) => (expire = resolve));
   const arm = () => {
@@ -314,15 +323,27 @@ export async function runProgram(
   };
   arm();
   run.hold = async <T>(during: Promise<T>): Promise<T> => {
-    if (holds++ === 0 && timer !== undefined) {
+    if (holds++ === 0 && timer !== undefined && heldLeft > 0) {
       clearTimeout(timer);
       timer = undefined;
       left = Math.max(0, left - (Date.now() - since));
+      heldSince = Date.now();
+      // The clock starts again when the hold budget is spent, whether or not the question is answered by then.
+      heldTimer = setTimeout(() => {
+        heldTimer = undefined;
+        heldLeft = 0;
+        if (!run.ended) arm();
+      }, heldLeft);
     }
     try {
       return await during;
     } finally {
-      if (--holds === 0 && !run.ended) arm();
+      if (--holds === 0 && heldTimer !== undefined) {
+        clearTimeout(heldTimer);
+        heldTimer = undefined;
+        heldLeft = Math.max(0, heldLeft - (Date.now() - heldSince));
+        if (!run.ended) arm();
+      }
     }
   };
   let onAbort: (() => void) | undefined;
@@ -342,6 +363,7 @@ export async function runProgram(
   } finally {
     run.end();
     if (timer !== undefined) clearTimeout(timer);
+    if (heldTimer !== undefined) clearTimeout(heldTimer);
     if (signal && onAbort) signal.removeEventListener("abort", onAbort);
     // Released now and again once the last load settles: a load can still be under way when the deadline falls.
     for (const stub of stubs) dispose(stub);

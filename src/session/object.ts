@@ -22,6 +22,8 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   #runtime: Promise<Runtime | ModernRuntime> | undefined;
   /** Host GET streams open right now: while there is one, upstreams keep their streams open too. */
   #hostStreams = 0;
+  /** Answers whose body has not ended yet (src/session/host-stream.ts follows them). */
+  #answering = 0;
   #activityWritten = 0;
   /** This session's token accounting (src/session/usage.ts); what it has not sent yet is in storage too. */
   readonly #meter = new UsageMeter(this.ctx.storage);
@@ -79,7 +81,20 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
         () => --this.#hostStreams === 0 && void runtime.registry.setStreaming(false),
       );
     }
-    return response;
+    return this.#answer(response);
+  }
+
+  /**
+   * An answer counted until its body ends: a tool call can outlast the idle period (a slow upstream, a program
+   * waiting for the user's consent), and the idle alarm must not take its runtime away meanwhile.
+   */
+  #answer(response: Response): Response {
+    if (!response.body) return response;
+    return watchStream(
+      response,
+      () => this.#answering++,
+      () => this.#answering--,
+    );
   }
 
   /**
@@ -106,7 +121,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     if (!("handler" in runtime)) return sessionNotFound();
     const response = await runtime.handler.fetch(request);
     if (touched) this.ctx.waitUntil(this.#flushUsage(record));
-    return response;
+    return this.#answer(response);
   }
 
   /**
@@ -157,6 +172,11 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     }
     // What an idle session (or an evicted one, whose figures wait in storage) has not sent yet goes now.
     await this.#flushUsage(record);
+    if (now - last >= idleMs && this.#answering > 0) {
+      // A request is still being answered (a long call, a program waiting for consent): not idle; look again later.
+      await this.ctx.storage.setAlarm(now + idleMs);
+      return;
+    }
     if (now - last >= idleMs && this.#hostStreams === 0) {
       // Close the upstream clients and let the whole runtime go: its state is in storage, and the next request
       // builds it again as after an eviction, so an idle session holds no memory while the object lives on.

@@ -326,6 +326,21 @@ describe("what the sandbox cannot reach", () => {
 });
 
 describe("the wall limit", () => {
+  it("stands still while a call holds it (a person deciding), and runs again once the hold ends", async () => {
+    const call: ToolCall = async (_ns, _method, _input, _signal, hold) => hold(sleep(700).then(() => "allowed"));
+    const report = await run("async () => await github.merge({})", { call, limits: { wallMs: 400 } });
+    expect(result(report)).toBe("allowed");
+  });
+
+  it("stands still for at most maxHeldMs in all: past it the clock runs while the question is still open", async () => {
+    const call: ToolCall = async (_ns, _method, _input, _signal, hold) => hold(sleep(3_000).then(() => "allowed"));
+    const started = Date.now();
+    const report = await run("async () => await github.merge({})", { call, limits: { wallMs: 300, maxHeldMs: 200 } });
+    expect(report.failure?.cause).toBe("timeout");
+    // About 300 ms of clock plus 200 ms held; well short of the 3 s the question stays open.
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it("ends a program that is still waiting at wallMs, with the logs and calls so far", async () => {
     const code = "async () => {\n  console.log('started');\n  await github.ping({});\n  console.log('waiting');\n  await new Promise((r) => setTimeout(r, 60000));\n}";
     const report = await run(code, { limits: { wallMs: 400 } });

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { kvKeys } from "../../src/config/keys.ts";
-import { addToken, adminFetch, connect, discoverDescription, releaseGate, replayControl, replayStats, replayUrl, seedTeam, sessionStatus, text, waitFor } from "./helpers.ts";
+import { BASE, addToken, adminFetch, connect, discoverDescription, initializeBody, releaseGate, replayControl, replayStats, replayUrl, seedTeam, sessionStatus, text, waitFor, workerFetch } from "./helpers.ts";
 
 /** Waits until a promise settles or `ms` pass; says which. */
 async function settlesWithin<T>(promise: Promise<T>, ms: number): Promise<boolean> {
@@ -136,6 +136,41 @@ describe("idle and abandoned sessions", () => {
     // when idle too.
     expect((await alarmAt())! - Date.now()).toBeLessThanOrEqual(120_000);
     await again.client.close();
+  });
+
+  it("keeps the upstream clients of a session still answering a call past the idle time; closes them once it is answered", async () => {
+    const token = await seedTeam("c-busy", { mcp: { up: { url: replayUrl("life-busy") } } });
+    // Plain requests, so no standalone GET stream (which keeps the clients anyway) is open.
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      workerFetch(`${BASE}/t/c-busy/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}`, ...headers },
+        body: JSON.stringify(body),
+      });
+    const init = await post(initializeBody);
+    const sessionId = init.headers.get("mcp-session-id")!;
+    await init.text();
+    const headers = { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" };
+    await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, headers)).text();
+    // The call waits at the upstream (a gate) while the session goes quiet for longer than the idle time.
+    const pending = post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "use_tool", arguments: { tool_name: "up/read_graph" } } }, headers).then((r) => r.text());
+    expect(await waitFor(async () => ((await replayStats("life-busy")).methods["tools/call"] ?? 0) >= 1)).toBe(true);
+    const stub = env.SESSIONS.getByName(`c-busy/${sessionId}`);
+    const deletesBefore = (await replayStats("life-busy")).deletes;
+    await runInDurableObject(stub, (_o, state) => state.storage.put("activity", Date.now() - 10 * 60_000));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await replayStats("life-busy")).deletes).toBe(deletesBefore);
+    // Looked at again within one idle period, not only at the time-to-live.
+    const alarmAt = () => runInDurableObject(stub, (_o, state) => state.storage.getAlarm());
+    expect((await alarmAt())! - Date.now()).toBeLessThanOrEqual(120_000);
+    expect(await releaseGate("life-busy")).toBe(1);
+    const answered = await pending;
+    expect(answered).toContain('\\"tool\\":\\"read_graph\\"');
+    expect(answered).not.toContain('"isError":true');
+    // Answered and quiet: the next alarm closes the upstream client.
+    await runInDurableObject(stub, (_o, state) => state.storage.put("activity", Date.now() - 10 * 60_000));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await replayStats("life-busy")).deletes).toBe(deletesBefore + 1);
   });
 
   it("deletes an abandoned session's storage after its time-to-live; its id is 404 afterwards", async () => {
