@@ -252,6 +252,17 @@ export function codeTools(
     if (running >= MAX_CONCURRENT_RUNS) {
       return toolError("program_failed", `This session already runs ${running} programs, the most it may run at once; wait for one to finish.`, undefined, { cause: "busy" });
     }
+    // Counted before the first await: requests interleave there, and each must see the others' runs.
+    running++;
+    try {
+      return await executeCounted(args, extra);
+    } finally {
+      running--;
+    }
+  };
+
+  /** One execute within the session's cap on runs at once (the caller counts it). */
+  const executeCounted = async (args: { code: string; approve?: string | undefined }, extra: HostExtra): Promise<CallToolResult> => {
     const codeHash = await programHash(args.code);
     const resume = args.approve === undefined ? undefined : await resumable(paused, args.approve, codeHash);
     if (typeof resume === "string") return toolError("program_failed", resume, undefined, { cause: "approval" });
@@ -280,18 +291,13 @@ export function codeTools(
       };
       return consent.call(path, input, signal, hold, find, make);
     };
-    running++;
     const started = Date.now();
-    try {
-      const report = await runProgram(runtime.loader, args.code, names.namespaces(), call, runtime.limits, hostSignal(extra));
-      log({ event: "execute", ...who, ms: Date.now() - started, calls: report.calls.length, outcome: report.ok ? "ok" : (report.failure?.cause ?? "failed") });
-      // A name that is no namespace: say which there are (an unknown method already got the closest paths).
-      const undefinedName = report.failure?.cause === "error" ? /^ReferenceError: (\S+) is not defined$/.exec(report.failure.message)?.[1] : undefined;
-      const hint = undefinedName !== undefined && names.serverOf(undefinedName) === undefined ? ` (the namespaces are: ${namespaceList(names)})` : "";
-      return runAnswer(report, hint);
-    } finally {
-      running--;
-    }
+    const report = await runProgram(runtime.loader, args.code, names.namespaces(), call, runtime.limits, hostSignal(extra));
+    log({ event: "execute", ...who, ms: Date.now() - started, calls: report.calls.length, outcome: report.ok ? "ok" : (report.failure?.cause ?? "failed") });
+    // A name that is no namespace: say which there are (an unknown method already got the closest paths).
+    const undefinedName = report.failure?.cause === "error" ? /^ReferenceError: (\S+) is not defined$/.exec(report.failure.message)?.[1] : undefined;
+    const hint = undefinedName !== undefined && names.serverOf(undefinedName) === undefined ? ` (the namespaces are: ${namespaceList(names)})` : "";
+    return runAnswer(report, hint);
   };
 
   return (server) => {
