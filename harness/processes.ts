@@ -102,6 +102,33 @@ export async function startEverything(port?: number, transport: "streamableHttp"
   });
 }
 
+/** A stdio MCP server of the project's dev dependencies, as `supergateway` runs it. */
+export interface StdioServer {
+  /** The npm package whose `dist/index.js` is the server. */
+  pkg: string;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+const shellQuoted = (arg: string): string => `'${arg.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * A stdio MCP server behind `supergateway` (streamable HTTP, one child process per MCP session), the way a team puts
+ * a stdio server in front of a remote proxy. `port` keeps a restarted gateway at the same URL.
+ */
+export async function startGatewayed(server: StdioServer, port?: number): Promise<Running> {
+  const p = port ?? (await freePort());
+  const stdio = [process.execPath, packageFile(server.pkg, "dist", "index.js"), ...(server.args ?? [])].map(shellQuoted).join(" ");
+  return startProcess({
+    command: process.execPath,
+    args: [packageFile("supergateway", "dist", "index.js"), "--stdio", stdio, "--outputTransport", "streamableHttp", "--stateful", "--port", String(p)],
+    env: scrubbedEnv(server.env ?? {}),
+    ready: /Listening on port/,
+    url: `http://127.0.0.1:${p}/mcp`,
+    port: p,
+  });
+}
+
 /** Arguments to run the project's wrangler with this Node (`process.execPath`). */
 export function wranglerArgs(args: string[]): string[] {
   return [packageFile("wrangler", "bin", "wrangler.js"), ...args];
