@@ -534,6 +534,47 @@ describe("consent holds whatever the program's timing", () => {
   });
 });
 
+describe("upstream faults reach a program as errors it can catch", () => {
+  it("answers each fault on its own call (a read-only call cut mid-answer made once more, a write never repeated); the others and the session go on", async () => {
+    const route = (name: string) => ({ url: replayUrl(`code-flt-${name}`) });
+    // The hung call's own timeout is well within the run's wall limit (2 s in the tests): the program sees it fail.
+    const hang = { ...route("hang"), timeout: 700 };
+    const token = await seedTeam("cv-faults", {
+      mcp: { e500: route("500"), cutro: route("cut-ro"), cutrw: route("cut-rw"), html: route("html"), huge: route("huge"), hang, good: { url: replayUrl("memory") } },
+    });
+    const s = await connectAt("cv-faults", token, "?view=code");
+    // Every server connected before the run (describing a namespace waits for them), so the wall clock counts the calls alone.
+    expect(text(await describeApi(s, "good"))).toMatch(/^declare const good: \{/);
+    const program = [
+      "const outcome = (p) => p.then((v) => ({ ok: typeof v }), (e) => ({ error: e.message }));",
+      "const [a, b, c, d, e, f, g] = await Promise.all([",
+      "  outcome(e500.read_graph()),",
+      "  outcome(cutro.read_graph()),",
+      "  outcome(cutrw.create_entities({ entities: [] })),",
+      "  outcome(html.read_graph()),",
+      "  outcome(huge.read_graph()),",
+      "  outcome(hang.read_graph()),",
+      "  outcome(good.read_graph()),",
+      "]);",
+      "return { e500: a, cutRead: b, cutWrite: c, html: d, huge: e, hang: f, good: g };",
+    ].join("\n");
+    const ran = await execute(s, program);
+    expect(ran.isError, text(ran)).toBeFalsy();
+    const got = JSON.parse(text(ran)) as Record<string, { ok?: string; error?: string }>;
+    expect(got.e500?.error).toContain('"e500" answered HTTP 500');
+    expect(got.cutRead).toEqual({ ok: "object" });
+    expect(got.cutWrite?.error).toContain("may or may not have run");
+    expect(got.html?.error).toMatch(/^html\.read_graph failed: "html" broke the MCP protocol \(.+\)$/);
+    expect(got.huge?.error).toMatch(/larger than \d+ bytes; it was refused/);
+    expect(got.hang?.error).toMatch(/^hang\.read_graph failed: .*700 ms/);
+    expect(got.good).toEqual({ ok: "object" });
+    expect((await replayStats("code-flt-cut-ro")).methods["tools/call"]).toBe(2);
+    expect((await replayStats("code-flt-cut-rw")).calls.filter((c) => c.name === "create_entities")).toHaveLength(1);
+    expect(text(await execute(s, "return (await good.read_graph()).tool;"))).toBe('"read_graph"');
+    await s.client.close();
+  });
+});
+
 describe("accounting", () => {
   let logged: string[] = [];
   beforeEach(() => {
