@@ -32,24 +32,40 @@ export function canAsk(capabilities: ClientCapabilities): boolean {
   return e !== undefined && (e.form !== undefined || e.url === undefined);
 }
 
+/**
+ * The form-mode elicitation that asks the user about one call: on a 2025 execute request's stream, or as a 2026
+ * `input_required` round (src/code/tools.ts).
+ */
+export function consentQuestion(path: string, argsJson: string) {
+  return {
+    mode: "form" as const,
+    message: `A program wants to call ${path} with ${consentPreview(argsJson)}. Allow this call?`,
+    requestedSchema: {
+      type: "object" as const,
+      properties: { allow: { type: "boolean" as const, title: `Allow ${path}`, description: "Allow this one call." } },
+      required: ["allow"],
+    },
+  };
+}
+
+/** Whether the user's answer to `consentQuestion` allows the call: only an explicit yes does. */
+export const allows = (answer: { action?: unknown; content?: unknown } | undefined): boolean =>
+  answer?.action === "accept" && (answer.content as { allow?: unknown } | undefined)?.allow === true;
+
 /** Asks the user about one call (form elicitation on the execute request's stream); true only for an explicit yes. */
 async function ask(extra: HostExtra, path: string, argsJson: string, signal: AbortSignal): Promise<boolean> {
-  const answer = await extra.mcpReq.send(
-    {
-      method: "elicitation/create",
-      params: {
-        mode: "form",
-        message: `A program wants to call ${path} with ${consentPreview(argsJson)}. Allow this call?`,
-        requestedSchema: {
-          type: "object",
-          properties: { allow: { type: "boolean", title: `Allow ${path}`, description: "Allow this one call." } },
-          required: ["allow"],
-        },
-      },
-    },
-    { timeout: APPROVAL_WAIT_MS, signal },
-  );
-  return answer.action === "accept" && (answer.content as { allow?: unknown } | undefined)?.allow === true;
+  const answer = await extra.mcpReq.send({ method: "elicitation/create", params: consentQuestion(path, argsJson) }, { timeout: APPROVAL_WAIT_MS, signal });
+  return allows(answer);
+}
+
+/** The words a call the user did not allow throws in the program. */
+export const notAllowed = (path: string): string => `The user did not allow ${path}; it was not called.`;
+
+/** A run that paused for consent: its id (what resumes it), and the call that waits. */
+export interface Pause {
+  id: string;
+  path: string;
+  args: string;
 }
 
 /** The answer's words for a run that paused: what waits, what to ask, how to go on. */
@@ -69,6 +85,8 @@ export class RunConsent {
   readonly #paused: PausedRuns;
   readonly #codeHash: string;
   readonly #resume: PausedRun | undefined;
+  readonly #denied: boolean;
+  #pausedAt: Pause | undefined;
   /** Calls of this run by their place in the order the program made them (what a pause keeps). */
   readonly #log = new Map<number, LoggedCall>();
   readonly #inFlight = new Set<Promise<unknown>>();
@@ -76,7 +94,17 @@ export class RunConsent {
   /** Set once a call needs consent that cannot be asked for: the pause every later call ends the run with. */
   #pausing: Promise<StopRun> | undefined;
 
-  constructor(options: { rule: ApprovalRule | undefined; extra: HostExtra; canAsk: boolean; paused: PausedRuns; codeHash: string; resume?: PausedRun | undefined }) {
+  constructor(options: {
+    rule: ApprovalRule | undefined;
+    extra: HostExtra;
+    canAsk: boolean;
+    paused: PausedRuns;
+    codeHash: string;
+    resume?: PausedRun | undefined;
+    /** The user refused the call `resume` waits at: it throws in the program instead of being made. */
+    denied?: boolean;
+  }) {
+    this.#denied = options.denied === true;
     this.#rule = options.rule;
     this.#extra = options.extra;
     this.#canAsk = options.canAsk;
@@ -122,6 +150,11 @@ export class RunConsent {
     const pending = this.#resume?.pending;
     const allowed = pending !== undefined && pending.index === index;
     if (allowed && (pending.path !== path || pending.args !== args)) throw diverged(pending);
+    if (allowed && this.#denied) {
+      // The user said no to the call the run paused at: the program gets the refusal, as it would from a question.
+      this.#log.set(index, { path, args, error: notAllowed(path) });
+      throw new Error(notAllowed(path));
+    }
     if (this.#pausing) throw await this.#pausing;
     // Finding the tool can take a while (a lazy load, a connect): it counts as in flight for a pause meanwhile.
     const finding = find();
@@ -140,7 +173,7 @@ export class RunConsent {
     if (this.#pausing) throw await this.#pausing;
     if (!allowed && this.needs(found)) {
       if (this.#canAsk) {
-        if (!(await hold(ask(this.#extra, path, args, signal)))) throw new Error(`The user did not allow ${path}; it was not called.`);
+        if (!(await hold(ask(this.#extra, path, args, signal)))) throw new Error(notAllowed(path));
         if (this.#pausing) throw await this.#pausing;
       } else {
         throw await (this.#pausing = this.#pause(index, path, args, signal));
@@ -181,7 +214,13 @@ export class RunConsent {
     if (signal.aborted) return new StopRun("approval", `The run ended while it paused before ${path}; nothing was kept. Run the program again.`);
     const id = `pr_${nonce128()}`;
     await this.#paused.put(id, run);
+    this.#pausedAt = { id, path, args };
     return new StopRun("approval", pausedMessage(id, path, args, this.#log.size));
+  }
+
+  /** Where the run paused for consent, once it has (its record kept under `id`). */
+  get paused(): Pause | undefined {
+    return this.#pausedAt;
   }
 }
 

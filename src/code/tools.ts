@@ -4,7 +4,7 @@
 // (src/meta/call.ts): the same filters, pins, secrets, timeouts, retries, logging and accounting. A lazy server is
 // loaded by describe or by a program's first call of one of its methods (the registry's load: coalesced, atomic,
 // three failures evict).
-import type { CallToolResult, Server, Tool } from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode, inputRequired, type CallToolResult, type InputRequiredResult, type RequestStateCodec, type Server, type Tool } from "@modelcontextprotocol/server";
 import { log } from "../log.ts";
 import { hostSignal, type HostBridge, type HostExtra } from "../forward/bridge.ts";
 import { PATH_SEPARATOR, splitCodePath } from "../catalog/code-names.ts";
@@ -21,7 +21,8 @@ import { CODE_DESCRIBE, CODE_EXECUTE, CODE_SEARCH, codeDefinitions, fitCodeDefin
 import { CodeNames } from "./names.ts";
 import { failureMessage, programValue, runAnswer } from "./result.ts";
 import { runProgram, type SandboxLimits, type ToolCall } from "./sandbox.ts";
-import { RunConsent, canAsk, programHash, resumable, type PausedRuns } from "./consent.ts";
+import { RunConsent, allows, canAsk, consentQuestion, programHash, resumable, type PausedRuns } from "./consent.ts";
+import { declaredCapabilities, type ParkState } from "../modern/request-state.ts";
 import { needsApproval } from "./approval.ts";
 import type { ApprovalRule } from "../config/validate.ts";
 import { CodeDescribeInput, CodeExecuteInput, CodeSearchInput } from "./schemas.ts";
@@ -52,6 +53,9 @@ function annotationTags(found: ExposedTool, rule: ApprovalRule | undefined): str
 }
 
 /** Said once under a declaration whose descriptions the brief form shortened. */
+/** The key of the consent question in a 2026 `input_required` round of execute. */
+const CONSENT_INPUT = "consent";
+
 const SHORTENED_NOTE = "Descriptions ending in … are shortened; describe with full: true gives them whole.";
 
 /** The namespaces, for answers that need to name them. */
@@ -84,7 +88,9 @@ export function registerCodeTools(
  * The code view over one registry: its state (namespaces, running programs, the fitted list) lives as long as the
  * registry, and the returned function registers its handlers on a server (a 2025 session's one server, or each
  * request's server in a 2026-era object). `ask`: whether a call that needs consent may ask the host by elicitation
- * on the execute request (a 2025 session whose host declared it); else the run pauses for `approve`.
+ * on the execute request (a 2025 session whose host declared it). `rounds` (a 2026-era object): a host whose request
+ * declares elicitation is asked in an `input_required` round instead, the paused run named by the signed
+ * requestState and resumed with the answer. Otherwise the run pauses for `approve`.
  */
 export function codeTools(
   registry: UpstreamRegistry,
@@ -92,7 +98,7 @@ export function codeTools(
   who: SessionIdentity,
   runtime: CodeRuntime,
   { counter, links, meter, paused, approve: rule }: CodeSessionParts,
-  { ask }: { ask: boolean },
+  { ask, rounds }: { ask: boolean; rounds?: RequestStateCodec<ParkState> | undefined },
 ): (server: Server) => void {
   const names = new CodeNames(registry);
   const naming = names.toolNames();
@@ -246,7 +252,7 @@ export function codeTools(
     return describeAnswer(found, failures);
   };
 
-  const execute = async (raw: unknown, extra: HostExtra): Promise<CallToolResult> => {
+  const execute = async (raw: unknown, extra: HostExtra): Promise<CallToolResult | InputRequiredResult> => {
     const args = parseArgs(CodeExecuteInput, raw, CODE_EXECUTE);
     if (isResult(args)) return args;
     if (running >= MAX_CONCURRENT_RUNS) {
@@ -262,11 +268,18 @@ export function codeTools(
   };
 
   /** One execute within the session's cap on runs at once (the caller counts it). */
-  const executeCounted = async (args: { code: string; approve?: string | undefined }, extra: HostExtra): Promise<CallToolResult> => {
+  const executeCounted = async (args: { code: string; approve?: string | undefined }, extra: HostExtra): Promise<CallToolResult | InputRequiredResult> => {
     const codeHash = await programHash(args.code);
-    const resume = args.approve === undefined ? undefined : await resumable(paused, args.approve, codeHash);
+    // A 2026 host's answer to a consent question: its requestState names the paused run, its answer says yes or no.
+    const answered = rounds === undefined ? undefined : extra.mcpReq.requestState<ParkState>();
+    if (answered !== undefined && (typeof answered !== "object" || answered.t !== CODE_EXECUTE || answered.d !== codeHash || answered.p === undefined)) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, "This requestState belongs to another call: retry execute with the same code.");
+    }
+    const resumeId = answered?.p ?? args.approve;
+    const resume = resumeId === undefined ? undefined : await resumable(paused, resumeId, codeHash);
     if (typeof resume === "string") return toolError("program_failed", resume, undefined, { cause: "approval" });
-    const consent = new RunConsent({ rule, extra, canAsk: ask && canAsk(bridge.capabilities()), paused, codeHash, resume });
+    const denied = answered !== undefined && !allows(extra.mcpReq.inputResponses?.[CONSENT_INPUT] as { action?: unknown; content?: unknown } | undefined);
+    const consent = new RunConsent({ rule, extra, canAsk: ask && canAsk(bridge.capabilities()), paused, codeHash, resume, denied });
     /**
      * A call from the program: the tool resolved first (a lazy server loaded, an eager one still connecting waited
      * for or tried again, as use_tool does), consent decided on that tool, then exactly that tool called.
@@ -297,6 +310,14 @@ export function codeTools(
     // A name that is no namespace: say which there are (an unknown method already got the closest paths).
     const undefinedName = report.failure?.cause === "error" ? /^ReferenceError: (\S+) is not defined$/.exec(report.failure.message)?.[1] : undefined;
     const hint = undefinedName !== undefined && names.serverOf(undefinedName) === undefined ? ` (the namespaces are: ${namespaceList(names)})` : "";
+    const pause = consent.paused;
+    if (rounds !== undefined && pause !== undefined && report.failure?.cause === "approval" && canAsk(declaredCapabilities(extra) ?? {})) {
+      // The user is asked in this round; the retry with their answer resumes the run (src/code/consent.ts).
+      return inputRequired({
+        inputRequests: { [CONSENT_INPUT]: inputRequired.elicit(consentQuestion(pause.path, pause.args)) },
+        requestState: await rounds.mint({ t: CODE_EXECUTE, d: codeHash, p: pause.id }, extra),
+      });
+    }
     return runAnswer(report, hint);
   };
 
@@ -305,10 +326,12 @@ export function codeTools(
     server.setRequestHandler("tools/call", (request, extra) => callTool(request.params, extra));
   };
 
-  async function callTool({ name, arguments: raw }: { name: string; arguments?: Record<string, unknown> | undefined }, extra: HostExtra): Promise<CallToolResult> {
+  async function callTool({ name, arguments: raw }: { name: string; arguments?: Record<string, unknown> | undefined }, extra: HostExtra): Promise<CallToolResult | InputRequiredResult> {
     registry.retryFailed();
-    const answer = (kind: "search" | "lookup" | "execute", result: CallToolResult) => {
-      meter?.called(kind, result.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
+    const answer = <R extends CallToolResult | InputRequiredResult>(kind: "search" | "lookup" | "execute", result: R): R => {
+      // A consent question (input_required) has no text for the model: it counts as a run with an empty answer.
+      const content = "content" in result && Array.isArray(result.content) ? (result.content as CallToolResult["content"]) : [];
+      meter?.called(kind, content.map((c) => (c.type === "text" ? c.text : "")).join(""));
       return result;
     };
     switch (name) {

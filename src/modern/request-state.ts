@@ -1,9 +1,11 @@
 // The request state a 2026-era host carries between rounds of a call that waits for its input: which parked call
-// (src/modern/parked-calls.ts), or which 2026 upstream and its own state, and which tool call it belongs to.
+// (src/modern/parked-calls.ts), which 2026 upstream and its own state, or which code-mode program paused for the
+// user's consent, and which tool call it belongs to.
 // HMAC-signed by the SDK's codec under a key derived from SESSION_KEY, bound to the team, the token and the method,
 // and valid as long as a park. Signed, not encrypted: the host can read it (ids, a digest, and the upstream's state,
 // which that upstream gave out to be carried by its client anyway).
-import { createRequestStateCodec, type RequestStateCodec } from "@modelcontextprotocol/server";
+import { CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, type ClientCapabilities, type RequestStateCodec } from "@modelcontextprotocol/server";
+import type { HostExtra } from "../forward/bridge.ts";
 import { sha256Hex } from "../bytes.ts";
 import { canonicalJson } from "../teams/pins.ts";
 import { PARK_TTL_SECONDS } from "./parked-calls.ts";
@@ -20,6 +22,8 @@ export interface ParkState {
   n?: string;
   /** 1: the round asked the member to connect an OAuth upstream account; the retry calls the tool afresh. */
   k?: 1;
+  /** A code-mode program paused for the user's consent (its id): the retry resumes it with their answer. */
+  p?: string;
   /** The tool the host called through use_tool, and a digest of its arguments: a retry must repeat both. */
   t: string;
   d: string;
@@ -50,3 +54,7 @@ export async function requestStateCodec(sessionKey: string, owner: Owner): Promi
 
 /** The digest of a call's arguments, the same whatever order the host serialized them in. */
 export const argumentsDigest = (input: Record<string, unknown>): Promise<string> => sha256Hex(canonicalJson(input));
+
+/** The host's capabilities as this request declares them (the 2026 era declares them per request). */
+export const declaredCapabilities = (extra: HostExtra): ClientCapabilities | undefined =>
+  (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;

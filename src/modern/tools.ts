@@ -2,14 +2,12 @@
 // is fixed), use_tool calls, and load_mcp loads a lazy server into a toolset, whose handle the client passes back
 // (src/http/toolset-handle.ts mints and checks it; the router sends each request to the toolset's own object).
 import {
-  CLIENT_CAPABILITIES_META_KEY,
   MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   inputRequired,
   isInputRequiredResult,
   type CallToolResult,
-  type ClientCapabilities,
   type InputRequiredResult,
   type RequestStateCodec,
   type Server,
@@ -29,7 +27,7 @@ import { detailsAnswer, metered, parseArgs, searchAnswer, type UsageRecorder } f
 import type { RequestOptions } from "../upstream/client.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import { PARK_TTL_SECONDS, capabilityFor, type ParkedCalls } from "./parked-calls.ts";
-import { argumentsDigest, type ParkState } from "./request-state.ts";
+import { argumentsDigest, declaredCapabilities as declared, type ParkState } from "./request-state.ts";
 
 /** What the router learned of the request's toolset handle (ROUTE_HEADERS.toolset*). */
 export interface ToolsetRoute {
@@ -149,9 +147,6 @@ export function registerToolsetTools(server: Server, parts: ToolsetParts, route:
   }));
 }
 
-/** The host's capabilities as this request declares them (the 2026 era declares them per request). */
-const declared = (extra: HostExtra): ClientCapabilities | undefined =>
-  (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
 
 /** What a round of a 2026 host's use_tool asks of the upstream call (src/meta/call.ts). */
 type Round = (signal: AbortSignal | undefined, rounds: Pick<RequestOptions, "inputRequired" | "retry">) => Promise<CallToolResult>;

@@ -208,10 +208,18 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
   meter?.attach({ tools: () => registry.tools(), counter, sentWhole: false });
   const inputs = { parks, codec: await requestStateCodec(env.SESSION_KEY ?? "", record) };
   // A principal's code object (the router sends `?view=code` there): the code view's three tools. A consent the team
-  // asks for pauses the run (the era has no elicitation on a request's stream): `approve` resumes it.
+  // asks for pauses the run (the era has no elicitation on a request's stream): a host whose request declares
+  // elicitation is asked in an input_required round, whose answer resumes it; any other resumes it with `approve`.
   const code =
     sessionView(record) === "code" && env.LOADER && settings(env).codeMode
-      ? codeTools(registry, bridge, who, { loader: env.LOADER, limits: settings(env).code }, { counter, links, meter, paused: pausedRuns(store), approve: record.config.approve }, { ask: false })
+      ? codeTools(
+          registry,
+          bridge,
+          who,
+          { loader: env.LOADER, limits: settings(env).code },
+          { counter, links, meter, paused: pausedRuns(store), approve: record.config.approve },
+          { ask: false, rounds: inputs.codec },
+        )
       : undefined;
   const handler = objectHandler({ registry, bridge, who, counter, links, meter, inputs }, settings(env).sessionTtlSeconds, code);
   return { handler, registry, gate };

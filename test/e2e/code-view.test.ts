@@ -6,11 +6,13 @@
 // each answered with its cause and line while the session goes on; and a second team's policies reaching programs:
 // a tool its filters hide, a pinned tool whose definition changed, a secret in an upstream's header that nothing in
 // the sandbox, the answers or wrangler's output holds, and a call that needs consent pausing the program until an
-// execute with its id resumes it. The sandbox refuses the network throughout.
+// execute with its id resumes it, or, for a 2026 host that declares elicitation, asking it in input_required rounds.
+// The sandbox refuses the network throughout.
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { E2E_SECRETS_KEY, connectClient, provisionTeam, teamCli } from "../../harness/clients.ts";
 import { loadCorpus } from "../../harness/replay-server.ts";
 import { waitFor } from "../shared/wait.ts";
@@ -335,6 +337,38 @@ describe("the team's policies reach programs under wrangler dev", () => {
     // The id is used up: a second resume makes nothing.
     expect(text(await execute(program, { approve: id }))).toMatch(/^No program paused as "pr_[^"]+" waits in this session/);
     expect(names().slice(before)).toEqual(["create_entities", "delete_entities"]);
+    await client.close();
+  });
+
+  it("asks a 2026 host that declares elicitation in input_required rounds: its SDK answers and retries, yes makes the call, no throws in the program", async () => {
+    const transport = new ModernTransport(new URL(mcpUrl("", "guarded")), { requestInit: { headers: { Authorization: `Bearer ${guardedToken}` } } });
+    const client = new ModernClient({ name: "e2e-modern-host", version: "1.0.0" }, { versionNegotiation: { mode: "auto" }, capabilities: { elicitation: { form: {} } } });
+    const asked: string[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(String((request.params as { message?: string }).message));
+      return asked.length === 1 ? { action: "accept", content: { allow: true } } : { action: "decline" };
+    });
+    await client.connect(transport);
+    expect(client.getProtocolEra()).toBe("modern");
+    const before = callsOf("consent").length;
+    const program = [
+      "const made = await consent.create_entities({ entities: [{ name: 'y', entityType: 't', observations: [] }] });",
+      "const gone = await consent.delete_entities({ entityNames: ['y'] });",
+      "let kept = 'no';",
+      "try { await consent.delete_entities({ entityNames: ['z'] }); } catch (e) { kept = e.message; }",
+      "return [made.tool, gone.tool, kept];",
+    ].join("\n");
+    const ran = (await client.callTool({ name: "execute", arguments: { code: program } })) as CallToolResult;
+    expect(ran.isError, text(ran)).toBeFalsy();
+    expect(JSON.parse(text(ran))).toEqual(["create_entities", "delete_entities", "The user did not allow consent.delete_entities; it was not called."]);
+    expect(asked).toEqual([
+      'A program wants to call consent.delete_entities with {"entityNames":["y"]}. Allow this call?',
+      'A program wants to call consent.delete_entities with {"entityNames":["z"]}. Allow this call?',
+    ]);
+    expect(callsOf("consent").slice(before)).toEqual([
+      { name: "create_entities", arguments: { entities: [{ name: "y", entityType: "t", observations: [] }] } },
+      { name: "delete_entities", arguments: { entityNames: ["y"] } },
+    ]);
     await client.close();
   });
 });

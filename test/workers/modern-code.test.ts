@@ -1,16 +1,16 @@
 // The code view in the 2026-07-28 era: a v2 client in automatic mode (it probes server/discover, so it speaks the
 // stateless era) asking `?view=code`, or holding a token minted for it, gets search, describe and execute from the
 // principal's code object: its programs load lazy servers there (kept for the principal's later requests, apart from
-// its meta-tools object), and a call that needs consent pauses the run for `approve` (the era has no elicitation on a
-// request's stream). The team config's default view applies as it does to sessions. With code mode off the view is
-// refused as for a session.
+// its meta-tools object), and a call that needs consent asks a host that declares elicitation in an input_required
+// round (the era has no elicitation on a request's stream), or else pauses the run for `approve`. The team config's
+// default view applies as it does to sessions. With code mode off the view is refused as for a session.
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { errorKindOf } from "../../src/errors.ts";
 import { app } from "../../src/http/app.ts";
-import { adminFetch, BASE, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
+import { addToken, adminFetch, BASE, post, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
 
 const MODERN = "2026-07-28";
 const LAZY = "A knowledge graph of the team's people and projects.";
@@ -24,6 +24,25 @@ async function modernClient(team: string, token: string, query = "", capabilitie
   await client.connect(transport);
   expect(client.getProtocolEra()).toBe("modern");
   return client;
+}
+
+/** A raw 2026 tools/call of execute (a host declaring form elicitation), answered as JSON or as an SSE stream's last message. */
+async function rawExecute(team: string, token: string, code: string, extra: Record<string, unknown> = {}) {
+  const res = await post(
+    team,
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "execute", arguments: { code }, ...extra, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } } },
+    },
+    { authorization: `Bearer ${token}`, "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "execute" },
+  );
+  const body = await res.text();
+  const json = (res.headers.get("content-type") ?? "").includes("text/event-stream")
+    ? JSON.parse(body.split("\n").filter((l) => l.startsWith("data: ")).at(-1)!.slice(6))
+    : JSON.parse(body);
+  return json as { result?: Record<string, unknown>; error?: { code: number; message: string } };
 }
 
 type Result = { isError?: boolean; content: Array<{ type: string; text?: string }>; _meta?: Record<string, unknown> };
@@ -63,11 +82,45 @@ describe("the code view for 2026-07-28 clients", () => {
     await meta.close();
   });
 
-  it("takes the token's view; a call that needs consent pauses the run even for a host that declares elicitation, and approve resumes it", async () => {
+  it("takes the token's view; a host that declares elicitation is asked in an input_required round: yes makes the call, no throws in the program", async () => {
+    const token = await seedTeam("mc-ask", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
+    const minted = (await (await adminFetch("POST", "/teams/mc-ask/tokens", { view: "code" })).json()) as { token: string };
+    const client = await modernClient("mc-ask", minted.token, "", { elicitation: { form: {} } });
+    const asked: string[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(String((request.params as { message?: string }).message));
+      return asked.length === 1 ? { action: "accept", content: { allow: true } } : { action: "decline" };
+    });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["search", "describe", "execute"]);
+    const calls = async () => (await replayStats("code-modern")).calls.map((c) => [c.name, (c.arguments as { entityNames?: string[] }).entityNames?.[0]]);
+    const before = (await calls()).length;
+    const program = [
+      "await memory.read_graph();",
+      "const first = await memory.delete_entities({ entityNames: ['a'] });",
+      "let second;",
+      "try { await memory.delete_entities({ entityNames: ['b'] }); } catch (e) { second = e.message; }",
+      "return { first: first.tool, second };",
+    ].join("\n");
+    // One callTool: the SDK answers each round with its elicitation handler and retries with the proxy's state.
+    const ran = await call(client, "execute", { code: program });
+    expect(ran.isError, text(ran)).toBeFalsy();
+    expect(JSON.parse(text(ran))).toEqual({ first: "delete_entities", second: "The user did not allow memory.delete_entities; it was not called." });
+    expect(asked).toEqual([
+      'A program wants to call memory.delete_entities with {"entityNames":["a"]}. Allow this call?',
+      'A program wants to call memory.delete_entities with {"entityNames":["b"]}. Allow this call?',
+    ]);
+    // Each call made once, across the rounds: the kept results were served to the resumed runs.
+    expect((await calls()).slice(before)).toEqual([
+      ["read_graph", undefined],
+      ["delete_entities", "a"],
+    ]);
+    await client.close();
+  });
+
+  it("a host without elicitation: the run pauses, and approve resumes it from a new connection; each call made once", async () => {
     const token = await seedTeam("mc-consent", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
     const minted = (await (await adminFetch("POST", "/teams/mc-consent/tokens", { view: "code" })).json()) as { token: string };
-    const client = await modernClient("mc-consent", minted.token, "", { elicitation: { form: {} } });
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["search", "describe", "execute"]);
+    const client = await modernClient("mc-consent", minted.token);
     const calls = async () => (await replayStats("code-modern")).calls.map((c) => c.name);
     const before = (await calls()).length;
     const program = "await memory.read_graph();\nconst gone = await memory.delete_entities({ entityNames: ['x'] });\nreturn gone.tool;";
@@ -85,6 +138,23 @@ describe("the code view for 2026-07-28 clients", () => {
     expect(text(resumed)).toBe('"delete_entities"');
     expect((await calls()).slice(before)).toEqual(["read_graph", "delete_entities"]);
     await later.close();
+  });
+
+  it("refuses a consent round's state for other code, another token's, or used twice, with -32602; the genuine answer still resumes", async () => {
+    const token = await seedTeam("mc-round", { view: "code", approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
+    const program = "return (await memory.delete_entities({ entityNames: ['r'] })).tool;";
+    const first = await rawExecute("mc-round", token, program);
+    const round = first.result as { resultType: string; inputRequests: Record<string, { method: string; params: { mode?: string; message?: string } }>; requestState: string };
+    expect(round.resultType).toBe("input_required");
+    expect(round.inputRequests["consent"]).toMatchObject({ method: "elicitation/create", params: { mode: "form", message: expect.stringContaining("memory.delete_entities") } });
+    const yes = { inputResponses: { consent: { action: "accept", content: { allow: true } } }, requestState: round.requestState };
+    expect((await rawExecute("mc-round", token, "return 1;", yes)).error?.code).toBe(-32602);
+    expect((await rawExecute("mc-round", await addToken("mc-round"), program, yes)).error?.code).toBe(-32602);
+    const done = await rawExecute("mc-round", token, program, yes);
+    expect(text(done.result)).toBe('"delete_entities"');
+    const again = await rawExecute("mc-round", token, program, yes);
+    expect(text(again.result)).toMatch(/^No program paused as "pr_[^"]+" waits in this session/);
+    expect((await replayStats("code-modern")).calls.filter((c) => (c.arguments as { entityNames?: string[] }).entityNames?.[0] === "r")).toHaveLength(1);
   });
 
   it("takes the team config's default view when neither the URL nor the token names one; either of them still wins", async () => {
