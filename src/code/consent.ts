@@ -71,7 +71,7 @@ export interface Pause {
 /** The answer's words for a run that paused: what waits, what to ask, how to go on. */
 export function pausedMessage(id: string, path: string, argsJson: string, made: number): string {
   return (
-    `The program paused before ${path}(${consentPreview(argsJson)}): calls of this tool need the user's consent, and this host cannot be asked through the proxy. ` +
+    `The program paused before ${path}(${consentPreview(argsJson)}): calls of this tool need the user's consent, and the proxy cannot ask the user here. ` +
     `Ask the user whether to allow this call. If they agree, call execute again with the same code and approve: "${id}" ` +
     `(within ${PAUSE_TTL_MS / 60_000} minutes); the ${made} call${made === 1 ? "" : "s"} already made will not be made again. If they do not, do nothing.`
   );
@@ -208,7 +208,7 @@ export class RunConsent {
     if (pausedBytes(run) > PAUSE_MAX_BYTES) {
       return new StopRun(
         "approval",
-        `${path} needs the user's consent, but the calls before it returned more than ${PAUSE_MAX_BYTES} bytes, too much to keep for a resume, and this host cannot be asked through the proxy. Make the calls that need consent in a program of their own.`,
+        `${path} needs the user's consent, but the calls before it returned more than ${PAUSE_MAX_BYTES} bytes, too much to keep for a resume. Make the calls that need consent in a program of their own.`,
       );
     }
     if (signal.aborted) return new StopRun("approval", `The run ended while it paused before ${path}; nothing was kept. Run the program again.`);
@@ -232,7 +232,7 @@ export async function resumable(paused: PausedRuns, id: string, codeHash: string
   const run = await paused.get(id);
   const expired = run !== undefined && Date.now() - run.at > PAUSE_TTL_MS;
   if (expired) await paused.delete(id);
-  if (!run || expired) return `No program paused as "${preview(id, 60)}" waits in this session (it expired, was resumed already, or never was); run it again without approve.`;
+  if (!run || expired) return `No program paused as "${preview(id, 60)}" waits in this session (it expired, was resumed already, or never was); run the program again.`;
   if (run.codeHash !== codeHash) return `"${preview(id, 60)}" paused a different program: resume it with the same code.`;
   await paused.delete(id);
   return run;

@@ -21,7 +21,7 @@ import { CODE_DESCRIBE, CODE_EXECUTE, CODE_SEARCH, codeDefinitions, fitCodeDefin
 import { CodeNames } from "./names.ts";
 import { failureMessage, programValue, runAnswer } from "./result.ts";
 import { runProgram, type SandboxLimits, type ToolCall } from "./sandbox.ts";
-import { RunConsent, allows, canAsk, consentQuestion, programHash, resumable, type PausedRuns } from "./consent.ts";
+import { RunConsent, allows, canAsk, consentQuestion, programHash, resumable, type Pause, type PausedRuns } from "./consent.ts";
 import { declaredCapabilities, type ParkState } from "../modern/request-state.ts";
 import { needsApproval } from "./approval.ts";
 import type { ApprovalRule } from "../config/validate.ts";
@@ -52,10 +52,16 @@ function annotationTags(found: ExposedTool, rule: ApprovalRule | undefined): str
   return needsApproval(rule, found) ? [...tags, "@needsApproval each call asks the user first"] : tags;
 }
 
-/** Said once under a declaration whose descriptions the brief form shortened. */
 /** The key of the consent question in a 2026 `input_required` round of execute. */
 const CONSENT_INPUT = "consent";
 
+/**
+ * Consent rounds one execute asks at most; past them the run answers with its `approve` id instead, so a host whose
+ * SDK stops after a number of rounds (the v2 SDK's default is 10) never loses the paused run.
+ */
+export const MAX_CONSENT_ROUNDS = 8;
+
+/** Said once under a declaration whose descriptions the brief form shortened. */
 const SHORTENED_NOTE = "Descriptions ending in … are shortened; describe with full: true gives them whole.";
 
 /** The namespaces, for answers that need to name them. */
@@ -270,15 +276,23 @@ export function codeTools(
   /** One execute within the session's cap on runs at once (the caller counts it). */
   const executeCounted = async (args: { code: string; approve?: string | undefined }, extra: HostExtra): Promise<CallToolResult | InputRequiredResult> => {
     const codeHash = await programHash(args.code);
-    // A 2026 host's answer to a consent question: its requestState names the paused run, its answer says yes or no.
+    // A 2026 host's answer to a consent question: its requestState names the paused run (and wins over an `approve`
+    // given beside it), its answer says yes or no.
     const answered = rounds === undefined ? undefined : extra.mcpReq.requestState<ParkState>();
     if (answered !== undefined && (typeof answered !== "object" || answered.t !== CODE_EXECUTE || answered.d !== codeHash || answered.p === undefined)) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, "This requestState belongs to another call: retry execute with the same code.");
     }
+    const answer = extra.mcpReq.inputResponses?.[CONSENT_INPUT] as { action?: unknown; content?: unknown } | undefined;
+    if (answered?.p !== undefined && rounds !== undefined && answer === undefined) {
+      // A retry without the answer (the user was never asked): ask again, the paused run left as it is.
+      const waiting = await paused.get(answered.p);
+      if (waiting && waiting.codeHash === codeHash) return consentRound(rounds, extra, codeHash, { id: answered.p, ...waiting.pending }, answered.r ?? 1);
+    }
     const resumeId = answered?.p ?? args.approve;
     const resume = resumeId === undefined ? undefined : await resumable(paused, resumeId, codeHash);
     if (typeof resume === "string") return toolError("program_failed", resume, undefined, { cause: "approval" });
-    const denied = answered !== undefined && !allows(extra.mcpReq.inputResponses?.[CONSENT_INPUT] as { action?: unknown; content?: unknown } | undefined);
+    // Anything but an explicit yes (a decline, a cancel) is a no, as a question on a 2025 request's stream is.
+    const denied = answered !== undefined && !allows(answer);
     const consent = new RunConsent({ rule, extra, canAsk: ask && canAsk(bridge.capabilities()), paused, codeHash, resume, denied });
     /**
      * A call from the program: the tool resolved first (a lazy server loaded, an eager one still connecting waited
@@ -311,15 +325,20 @@ export function codeTools(
     const undefinedName = report.failure?.cause === "error" ? /^ReferenceError: (\S+) is not defined$/.exec(report.failure.message)?.[1] : undefined;
     const hint = undefinedName !== undefined && names.serverOf(undefinedName) === undefined ? ` (the namespaces are: ${namespaceList(names)})` : "";
     const pause = consent.paused;
-    if (rounds !== undefined && pause !== undefined && report.failure?.cause === "approval" && canAsk(declaredCapabilities(extra) ?? {})) {
+    const round = (answered?.r ?? 0) + 1;
+    if (rounds !== undefined && pause !== undefined && report.failure?.cause === "approval" && canAsk(declaredCapabilities(extra) ?? {}) && round <= MAX_CONSENT_ROUNDS) {
       // The user is asked in this round; the retry with their answer resumes the run (src/code/consent.ts).
-      return inputRequired({
-        inputRequests: { [CONSENT_INPUT]: inputRequired.elicit(consentQuestion(pause.path, pause.args)) },
-        requestState: await rounds.mint({ t: CODE_EXECUTE, d: codeHash, p: pause.id }, extra),
-      });
+      return consentRound(rounds, extra, codeHash, pause, round);
     }
     return runAnswer(report, hint);
   };
+
+  /** A 2026 round asking the user about the call a paused run waits at; its state names the run and the round. */
+  const consentRound = async (codec: RequestStateCodec<ParkState>, extra: HostExtra, codeHash: string, pause: Pause, round: number): Promise<InputRequiredResult> =>
+    inputRequired({
+      inputRequests: { [CONSENT_INPUT]: inputRequired.elicit(consentQuestion(pause.path, pause.args)) },
+      requestState: await codec.mint({ t: CODE_EXECUTE, d: codeHash, p: pause.id, r: round }, extra),
+    });
 
   return (server) => {
     server.setRequestHandler("tools/list", list);

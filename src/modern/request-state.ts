@@ -24,7 +24,12 @@ export interface ParkState {
   k?: 1;
   /** A code-mode program paused for the user's consent (its id): the retry resumes it with their answer. */
   p?: string;
-  /** The tool the host called through use_tool, and a digest of its arguments: a retry must repeat both. */
+  /** The consent rounds one execute has asked so far, this one included (src/code/tools.ts caps them). */
+  r?: number;
+  /**
+   * The tool the host called through use_tool and a digest of its arguments, or `execute` and the SHA-256 of its
+   * code: a retry must repeat both.
+   */
   t: string;
   d: string;
 }
@@ -42,12 +47,15 @@ async function codecKey(sessionKey: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode("dynmcp/requestState/v1")));
 }
 
-/** The codec of one object: a state minted for one team, token or method is refused under another. */
-export async function requestStateCodec(sessionKey: string, owner: Owner): Promise<RequestStateCodec<ParkState>> {
+/**
+ * The codec of one object: a state minted for one team, token or method is refused under another. `ttlSeconds`: as
+ * long as what the state names lives (a park by default; a paused program for code mode's consent rounds).
+ */
+export async function requestStateCodec(sessionKey: string, owner: Owner, ttlSeconds: number = PARK_TTL_SECONDS): Promise<RequestStateCodec<ParkState>> {
   return createRequestStateCodec<ParkState>({
     // Derived, so it is apart from the session ids and toolset handles signed with the same secret.
     key: await codecKey(sessionKey),
-    ttlSeconds: PARK_TTL_SECONDS,
+    ttlSeconds,
     bind: (ctx) => `${owner.team}\0${owner.tokenId}\0${ctx.mcpReq.method}`,
   });
 }

@@ -147,7 +147,6 @@ export function registerToolsetTools(server: Server, parts: ToolsetParts, route:
   }));
 }
 
-
 /** What a round of a 2026 host's use_tool asks of the upstream call (src/meta/call.ts). */
 type Round = (signal: AbortSignal | undefined, rounds: Pick<RequestOptions, "inputRequired" | "retry">) => Promise<CallToolResult>;
 

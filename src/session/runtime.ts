@@ -16,6 +16,7 @@ import { ResourceLinks } from "../forward/resource-links.ts";
 import { objectHandler } from "../modern/object-handler.ts";
 import { ParkedCalls } from "../modern/parked-calls.ts";
 import { requestStateCodec } from "../modern/request-state.ts";
+import { PAUSE_TTL_MS } from "../code/approval.ts";
 import { registerResources, resubscribe } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
 import { codeTools, registerCodeTools } from "../code/tools.ts";
@@ -218,7 +219,8 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
           who,
           { loader: env.LOADER, limits: settings(env).code },
           { counter, links, meter, paused: pausedRuns(store), approve: record.config.approve },
-          { ask: false, rounds: inputs.codec },
+          // Its rounds' state lives as long as the paused run it names (an hour), not as long as a park.
+          { ask: false, rounds: await requestStateCodec(env.SESSION_KEY ?? "", record, PAUSE_TTL_MS / 1000) },
         )
       : undefined;
   const handler = objectHandler({ registry, bridge, who, counter, links, meter, inputs }, settings(env).sessionTtlSeconds, code);

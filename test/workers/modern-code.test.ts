@@ -27,14 +27,14 @@ async function modernClient(team: string, token: string, query = "", capabilitie
 }
 
 /** A raw 2026 tools/call of execute (a host declaring form elicitation), answered as JSON or as an SSE stream's last message. */
-async function rawExecute(team: string, token: string, code: string, extra: Record<string, unknown> = {}) {
+async function rawExecute(team: string, token: string, code: string, extra: Record<string, unknown> = {}, args: Record<string, unknown> = {}) {
   const res = await post(
     team,
     {
       jsonrpc: "2.0",
       id: 1,
       method: "tools/call",
-      params: { name: "execute", arguments: { code }, ...extra, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } } },
+      params: { name: "execute", arguments: { code, ...args }, ...extra, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } } },
     },
     { authorization: `Bearer ${token}`, "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "execute" },
   );
@@ -140,7 +140,7 @@ describe("the code view for 2026-07-28 clients", () => {
     await later.close();
   });
 
-  it("refuses a consent round's state for other code, another token's, or used twice, with -32602; the genuine answer still resumes", async () => {
+  it("refuses a consent round's state for other code or another token's with -32602, and one used twice; the genuine answer still resumes", async () => {
     const token = await seedTeam("mc-round", { view: "code", approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
     const program = "return (await memory.delete_entities({ entityNames: ['r'] })).tool;";
     const first = await rawExecute("mc-round", token, program);
@@ -155,6 +155,38 @@ describe("the code view for 2026-07-28 clients", () => {
     const again = await rawExecute("mc-round", token, program, yes);
     expect(text(again.result)).toMatch(/^No program paused as "pr_[^"]+" waits in this session/);
     expect((await replayStats("code-modern")).calls.filter((c) => (c.arguments as { entityNames?: string[] }).entityNames?.[0] === "r")).toHaveLength(1);
+  });
+
+  it("asks again when a retry brings no answer, takes a cancel as a no, and past 8 rounds answers with the approve id", async () => {
+    const token = await seedTeam("mc-rounds", { view: "code", approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
+    type Round = { resultType: string; inputRequests: Record<string, { params: { message?: string } }>; requestState: string };
+    const yes = (state: string) => ({ inputResponses: { consent: { action: "accept", content: { allow: true } } }, requestState: state });
+    // A retry with the state and no answer: asked again, the run still waiting.
+    const one = "return (await memory.delete_entities({ entityNames: ['q'] })).tool;";
+    const first = (await rawExecute("mc-rounds", token, one)).result as Round;
+    const again = (await rawExecute("mc-rounds", token, one, { requestState: first.requestState })).result as Round;
+    expect(again.resultType).toBe("input_required");
+    expect(again.inputRequests["consent"]!.params.message).toContain('{"entityNames":["q"]}');
+    expect(text((await rawExecute("mc-rounds", token, one, yes(again.requestState))).result)).toBe('"delete_entities"');
+    // A cancel is a no: the program gets the refusal.
+    const caught = "try { await memory.delete_entities({ entityNames: ['c'] }); return 'made'; } catch (e) { return e.message; }";
+    const asked = (await rawExecute("mc-rounds", token, caught)).result as Round;
+    const cancelled = await rawExecute("mc-rounds", token, caught, { inputResponses: { consent: { action: "cancel" } }, requestState: asked.requestState });
+    expect(text(cancelled.result)).toBe('"The user did not allow memory.delete_entities; it was not called."');
+    // Nine calls that each need consent: eight rounds, then the approve id (a host SDK may stop after ten rounds).
+    const many = "for (let i = 0; i < 9; i++) await memory.delete_entities({ entityNames: ['m' + i] });\nreturn 'all';";
+    let answer = await rawExecute("mc-rounds", token, many);
+    let rounds = 0;
+    while ((answer.result as Round | undefined)?.resultType === "input_required") {
+      rounds++;
+      answer = await rawExecute("mc-rounds", token, many, yes((answer.result as Round).requestState));
+    }
+    expect(rounds).toBe(8);
+    const id = /approve: "(pr_[A-Za-z0-9_-]+)"/.exec(text(answer.result))?.[1];
+    expect(id, text(answer.result)).toBeDefined();
+    expect(text((await rawExecute("mc-rounds", token, many, {}, { approve: id })).result)).toBe('"all"');
+    const made = (await replayStats("code-modern")).calls.map((c) => (c.arguments as { entityNames?: string[] }).entityNames?.[0]).filter((n) => n?.startsWith("m"));
+    expect(made).toEqual(["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8"]);
   });
 
   it("takes the team config's default view when neither the URL nor the token names one; either of them still wins", async () => {
