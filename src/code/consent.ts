@@ -225,15 +225,21 @@ export class RunConsent {
 }
 
 /**
- * A paused run to resume, checked: it exists, is fresh, and is the same program; else the words of the refusal. The
- * record is used up by the resume only (a resume runs once); a wrong program leaves it waiting.
+ * The paused run `id` names, checked: it exists, is fresh, and is the same program; else the words of the refusal.
+ * Nothing is used up (a consent round asks again about the run it names).
  */
-export async function resumable(paused: PausedRuns, id: string, codeHash: string): Promise<PausedRun | string> {
+export async function waitingRun(paused: PausedRuns, id: string, codeHash: string): Promise<PausedRun | string> {
   const run = await paused.get(id);
   const expired = run !== undefined && Date.now() - run.at > PAUSE_TTL_MS;
   if (expired) await paused.delete(id);
   if (!run || expired) return `No program paused as "${preview(id, 60)}" waits in this session (it expired, was resumed already, or never was); run the program again.`;
   if (run.codeHash !== codeHash) return `"${preview(id, 60)}" paused a different program: resume it with the same code.`;
-  await paused.delete(id);
+  return run;
+}
+
+/** A paused run to resume, checked as `waitingRun` does; a good one is used up (a resume runs once), a wrong program leaves it waiting. */
+export async function resumable(paused: PausedRuns, id: string, codeHash: string): Promise<PausedRun | string> {
+  const run = await waitingRun(paused, id, codeHash);
+  if (typeof run !== "string") await paused.delete(id);
   return run;
 }

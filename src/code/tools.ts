@@ -21,7 +21,7 @@ import { CODE_DESCRIBE, CODE_EXECUTE, CODE_SEARCH, codeDefinitions, fitCodeDefin
 import { CodeNames } from "./names.ts";
 import { failureMessage, programValue, runAnswer } from "./result.ts";
 import { runProgram, type SandboxLimits, type ToolCall } from "./sandbox.ts";
-import { RunConsent, allows, canAsk, consentQuestion, programHash, resumable, type Pause, type PausedRuns } from "./consent.ts";
+import { RunConsent, allows, canAsk, consentQuestion, programHash, resumable, waitingRun, type Pause, type PausedRuns } from "./consent.ts";
 import { declaredCapabilities, type ParkState } from "../modern/request-state.ts";
 import { needsApproval } from "./approval.ts";
 import type { ApprovalRule } from "../config/validate.ts";
@@ -285,8 +285,8 @@ export function codeTools(
     const answer = extra.mcpReq.inputResponses?.[CONSENT_INPUT] as { action?: unknown; content?: unknown } | undefined;
     if (answered?.p !== undefined && rounds !== undefined && answer === undefined) {
       // A retry without the answer (the user was never asked): ask again, the paused run left as it is.
-      const waiting = await paused.get(answered.p);
-      if (waiting && waiting.codeHash === codeHash) return consentRound(rounds, extra, codeHash, { id: answered.p, ...waiting.pending }, answered.r ?? 1);
+      const waiting = await waitingRun(paused, answered.p, codeHash);
+      if (typeof waiting !== "string") return consentRound(rounds, extra, codeHash, { id: answered.p, ...waiting.pending }, answered.r ?? 1);
     }
     const resumeId = answered?.p ?? args.approve;
     const resume = resumeId === undefined ? undefined : await resumable(paused, resumeId, codeHash);

@@ -112,16 +112,19 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   if (route.messageKind === "notification") return c.body(null, 202);
   // The code view (the URL's, else the token's, else the team config's): its tools/list names the team's namespaces,
   // so the principal's code object answers it, and every tool call; server/discover and listen streams are the same
-  // as the meta view's. The config is read only when neither the URL nor the token chose.
+  // as the meta view's. The config is read only when neither the URL nor the token chose, and only for the requests
+  // the view decides (tools/list and calls: not a discover or a listen stream).
+  const method = route.message.method;
   const asked = startingView(c.get("view"), c.get("principal"));
-  const team = asked === undefined ? await teamDefaultView(c.env.TEAMS, c.get("principal").team, settings(c.env).tokenCacheSeconds) : undefined;
+  const byView = method === "tools/list" || !(STATIC_METHODS.has(method) || method === LISTEN_METHOD);
+  const team = asked === undefined && byView ? await teamDefaultView(c.env.TEAMS, c.get("principal").team, settings(c.env).tokenCacheSeconds) : undefined;
   const chosen = resolveView(asked, team, codeModeAvailable(c.env));
   if ("refused" in chosen) return httpError("invalid_view", chosen.refused);
   const code = chosen.view === "code";
-  if (STATIC_METHODS.has(route.message.method) && !(code && route.message.method === "tools/list")) {
+  if (STATIC_METHODS.has(method) && !(code && method === "tools/list")) {
     return staticHandler(settings(c.env).sessionTtlSeconds).fetch(c.req.raw, { parsedBody: message });
   }
-  if (route.message.method === LISTEN_METHOD) return toTeamIndex(c);
+  if (method === LISTEN_METHOD) return toTeamIndex(c);
   return code ? toCodeObject(c) : toObject(c, route.message);
 };
 

@@ -4,7 +4,7 @@
 // that bound (plus KV's propagation). 2025 sessions read the config at initialize (src/session/object.ts).
 import { loadTeamView, type KvText } from "../config/load.ts";
 import type { View } from "../config/view.ts";
-import { MAX_TOKEN_CACHE_SECONDS } from "./token-cache.ts";
+import { cacheTtlMs } from "./token-cache.ts";
 
 const MAX_TEAMS = 1000;
 
@@ -12,7 +12,7 @@ const known = new Map<string, { view: View | undefined; until: number }>();
 
 /** The team's default view (undefined: the config names none); `seconds` as TOKEN_CACHE_SECONDS, clamped to [0, 60]. */
 export async function teamDefaultView(kv: KvText, team: string, seconds: number, now: () => number = Date.now): Promise<View | undefined> {
-  const ttlMs = Math.min(Math.max(seconds, 0), MAX_TOKEN_CACHE_SECONDS) * 1000;
+  const ttlMs = cacheTtlMs(seconds);
   const hit = ttlMs > 0 ? known.get(team) : undefined;
   if (hit && hit.until > now()) return hit.view;
   const view = await loadTeamView(kv, team);

@@ -7,6 +7,10 @@ export const DEFAULT_TOKEN_CACHE_SECONDS = SETTING_DEFAULTS.tokenCacheSeconds;
 export const MAX_TOKEN_CACHE_SECONDS = 60;
 const MAX_ENTRIES = 10_000;
 
+/** How long the router's isolate keeps what it read of a team (TOKEN_CACHE_SECONDS, clamped to [0, 60]), in ms. */
+export const cacheTtlMs = (seconds: number): number =>
+  Math.min(Math.max(Number.isFinite(seconds) ? seconds : DEFAULT_TOKEN_CACHE_SECONDS, 0), MAX_TOKEN_CACHE_SECONDS) * 1000;
+
 interface Entry {
   record: TokenRecord | null;
   expires: number;
@@ -21,7 +25,7 @@ export class TokenCache {
 
   /** `seconds` is clamped to [0, 60]; 0 disables caching. */
   constructor(seconds: number, now: () => number = Date.now) {
-    this.#ttlMs = Math.min(Math.max(Number.isFinite(seconds) ? seconds : DEFAULT_TOKEN_CACHE_SECONDS, 0), MAX_TOKEN_CACHE_SECONDS) * 1000;
+    this.#ttlMs = cacheTtlMs(seconds);
     this.#now = now;
   }
 

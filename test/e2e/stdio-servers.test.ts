@@ -7,7 +7,7 @@
 // and when the filesystem's gateway dies mid-session, a program gets an error it can catch, the other server goes on,
 // and the restarted gateway is used again. The tests run in order over the same servers, each leaving the graph as
 // the next expects it.
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,9 +27,14 @@ let folder: string;
 let graphFile: string;
 const filesServer = (): StdioServer => ({ pkg: "@modelcontextprotocol/server-filesystem", args: [folder] });
 
+/** The test's own folder: the filesystem server's folder and the graph's file inside it. */
+let root: string;
+
 beforeAll(async () => {
-  folder = realpathSync(mkdtempSync(join(tmpdir(), "dynmcp-e2e-files-")));
-  graphFile = join(folder, "..", `${folder.split("/").at(-1)}-graph.jsonl`);
+  root = realpathSync(mkdtempSync(join(tmpdir(), "dynmcp-e2e-stdio-")));
+  folder = join(root, "files");
+  mkdirSync(folder);
+  graphFile = join(root, "graph.jsonl");
   [memory, files] = await Promise.all([
     startGatewayed({ pkg: "@modelcontextprotocol/server-memory", env: { MEMORY_FILE_PATH: graphFile } }),
     startGatewayed(filesServer()),
@@ -51,8 +56,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([stack?.stop(), memory?.stop(), files?.stop()]);
-  rmSync(folder, { recursive: true, force: true });
-  rmSync(graphFile, { force: true });
+  rmSync(root, { recursive: true, force: true });
 });
 
 async function session(team: string, bearer: string, query = "") {

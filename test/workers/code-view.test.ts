@@ -464,11 +464,21 @@ describe("calls that need the user's consent", () => {
 
 describe("consent holds whatever the program's timing", () => {
   const names = async (route: string) => (await replayStats(route)).calls.map((c) => c.name);
+  /** A code session of a team whose deletes need consent, over the route `code-<route>` (team `cv-<route>`). */
+  const guarded = async (route: string) => {
+    const token = await seedTeam(`cv-${route}`, { approve: ["*delete*"], mcp: { memory: { url: replayUrl(`code-${route}`) } } });
+    return connectAt(`cv-${route}`, token, "?view=code");
+  };
+  /** The same, its server connected first (describe waits for it), so only the program's own timing is at play. */
+  const guardedConnected = async (route: string) => {
+    const s = await guarded(route);
+    expect(text(await describeApi(s, "memory.delete_entities"))).toContain("@needsApproval");
+    return s;
+  };
   const idOf = (result: CallToolResult) => /approve: "(pr_[A-Za-z0-9_-]+)"/.exec(text(result))?.[1];
 
   it("decides consent on the tool the call resolves to: a call made while its eager server still connects waits for it, then pauses", async () => {
-    const token = await seedTeam("cv-pause-early", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-pause-early") } } });
-    const s = await connectAt("cv-pause-early", token, "?view=code");
+    const s = await guarded("pause-early");
     // The session's first request after initialize: the server's own initialize takes 400 ms, so it is still connecting.
     const paused = await execute(s, "return (await memory.delete_entities({ entityNames: ['early'] })).tool;");
     expect(errorKindOf(paused)).toMatchObject({ kind: "program_failed", cause: "approval" });
@@ -478,9 +488,7 @@ describe("consent holds whatever the program's timing", () => {
   });
 
   it("gives the resume id when two calls need consent at once, and resumes them one pause at a time, each made once", async () => {
-    const token = await seedTeam("cv-pause-two", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-pause-two") } } });
-    const s = await connectAt("cv-pause-two", token, "?view=code");
-    expect(text(await describeApi(s, "memory.delete_entities"))).toContain("@needsApproval");
+    const s = await guardedConnected("pause-two");
     const program = [
       "const [g, a, b] = await Promise.all([",
       "  memory.read_graph({}),",
@@ -511,9 +519,7 @@ describe("consent holds whatever the program's timing", () => {
   });
 
   it("makes no call once the run is pausing, so the resume makes none twice (upstream calls take 300 ms)", async () => {
-    const token = await seedTeam("cv-pause-slow", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-pause-slow") } } });
-    const s = await connectAt("cv-pause-slow", token, "?view=code");
-    expect(text(await describeApi(s, "memory.delete_entities"))).toContain("@needsApproval");
+    const s = await guardedConnected("pause-slow");
     const program = [
       "const g = memory.read_graph({});",
       "const d = memory.delete_entities({ entityNames: ['a'] });",
@@ -535,19 +541,21 @@ describe("consent holds whatever the program's timing", () => {
 });
 
 describe("upstream faults reach a program as errors it can catch", () => {
-  it("answers each fault on its own call (a read-only call cut mid-answer made once more, a write never repeated); the others and the session go on", async () => {
+  it("answers each fault on its own call (a read-only call cut mid-answer made once more, a write never repeated, a lazy server silent on every method); the others and the session go on", async () => {
     const route = (name: string) => ({ url: replayUrl(`code-flt-${name}`) });
     // The hung call's own timeout is well within the run's wall limit (2 s in the tests): the program sees it fail.
     const hang = { ...route("hang"), timeout: 700 };
+    // A lazy server that answers nothing at all, initialize included: its load fails at its timeout, inside the run.
+    const silent = { ...route("hang-all"), timeout: 700, description: "Never answers." };
     const token = await seedTeam("cv-faults", {
-      mcp: { e500: route("500"), cutro: route("cut-ro"), cutrw: route("cut-rw"), html: route("html"), huge: route("huge"), hang, good: { url: replayUrl("memory") } },
+      mcp: { e500: route("500"), cutro: route("cut-ro"), cutrw: route("cut-rw"), html: route("html"), huge: route("huge"), hang, silent, good: { url: replayUrl("memory") } },
     });
     const s = await connectAt("cv-faults", token, "?view=code");
     // Every server connected before the run (describing a namespace waits for them), so the wall clock counts the calls alone.
     expect(text(await describeApi(s, "good"))).toMatch(/^declare const good: \{/);
     const program = [
       "const outcome = (p) => p.then((v) => ({ ok: typeof v }), (e) => ({ error: e.message }));",
-      "const [a, b, c, d, e, f, g] = await Promise.all([",
+      "const [a, b, c, d, e, f, g, h] = await Promise.all([",
       "  outcome(e500.read_graph()),",
       "  outcome(cutro.read_graph()),",
       "  outcome(cutrw.create_entities({ entities: [] })),",
@@ -555,8 +563,9 @@ describe("upstream faults reach a program as errors it can catch", () => {
       "  outcome(huge.read_graph()),",
       "  outcome(hang.read_graph()),",
       "  outcome(good.read_graph()),",
+      "  outcome(silent.read_graph()),",
       "]);",
-      "return { e500: a, cutRead: b, cutWrite: c, html: d, huge: e, hang: f, good: g };",
+      "return { e500: a, cutRead: b, cutWrite: c, html: d, huge: e, hang: f, good: g, silent: h };",
     ].join("\n");
     const ran = await execute(s, program);
     expect(ran.isError, text(ran)).toBeFalsy();
@@ -568,6 +577,7 @@ describe("upstream faults reach a program as errors it can catch", () => {
     expect(got.huge?.error).toMatch(/larger than \d+ bytes; it was refused/);
     expect(got.hang?.error).toMatch(/^hang\.read_graph failed: .*700 ms/);
     expect(got.good).toEqual({ ok: "object" });
+    expect(got.silent?.error).toBe('Failed to load "silent" (attempt 1 of 3): "silent" did not answer within 700 ms; the request was cancelled. It can be loaded again.');
     expect((await replayStats("code-flt-cut-ro")).methods["tools/call"]).toBe(2);
     expect((await replayStats("code-flt-cut-rw")).calls.filter((c) => c.name === "create_entities")).toHaveLength(1);
     expect(text(await execute(s, "return (await good.read_graph()).tool;"))).toBe('"read_graph"');
