@@ -7,7 +7,7 @@
 // bearer header.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMCPClient, type MCPClient } from "@ai-sdk/mcp";
+import { ElicitationRequestSchema, createMCPClient, type MCPClient } from "@ai-sdk/mcp";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -133,6 +133,41 @@ describe("the Vercel AI SDK's MCP client (@ai-sdk/mcp)", () => {
       const ran = await modelCalls(tools, "execute", { code: "return await everything.get_sum({ a: 6, b: 7 });" });
       expect(ran.isError, text(ran)).toBeFalsy();
       expect(text(ran)).toBe('"The sum of 6 and 7 is 13."');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("answers a program's consent questions in its default 2026 era through onElicitationRequest: yes makes the call, no throws in the program", async () => {
+    const base = `http://127.0.0.1:${stack.port}`;
+    const consentToken = await provisionByAdmin(base, ADMIN_TOKEN, "clients-consent", { view: "code", approve: ["*delete*"], mcp: { graph: { url: stack.replay.url("graph") } } });
+    const client = await createMCPClient({
+      transport: { type: "http", url: stack.mcpUrl("clients-consent"), headers: { authorization: `Bearer ${consentToken}` } },
+      capabilities: { elicitation: {} },
+    });
+    const asked: string[] = [];
+    client.onElicitationRequest(ElicitationRequestSchema, async (request) => {
+      asked.push(String(request.params.message));
+      return asked.length === 1 ? { action: "accept", content: { allow: true } } : { action: "decline" };
+    });
+    const deletes = () => stack.replay.stats("graph").calls.filter((c) => c.name === "delete_entities").map((c) => (c.arguments as { entityNames: string[] }).entityNames[0]);
+    const before = deletes().length;
+    try {
+      expect(client.initializeResult.protocolVersion).toBe("2026-07-28");
+      const program = [
+        "const first = await graph.delete_entities({ entityNames: ['kept'] });",
+        "let second = 'made';",
+        "try { await graph.delete_entities({ entityNames: ['refused'] }); } catch (e) { second = e.message; }",
+        "return [first.tool, second];",
+      ].join("\n");
+      const ran = await modelCalls(await client.tools(), "execute", { code: program });
+      expect(ran.isError, text(ran)).toBeFalsy();
+      expect(JSON.parse(text(ran))).toEqual(["delete_entities", "The user did not allow graph.delete_entities; it was not called."]);
+      expect(asked).toEqual([
+        'A program wants to call graph.delete_entities with {"entityNames":["kept"]}. Allow this call?',
+        'A program wants to call graph.delete_entities with {"entityNames":["refused"]}. Allow this call?',
+      ]);
+      expect(deletes().slice(before)).toEqual(["kept"]);
     } finally {
       await client.close();
     }
