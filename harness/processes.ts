@@ -134,6 +134,17 @@ export function wranglerArgs(args: string[]): string[] {
   return [packageFile("wrangler", "bin", "wrangler.js"), ...args];
 }
 
+/**
+ * The environment a local wrangler runs in. `wrangler dev` fetches the `cf` object it fakes for requests from
+ * workers.cloudflare.com at start; offline, that fetch fails and prints its error and stack twice, which a newcomer
+ * reads as a failure. Miniflare's fallback object serves as well here (the proxy reads nothing of `request.cf`), so
+ * the fetch is off unless the caller's environment says otherwise.
+ */
+export function wranglerEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env = process.env as Record<string, string>;
+  return { ...env, CLOUDFLARE_CF_FETCH_ENABLED: env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false", ...extra };
+}
+
 /** `wrangler dev` of this project on a loopback port, with its local state in `persistTo`. */
 export async function startWranglerDev(opts: {
   persistTo: string;
@@ -157,7 +168,7 @@ export async function startWranglerDev(opts: {
       "--show-interactive-dev-session=false",
       ...vars,
     ]),
-    env: { ...(process.env as Record<string, string>), WRANGLER_SEND_METRICS: "false", CI: "true" },
+    env: wranglerEnv({ WRANGLER_SEND_METRICS: "false", CI: "true" }),
     ready: /Ready on http/,
     url: `http://127.0.0.1:${port}`,
     port,

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { base64url } from "../src/bytes.ts";
 import { TeamStore } from "../src/teams/store.ts";
 import { wranglerKv } from "./lib/kv.ts";
-import { startEverything, wranglerArgs } from "../harness/processes.ts";
+import { startEverything, wranglerArgs, wranglerEnv } from "../harness/processes.ts";
 
 const PORT = Number(process.env.PORT ?? 8787);
 const TEAM = "demo";
@@ -53,8 +53,21 @@ if (!stored.ok) throw new Error(`the demo config did not validate: ${JSON.string
 const token = await store.mintToken(TEAM, "npm run dev");
 
 const url = `http://127.0.0.1:${PORT}/t/${TEAM}/mcp`;
-const wrangler = spawn(process.execPath, wranglerArgs(["dev", "--ip", "127.0.0.1", "--port", String(PORT)]), { stdio: "inherit" });
-setTimeout(() => {
+const wrangler = spawn(process.execPath, wranglerArgs(["dev", "--ip", "127.0.0.1", "--port", String(PORT)]), { stdio: "inherit", env: wranglerEnv() });
+
+/** True once the Worker answers its health route (wrangler's own output stays on the terminal, untouched). */
+async function up(): Promise<boolean> {
+  try {
+    return (await fetch(`http://127.0.0.1:${PORT}/health`, { signal: AbortSignal.timeout(2_000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+// The demo's banner once the Worker answers, not before: a newcomer copies the command from it and runs it at once.
+void (async () => {
+  while (wrangler.exitCode === null && !(await up())) await new Promise((r) => setTimeout(r, 250));
+  if (wrangler.exitCode !== null) return;
   console.log(`
   dynmcp-edge demo
   MCP URL : ${url}
@@ -62,7 +75,7 @@ setTimeout(() => {
   admin   : http://127.0.0.1:${PORT}/admin (Bearer ADMIN_TOKEN from .dev.vars)
   try     : npx @modelcontextprotocol/inspector --cli ${url} --transport http --header "Authorization: Bearer ${token.token}" --method tools/list
 `);
-}, 4000);
+})();
 
 const stopUpstreams = () => Promise.all([upstream.stop(), lazyUpstream.stop()]);
 const shutdown = async () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KvEntry, KvLike } from "../../src/teams/kv.ts";
-import { wranglerArgs } from "../../harness/processes.ts";
+import { wranglerArgs, wranglerEnv } from "../../harness/processes.ts";
 
 export interface KvTarget {
   remote: boolean;
@@ -34,7 +34,7 @@ function wranglerOnce(target: KvTarget, args: string[]): Promise<string> {
   const where = target.remote ? ["--remote"] : ["--local", ...(target.persistTo ? ["--persist-to", target.persistTo] : [])];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, wranglerArgs(["kv", "key", ...args, "--binding", "TEAMS", ...where]), {
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      env: wranglerEnv({ WRANGLER_SEND_METRICS: "false" }),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";

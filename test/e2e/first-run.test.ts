@@ -152,6 +152,58 @@ describe("scripts/setup.mjs", () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------------
+// package.json's scripts on a fresh clone: the shell npm runs a script in looks `node` up once, before the install
+// that brings the project's Node 22, so every step after setup must name node_modules/.bin/node itself
+
+describe("npm scripts that install first", () => {
+  const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+  const installing = Object.entries(scripts).filter(([, line]) => line.startsWith("node scripts/setup.mjs && "));
+
+  it("run nothing after setup on a `node` looked up on PATH", () => {
+    expect(installing.map(([name]) => name)).toEqual(expect.arrayContaining(["test", "dev"]));
+    for (const [name, line] of installing) {
+      const after = line.slice("node scripts/setup.mjs && ".length);
+      expect(after, `npm run ${name}`).not.toMatch(/(^|&&\s*|\|\|\s*|;\s*)node\s/);
+    }
+  });
+
+  /**
+   * A scratch project with the real script lines and a stand-in setup.mjs that "installs" a project Node which only
+   * notes its arguments; npm is the machine's, run with the machine's PATH (no project folder on it).
+   */
+  const scratch = (name: string) => {
+    const folder = join(dir, name);
+    mkdirSync(join(folder, "scripts"), { recursive: true });
+    writeFileSync(join(folder, "package.json"), JSON.stringify({ name: "scratch", private: true, scripts: { test: scripts.test, dev: scripts.dev } }));
+    writeFileSync(
+      join(folder, "scripts", "setup.mjs"),
+      [
+        'import { chmodSync, mkdirSync, writeFileSync } from "node:fs";',
+        'mkdirSync("node_modules/.bin", { recursive: true });',
+        `writeFileSync("node_modules/.bin/node", "#!/bin/sh\\necho \\"$@\\" >> project-node.txt\\n");`,
+        'chmodSync("node_modules/.bin/node", 0o755);',
+      ].join("\n"),
+    );
+    return folder;
+  };
+  const machinePath = (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((folder) => folder && !folder.includes("node_modules"))
+    .join(delimiter);
+
+  it("hand every later step, and the arguments after --, to the project's Node on the first run", async () => {
+    const folder = scratch("scripts-first-run");
+    const test = await run("npm", ["test", "--", "--passWithNoTests", "nomatch"], { cwd: folder, env: { ...process.env, PATH: machinePath }, timeoutMs: 60_000 });
+    expect(test.code, test.stdout + test.stderr).toBe(0);
+    expect(readFileSync(join(folder, "project-node.txt"), "utf8").trim().split("\n")).toEqual(["scripts/test.ts --passWithNoTests nomatch"]);
+    rmSync(join(folder, "node_modules"), { recursive: true });
+    const dev = await run("npm", ["run", "dev"], { cwd: folder, env: { ...process.env, PATH: machinePath }, timeoutMs: 60_000 });
+    expect(dev.code, dev.stdout + dev.stderr).toBe(0);
+    expect(readFileSync(join(folder, "project-node.txt"), "utf8").trim().split("\n").at(-1)).toBe("scripts/dev.ts");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
 // The team command: help, and the URL policy in `check`
 
 describe("the team command", () => {
