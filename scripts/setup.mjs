@@ -1,6 +1,7 @@
 // Runs before `npm run dev` and `npm test`: installs the locked dependencies (Node 22 included, from the npm registry)
-// with `npm ci` when node_modules is missing or older than package-lock.json, then builds the Worker's token table
-// (assets/tokenizer/o200k_base.bin) when it is missing or stale. Plain JavaScript: it may run on the machine's older
+// with `npm ci` when node_modules is missing or older than package-lock.json, then builds the Worker's static assets
+// when missing or stale: the token table (assets/tokenizer/o200k_base.bin) and the code sandbox's checkpoint finder
+// (assets/sandbox/checkpoints.js). Plain JavaScript: it may run on the machine's older
 // Node (20), so nothing here may need more.
 //
 // npm's output is passed through as it comes, except its EBADENGINE warnings: on Node 20 some thirty packages (this
@@ -125,10 +126,10 @@ function tokenTableFresh() {
   return header.subarray(40, 72).equals(tokenTableKey());
 }
 
-// Only in this project's own folder (the setup test runs this script in a scratch project that has no builder).
-if (existsSync("scripts/build-tokenizer.ts") && !tokenTableFresh()) {
-  console.log(`building ${tokenTable} (scripts/build-tokenizer.ts)…`);
-  const child = spawn("node_modules/.bin/node", ["scripts/build-tokenizer.ts"], { stdio: "inherit" });
+/** Runs one of the project's build scripts on its Node 22; exits with its code when it fails. */
+async function runBuilder(script, what) {
+  console.log(`building ${what} (${script})…`);
+  const child = spawn("node_modules/.bin/node", [script], { stdio: "inherit" });
   const code = await new Promise((resolve) => {
     child.once("error", (error) => {
       console.error(`setup: could not run node_modules/.bin/node: ${error.message}`);
@@ -137,7 +138,37 @@ if (existsSync("scripts/build-tokenizer.ts") && !tokenTableFresh()) {
     child.once("close", (exit, signal) => resolve(exit ?? (signal ? 1 : 0)));
   });
   if (code !== 0) {
-    console.error(`setup: building the token table failed (exit code ${code}); its messages are above.`);
+    console.error(`setup: building ${what} failed (exit code ${code}); its messages are above.`);
     process.exit(code);
   }
 }
+
+// The code sandbox's checkpoint finder (generated, git-ignored): acorn and src/code/checkpoints.ts bundled into a
+// static asset. Its first line holds a build key, the sha256 of its inputs; scripts/build-checkpoints.ts computes it
+// the same way (its KEY_INPUTS, buildKey): keep the two in step.
+const checkpointsModule = "assets/sandbox/checkpoints.js";
+const checkpointsInputs = [
+  "scripts/build-checkpoints.ts",
+  "src/code/checkpoints.ts",
+  "src/code/checkpoint-worker.ts",
+  "src/code/checkpoint-kinds.ts",
+  "node_modules/acorn/package.json",
+  "node_modules/esbuild/package.json",
+];
+const CHECKPOINTS_KEY_LINE = "// dynmcp checkpoint finder, build key ";
+
+function checkpointsFresh() {
+  if (!existsSync(checkpointsModule)) return false;
+  const hash = createHash("sha256");
+  for (const path of checkpointsInputs) {
+    const bytes = readFileSync(path);
+    hash.update(`${path}\0${bytes.length}\0`);
+    hash.update(bytes);
+  }
+  const first = readFileSync(checkpointsModule, "utf8").split("\n", 1)[0];
+  return first === `${CHECKPOINTS_KEY_LINE}${hash.digest("hex")}`;
+}
+
+// Only in this project's own folder (the setup test runs this script in a scratch project that has no builders).
+if (existsSync("scripts/build-tokenizer.ts") && !tokenTableFresh()) await runBuilder("scripts/build-tokenizer.ts", tokenTable);
+if (existsSync("scripts/build-checkpoints.ts") && !checkpointsFresh()) await runBuilder("scripts/build-checkpoints.ts", checkpointsModule);

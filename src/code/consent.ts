@@ -11,7 +11,7 @@ import type { HostExtra } from "../forward/bridge.ts";
 import type { ApprovalRule } from "../config/validate.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
 import { PAUSE_MAX_BYTES, PAUSE_TTL_MS, consentPreview, needsApproval, pausedBytes, preview, type LoggedCall, type PausedRun } from "./approval.ts";
-import { StopRun } from "./sandbox.ts";
+import { StopRun } from "./run-state.ts";
 
 /** How long a person has to answer the question (the request's own timeout would be the SDK's 60 s). */
 export const APPROVAL_WAIT_MS = 10 * 60 * 1000;

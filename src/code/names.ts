@@ -10,6 +10,11 @@ import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 interface PathIndex {
   /** `namespace.method` → the tool. */
   byPath: Map<string, ExposedTool>;
+  /**
+   * `namespace.<the upstream's own name>` → the tool, where that is not a path already (`everything["get-sum"]`):
+   * agents read the upstream's names in other views and in search results, and a program may use them.
+   */
+  byOwnName: Map<string, ExposedTool>;
   /** Registry name → `namespace.method`. */
   pathOf: Map<string, string>;
 }
@@ -42,14 +47,28 @@ export class CodeNames {
     return this.#namespaces.get(server);
   }
 
+  /**
+   * A path's namespace and method: `namespace.method`, or a known namespace and the upstream's own name of a tool
+   * (which need not be an identifier: `everything.get-sum`).
+   */
+  splitPath(path: string): { namespace: string; method: string } | undefined {
+    const strict = splitCodePath(path);
+    if (strict) return strict;
+    const at = path.indexOf(PATH_SEPARATOR);
+    if (at <= 0 || at === path.length - 1) return undefined;
+    const namespace = path.slice(0, at);
+    return this.#servers.has(namespace) ? { namespace, method: path.slice(at + 1) } : undefined;
+  }
+
   /** The code path of a tool the session serves, by its registry name. */
   pathOf(registryName: string): string | undefined {
     return this.#index().pathOf.get(registryName);
   }
 
-  /** The tool a code path calls, among those the session serves now. */
+  /** The tool a code path calls, among those the session serves now: by its method, else by the upstream's own name. */
   find(path: string): ExposedTool | undefined {
-    return this.#index().byPath.get(path);
+    const index = this.#index();
+    return index.byPath.get(path) ?? index.byOwnName.get(path);
   }
 
   /** Every path the session serves now, in code-point order. */
@@ -67,7 +86,7 @@ export class CodeNames {
   toolNames(): ToolNames {
     return {
       serverOf: (path) => {
-        const parts = splitCodePath(path);
+        const parts = this.splitPath(path);
         return parts ? this.serverOf(parts.namespace) : undefined;
       },
       find: (path) => this.find(path),
@@ -93,7 +112,16 @@ export class CodeNames {
         pathOf.set(registryName, path);
       }
     }
-    this.#built = { from: tools, index: { byPath, pathOf } };
+    const byOwnName = new Map<string, ExposedTool>();
+    for (const [server, list] of byServer) {
+      const namespace = this.#namespaces.get(server);
+      if (namespace === undefined) continue;
+      for (const tool of list) {
+        const own = `${namespace}${PATH_SEPARATOR}${tool.tool.name}`;
+        if (!byPath.has(own)) byOwnName.set(own, tool);
+      }
+    }
+    this.#built = { from: tools, index: { byPath, byOwnName, pathOf } };
     return this.#built.index;
   }
 }

@@ -4,7 +4,7 @@
 // output; on failure the cause, the program's line and the calls made so far).
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { toolError } from "../meta/call.ts";
-import type { RunReport } from "./sandbox.ts";
+import type { RunReport } from "./run-state.ts";
 
 /** Text as the JSON value it spells, or the text itself. */
 function parsed(text: string): unknown {

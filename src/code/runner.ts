@@ -1,227 +1,10 @@
-// Pure: what code mode loads into a sandbox, and how the sandbox's answers are read. The child Worker has three
-// modules: `runner.js`, a constant below (a WorkerEntrypoint with one method, `run`), `prelude.js`, which the runner
-// imports before the program (what it relies on, taken before the agent's code runs), and `program.js`, the agent's
-// code wrapped so that its lines stay the agent's lines. Nothing here imports `cloudflare:`, so Node unit tests can
-// check the modules, the worker code handed to the loader, and how stacks, startup errors and platform failures are
-// read; src/code/sandbox.ts does the loading, the bridge and the limits.
-
-import { UNCALLABLE_METHODS } from "../catalog/code-names.ts";
-
-/** The child's compatibility date: the Worker's own (wrangler.toml's `compatibility_date`, pinned by a unit test). */
-export const CHILD_COMPATIBILITY_DATE = "2026-11-01";
-/**
- * The child's compatibility flags: Node compatibility turned off. From some date between 2026-08-01 and 2026-09-01
- * workerd turns `nodejs_compat` and `nodejs_compat_v2` on by default (seen with workerd 1.20261102.1), which gives the
- * child `process`, `Buffer`, `global` and `node:*` modules even with no flag at all; both have to be turned off
- * for `process` to be gone.
- */
-export const CHILD_COMPATIBILITY_FLAGS: readonly string[] = ["no_nodejs_compat", "no_nodejs_compat_v2"];
-/** The child's module names; stacks and startup errors name `program.js`, which is how lines are found. */
-export const RUNNER_MODULE = "runner.js";
-export const PROGRAM_MODULE = "program.js";
-export const PRELUDE_MODULE = "prelude.js";
-
-
-/**
- * The child's first module: ES modules run in the order they are imported, and the runner imports this one before
- * the program, whose module can run code of its own at its top level (a body that closes the wrapper's brace). So
- * what the runner relies on is taken here first, and `caches` is gone before any of the agent's code runs (on
- * Cloudflare, `caches.default` could carry data from one run, or team, to the next).
- */
-export const PRELUDE_SOURCE = `export const stringify = JSON.stringify;
-export const parse = JSON.parse;
-export const encoder = new TextEncoder();
-export const later = setTimeout;
-export const consoleRef = console;
-
-try {
-  delete globalThis.caches;
-} catch {}
-if (typeof globalThis.caches !== "undefined") {
-  try {
-    Object.defineProperty(globalThis, "caches", { value: undefined, writable: false, configurable: false });
-  } catch {}
-}
-`;
-
-/**
- * The child's main module. It runs in the sandbox, so it is plain JavaScript, written to trust nothing the program
- * could have changed by the time it runs (JSON, TextEncoder and setTimeout are taken by the prelude, before the
- * program's module runs). `run(bridge, namespaces, limits)`:
- * - replaces console.log/info/warn/error/debug by a capture bounded to `limits.maxLogBytes` (UTF-8 bytes of the
- *   lines joined by "\n"; past it, lines are dropped and counted);
- * - gives the program one object per namespace, each property a method that sends
- *   `bridge.call(namespace, method, argsJson, logLines, logsDropped)` (the log lines captured since the last call
- *   travel with it, so the host has them even if the run ends by its deadline) and turns `{ ok: false, message }`
- *   into an Error thrown where the program awaited the call;
- * - defers each call by one macrotask and drops it if the program has finished by then, so that an unawaited call
- *   in the program's last synchronous stretch is never sent (the host refuses anything later anyway);
- * - runs once: the program can reach its own entrypoint through `exports` of "cloudflare:workers", and a second
- *   `run` (the program re-running itself, with its own console) is refused;
- * - refuses a call whose arguments are over `limits.maxArgBytes` of JSON (the host checks again);
- * - awaits the program, stringifies its value itself and answers
- *   `{ ok: true, resultJson, logs, logsDropped }` or `{ ok: false, cause, name, message, stack, logs, logsDropped }`.
- */
-export const RUNNER_SOURCE = `import { WorkerEntrypoint } from "cloudflare:workers";
-import { stringify, parse, encoder, later, consoleRef } from "./${PRELUDE_MODULE}";
-import program from "./${PROGRAM_MODULE}";
-
-const UNCALLABLE = new Set(${JSON.stringify(UNCALLABLE_METHODS)});
-
-/** UTF-8 length; a string longer than the room left is over it whatever its characters. */
-function fits(text, room) {
-  return text.length <= room && encoder.encode(text).length <= room;
-}
-
-function show(value) {
-  if (typeof value === "string") return value;
-  try {
-    if (value instanceof Error) return String(value.name) + ": " + String(value.message);
-    const json = stringify(value);
-    if (json !== undefined) return json;
-  } catch {}
-  try {
-    return String(value);
-  } catch {
-    return "[value that cannot be printed]";
-  }
-}
-
-class Capture {
-  constructor(max) {
-    this.room = max;
-    this.kept = 0;
-    this.full = false;
-    this.lines = [];
-    this.dropped = 0;
-  }
-  add(args) {
-    const line = args.map(show).join(" ");
-    const room = this.kept > 0 ? this.room - 1 : this.room;
-    if (!this.full && fits(line, room)) {
-      this.room = room - encoder.encode(line).length;
-      this.kept++;
-      this.lines.push(line);
-      return;
-    }
-    this.full = true;
-    this.dropped++;
-  }
-  take() {
-    const out = { lines: this.lines, dropped: this.dropped };
-    this.lines = [];
-    this.dropped = 0;
-    return out;
-  }
-}
-
-function kindOf(value) {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return "a " + typeof value;
-}
-
-function describe(error) {
-  try {
-    if (typeof error === "object" && error !== null && typeof error.message === "string") {
-      return { name: String(error.name ?? "Error"), message: error.message, stack: typeof error.stack === "string" ? error.stack : "" };
-    }
-  } catch {}
-  const shown = typeof error === "string" ? stringify(error) : show(error);
-  return { name: "Error", message: "The program threw a value that is not an Error: " + shown, stack: "" };
-}
-
-function result(value, maxBytes) {
-  if (value === undefined) return { ok: true, resultJson: "null" };
-  const notJson = (why) => ({ ok: false, cause: "result_type", name: "TypeError", message: why, stack: "" });
-  const hint = " Return a JSON value (object, array, string, number, boolean or null).";
-  if (typeof value === "function" || typeof value === "symbol") return notJson("The program returned " + kindOf(value) + "." + hint);
-  let json;
-  try {
-    json = stringify(value);
-  } catch (error) {
-    return notJson("The program's return value is not JSON: " + describe(error).message + "." + hint);
-  }
-  if (typeof json !== "string") return notJson("The program's return value is not JSON." + hint);
-  if (!fits(json, maxBytes)) {
-    const message =
-      "The program's return value is " + encoder.encode(json).length + " bytes of JSON, over the limit of " + maxBytes +
-      " bytes: return less (a summary, the first items, or only the fields needed).";
-    return { ok: false, cause: "result_size", name: "RangeError", message, stack: "" };
-  }
-  return { ok: true, resultJson: json };
-}
-
-// The program can reach this entrypoint too (exports.default of "cloudflare:workers"): it runs once, for the host.
-let entered = false;
-
-export default class Runner extends WorkerEntrypoint {
-  async run(bridge, namespaces, limits) {
-    if (entered) throw new Error("This sandbox has run its program already.");
-    entered = true;
-    const capture = new Capture(limits.maxLogBytes);
-    for (const level of ["log", "info", "warn", "error", "debug"]) consoleRef[level] = (...args) => capture.add(args);
-    let finished = false;
-
-    const method = (namespace, name) => {
-      const path = namespace + "." + name;
-      const fn = async (...args) => {
-        if (args.length > 1) throw new TypeError(path + " takes one object argument; it was given " + args.length + ".");
-        const input = args[0] === undefined ? {} : args[0];
-        if (typeof input !== "object" || input === null || Array.isArray(input)) {
-          throw new TypeError(path + " takes one object argument, not " + kindOf(input) + ".");
-        }
-        let json;
-        try {
-          json = stringify(input);
-        } catch (error) {
-          throw new TypeError(path + ": its argument is not JSON (" + describe(error).message + ").");
-        }
-        if (!fits(json, limits.maxArgBytes)) {
-          throw new RangeError(
-            path + "'s argument is over " + limits.maxArgBytes + " bytes of JSON, the most one call may send; it was not made. Send less per call (or split the work into several calls).",
-          );
-        }
-        await new Promise((resolve) => later(resolve, 0));
-        // The program has returned: nobody awaits this call, and it must not happen.
-        if (finished) return new Promise(() => {});
-        const logs = capture.take();
-        const answer = await bridge.call(namespace, name, json, logs.lines, logs.dropped);
-        if (answer.ok) return parse(answer.json);
-        throw new Error(answer.message);
-      };
-      Object.defineProperty(fn, "name", { value: path });
-      return fn;
-    };
-
-    const scope = {};
-    for (const namespace of namespaces) {
-      const methods = new Map();
-      scope[namespace] = new Proxy(Object.create(null), {
-        get(_target, key) {
-          if (typeof key !== "string" || UNCALLABLE.has(key)) return undefined;
-          let fn = methods.get(key);
-          if (fn === undefined) methods.set(key, (fn = method(namespace, key)));
-          return fn;
-        },
-      });
-    }
-
-    let answer;
-    try {
-      let value = await program(scope);
-      if (typeof value === "function") value = await value();
-      finished = true;
-      answer = result(value, limits.maxResultBytes);
-    } catch (error) {
-      finished = true;
-      answer = { ok: false, cause: "error", ...describe(error) };
-    }
-    const logs = capture.take();
-    return { ...answer, logs: logs.lines, logsDropped: logs.dropped };
-  }
-}
-`;
+// Pure: how the agent's code becomes the sandbox's program module, and how the sandbox's answers are read: the
+// module keeps the agent's lines (src/code/child-modules.ts has the child's other modules), module positions map
+// back to the agent's text, and the loader's startup errors, its platform failures and the runner's report are
+// read. Nothing here imports `cloudflare:`, so Node unit tests check all of it; src/code/sandbox.ts does the
+// loading, the bridge and the limits.
+import { PROGRAM_MODULE } from "./child-modules.ts";
+import { originalColumn, type Shift } from "./instrument.ts";
 
 /** How the agent's code is wrapped: a function or an expression (`arrow`), or the body of one (`body`). */
 export type ProgramForm = "arrow" | "body";
@@ -234,6 +17,8 @@ export interface ProgramModule {
   prefixLength: number;
   /** Lines of the agent's text; the module has one more (the wrapper's close). */
   lines: number;
+  /** What src/code/instrument.ts wrote in (the clock's import and checkpoints); none for a module as written. */
+  shifts?: readonly Shift[];
 }
 
 /** A position in the agent's text (1-based), as far as it is known. */
@@ -311,45 +96,23 @@ export function programAttempts(code: string, namespaces: readonly string[]): { 
   return { attempts: [arrow, body], reported: "body" };
 }
 
-/** What the loader is given: the three modules, no bindings, no network, Node compatibility off (so no `process`). */
-export interface ChildWorkerCode {
-  compatibilityDate: string;
-  compatibilityFlags: string[];
-  mainModule: string;
-  modules: Record<string, string>;
-  globalOutbound: null;
-  limits?: { cpuMs: number };
-}
-
-/** The worker code for one program module. `cpuMs` is enforced on the deployed platform only (docs/code-mode.md 1.2). */
-export function childWorkerCode(program: ProgramModule, cpuMs: number): ChildWorkerCode {
-  return {
-    compatibilityDate: CHILD_COMPATIBILITY_DATE,
-    compatibilityFlags: [...CHILD_COMPATIBILITY_FLAGS],
-    mainModule: RUNNER_MODULE,
-    modules: { [RUNNER_MODULE]: RUNNER_SOURCE, [PRELUDE_MODULE]: PRELUDE_SOURCE, [PROGRAM_MODULE]: program.source },
-    // No `env`: the child has no bindings. `null` blocks fetch() and connect() (docs/code-mode.md 1.2).
-    globalOutbound: null,
-    ...(cpuMs > 0 && Number.isFinite(cpuMs) ? { limits: { cpuMs: Math.ceil(cpuMs) } } : {}),
-  };
-}
-
 /**
  * A module position (`program.js` line and column) as a position in the agent's text: the wrapper's prefix taken
  * off line 1's columns, and a position in the wrapper's closing line (an unclosed brace, say) moved to the end of
  * the agent's last line, without a column.
  */
-export function agentPosition(program: Pick<ProgramModule, "prefixLength" | "lines">, line: number, column: number): ProgramPosition {
+export function agentPosition(program: Pick<ProgramModule, "prefixLength" | "lines" | "shifts">, line: number, column: number): ProgramPosition {
   if (!Number.isInteger(line) || line < 1) return {};
   if (line > program.lines) return { line: program.lines };
-  const col = line === 1 ? column - program.prefixLength : column;
+  const written = program.shifts ? originalColumn(program.shifts, line, column) : column;
+  const col = line === 1 ? written - program.prefixLength : written;
   return Number.isInteger(col) && col >= 1 ? { line, column: col } : { line };
 }
 
 const FRAME = new RegExp(`\\b${PROGRAM_MODULE.replace(".", "\\.")}:(\\d+):(\\d+)`);
 
 /** The agent's position of the first `program.js:L:C` frame in a stack (none when the program is not on it). */
-export function positionInStack(program: Pick<ProgramModule, "prefixLength" | "lines">, stack: string): ProgramPosition {
+export function positionInStack(program: Pick<ProgramModule, "prefixLength" | "lines" | "shifts">, stack: string): ProgramPosition {
   const m = FRAME.exec(stack);
   return m ? agentPosition(program, Number(m[1]), Number(m[2])) : {};
 }
@@ -389,7 +152,7 @@ export function platformFailureCause(message: string): "cpu" | "hung" | "sandbox
 /** What the runner answers (checked field by field: the child runs the agent's code and is trusted for nothing). */
 export type ChildReport =
   | { ok: true; resultJson: string; logs: string[]; logsDropped: number }
-  | { ok: false; cause: "error" | "result_type" | "result_size"; name: string; message: string; stack: string; logs: string[]; logsDropped: number };
+  | { ok: false; cause: "error" | "result_type" | "result_size" | "cpu"; name: string; message: string; stack: string; logs: string[]; logsDropped: number };
 
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0;
@@ -402,7 +165,7 @@ export function readChildReport(value: unknown): ChildReport | undefined {
   if (v.ok === true) {
     return typeof v.resultJson === "string" ? { ok: true, resultJson: v.resultJson, logs: v.logs, logsDropped: v.logsDropped } : undefined;
   }
-  if (v.ok !== false || (v.cause !== "error" && v.cause !== "result_type" && v.cause !== "result_size")) return undefined;
+  if (v.ok !== false || (v.cause !== "error" && v.cause !== "result_type" && v.cause !== "result_size" && v.cause !== "cpu")) return undefined;
   if (typeof v.name !== "string" || typeof v.message !== "string" || typeof v.stack !== "string") return undefined;
   return { ok: false, cause: v.cause, name: v.name, message: v.message, stack: v.stack, logs: v.logs, logsDropped: v.logsDropped };
 }

@@ -7,7 +7,7 @@
 import { ProtocolError, ProtocolErrorCode, inputRequired, type CallToolResult, type InputRequiredResult, type RequestStateCodec, type Server, type Tool } from "@modelcontextprotocol/server";
 import { log } from "../log.ts";
 import { hostSignal, type HostBridge, type HostExtra } from "../forward/bridge.ts";
-import { PATH_SEPARATOR, splitCodePath } from "../catalog/code-names.ts";
+import { PATH_SEPARATOR } from "../catalog/code-names.ts";
 import { DECLARATION_LIMITS, declareMethod, namespaceDeclaration } from "../catalog/declarations.ts";
 import { oneLine, renderUnknownTool } from "../catalog/render.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
@@ -20,7 +20,8 @@ import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { CODE_DESCRIBE, CODE_EXECUTE, CODE_SEARCH, codeDefinitions, fitCodeDefinitions } from "./definitions.ts";
 import { CodeNames } from "./names.ts";
 import { failureMessage, programValue, runAnswer } from "./result.ts";
-import { runProgram, type SandboxLimits, type ToolCall } from "./sandbox.ts";
+import { runProgram, type Sandbox } from "./sandbox.ts";
+import type { SandboxLimits, ToolCall } from "./run-state.ts";
 import { RunConsent, allows, canAsk, consentQuestion, programHash, resumable, waitingRun, type Pause, type PausedRuns } from "./consent.ts";
 import { declaredCapabilities, type ParkState } from "../modern/request-state.ts";
 import { needsApproval } from "./approval.ts";
@@ -39,9 +40,8 @@ export const DESCRIBE_MAX_CHARS = 24_000;
 /** Paths one describe may ask for (separated by commas or spaces). */
 export const MAX_DESCRIBED = 20;
 
-/** What the code view needs of the deployment: the loader of sandboxes and the limits of one run. */
-export interface CodeRuntime {
-  loader: WorkerLoader;
+/** What the code view needs of the deployment: the loader of sandboxes, their checkpoint finder, the limits of one run. */
+export interface CodeRuntime extends Sandbox {
   limits: SandboxLimits;
 }
 
@@ -180,7 +180,7 @@ export function codeTools(
 
   /** One path of a describe: a method, or a whole namespace (a lazy one loaded first). */
   const describePath = async (path: string, full: boolean, extra: HostExtra): Promise<Described | CallToolResult> => {
-    const parts = splitCodePath(path);
+    const parts = names.splitPath(path);
     const namespace = parts?.namespace ?? path;
     const server = names.serverOf(namespace);
     if (server === undefined) {
@@ -204,7 +204,8 @@ export function codeTools(
     }
     const target = await findTool(registry, naming, path);
     if (isResult(target)) return target;
-    return { namespace, server, whole: false, methods: [declare(path, target, namespace, full)] };
+    // Declared under its method, whichever name it was asked by (the upstream's own is accepted too).
+    return { namespace, server, whole: false, methods: [declare(names.pathOf(target.exposedName) ?? path, target, namespace, full)] };
   };
 
   /**
@@ -319,7 +320,7 @@ export function codeTools(
       return consent.call(path, input, signal, hold, find, make);
     };
     const started = Date.now();
-    const report = await runProgram(runtime.loader, args.code, names.namespaces(), call, runtime.limits, hostSignal(extra));
+    const report = await runProgram(runtime, args.code, names.namespaces(), call, runtime.limits, hostSignal(extra));
     log({ event: "execute", ...who, ms: Date.now() - started, calls: report.calls.length, outcome: report.ok ? "ok" : (report.failure?.cause ?? "failed") });
     // A name that is no namespace: say which there are (an unknown method already got the closest paths).
     const undefinedName = report.failure?.cause === "error" ? /^ReferenceError: (\S+) is not defined$/.exec(report.failure.message)?.[1] : undefined;

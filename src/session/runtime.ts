@@ -19,7 +19,9 @@ import { requestStateCodec } from "../modern/request-state.ts";
 import { PAUSE_TTL_MS } from "../code/approval.ts";
 import { registerResources, resubscribe } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
-import { codeTools, registerCodeTools } from "../code/tools.ts";
+import { codeTools, registerCodeTools, type CodeRuntime } from "../code/tools.ts";
+import { checkpointFinder } from "../code/instrument.ts";
+import { CHILD_COMPATIBILITY_DATE } from "../code/child-modules.ts";
 import type { PausedRuns } from "../code/consent.ts";
 import { registerDirectTools } from "../meta/direct.ts";
 import { registerMetaTools } from "../meta/tools.ts";
@@ -162,7 +164,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const view = sessionView(record);
   if (view === "direct") registerDirectTools(server, registry, bridge, who, links, meter);
   else if (view === "code" && env.LOADER && settings(env).codeMode) {
-    registerCodeTools(server, registry, bridge, who, { loader: env.LOADER, limits: settings(env).code }, {
+    registerCodeTools(server, registry, bridge, who, codeRuntime(env, env.LOADER), {
       counter,
       links,
       meter,
@@ -183,6 +185,13 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   await server.connect(transport);
   return { transport, registry, gate };
 }
+
+/** Where and within what the code view runs programs: the loader, the checkpoint finder (a static asset), the limits. */
+const codeRuntime = (env: Env, loader: WorkerLoader): CodeRuntime => ({
+  loader,
+  checkpoints: checkpointFinder(loader, env.ASSETS, CHILD_COMPATIBILITY_DATE),
+  limits: settings(env).code,
+});
 
 /** Where a session's programs paused for consent wait: its storage. */
 const pausedRuns = (store: SessionStore): PausedRuns => ({ get: (id) => store.paused(id), delete: (id) => store.deletePaused(id), put: (id, run) => store.putPaused(id, run) });
@@ -217,7 +226,7 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
           registry,
           bridge,
           who,
-          { loader: env.LOADER, limits: settings(env).code },
+          codeRuntime(env, env.LOADER),
           { counter, links, meter, paused: pausedRuns(store), approve: record.config.approve },
           // Its rounds' state lives as long as the paused run it names (an hour), not as long as a park.
           { ask: false, rounds: await requestStateCodec(env.SESSION_KEY ?? "", record, PAUSE_TTL_MS / 1000) },

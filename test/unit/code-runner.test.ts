@@ -1,4 +1,4 @@
-// Code mode's sandbox modules and how the sandbox's answers are read (src/code/runner.ts), in Node: the program
+// Code mode's sandbox modules (src/code/child-modules.ts) and how the sandbox's answers are read (src/code/runner.ts), in Node: the program
 // module keeps the agent's lines in both forms, the forms are tried in the right order, module positions map back
 // to the agent's text, the loader's startup and platform failures are classified, the worker code the loader gets
 // has no bindings, no network, no Node compatibility and the Worker's compatibility date, and log budgets count
@@ -7,15 +7,8 @@ import { readFileSync } from "node:fs";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import {
-  CHILD_COMPATIBILITY_DATE,
   LogBudget,
-  PRELUDE_MODULE,
-  PRELUDE_SOURCE,
-  PROGRAM_MODULE,
-  RUNNER_MODULE,
-  RUNNER_SOURCE,
   agentPosition,
-  childWorkerCode,
   looksLikeFunction,
   platformFailureCause,
   positionInStack,
@@ -25,6 +18,15 @@ import {
   startupSyntaxError,
   unfence,
 } from "../../src/code/runner.ts";
+import {
+  CHILD_COMPATIBILITY_DATE,
+  PRELUDE_MODULE,
+  PROGRAM_MODULE,
+  RUNNER_MODULE,
+  RUNNER_SOURCE,
+  childWorkerCode,
+  preludeSource,
+} from "../../src/code/child-modules.ts";
 import { UNCALLABLE_METHODS, methodNames } from "../../src/catalog/code-names.ts";
 
 /** TypeScript's syntax errors for a JavaScript module (its parser standing in for V8's). */
@@ -183,13 +185,15 @@ describe("startup failures", () => {
 });
 
 describe("the worker code given to the loader", () => {
-  const code = childWorkerCode(programModule("return 1;", NS, "body"), 1000);
+  const code = childWorkerCode(programModule("return 1;", NS, "body").source, 1000);
 
   it("has the three modules, the runner as main module", () => {
     expect(code.mainModule).toBe(RUNNER_MODULE);
     expect(Object.keys(code.modules).sort()).toEqual([PRELUDE_MODULE, PROGRAM_MODULE, RUNNER_MODULE].sort());
     expect(code.modules[RUNNER_MODULE]).toBe(RUNNER_SOURCE);
-    expect(code.modules[PRELUDE_MODULE]).toBe(PRELUDE_SOURCE);
+    expect(code.modules[PRELUDE_MODULE]).toBe(preludeSource(1000));
+    // The run's CPU limit is written into its clock: no function could set it (the program can import the prelude).
+    expect(code.modules[PRELUDE_MODULE]).toContain("const CPU_MS = 1000;");
     expect(code.modules[PROGRAM_MODULE]).toBe(programModule("return 1;", NS, "body").source);
   });
 
@@ -197,7 +201,7 @@ describe("the worker code given to the loader", () => {
     expect("env" in code).toBe(false);
     expect(code.globalOutbound).toBeNull();
     expect(code.limits).toEqual({ cpuMs: 1000 });
-    expect(childWorkerCode(programModule("return 1;", NS, "body"), 0).limits).toBeUndefined();
+    expect(childWorkerCode(programModule("return 1;", NS, "body").source, 0).limits).toBeUndefined();
   });
 
   it("turns Node compatibility off (the compatibility date turns it on by default)", () => {
@@ -216,11 +220,11 @@ describe("the worker code given to the loader", () => {
 describe("the runner module", () => {
   it("parses, imports the prelude before the program module, and is a WorkerEntrypoint with one method", () => {
     expect(syntaxErrors(RUNNER_SOURCE)).toEqual([]);
-    expect(syntaxErrors(PRELUDE_SOURCE)).toEqual([]);
+    expect(syntaxErrors(preludeSource(1000))).toEqual([]);
     // ES modules run in the order they are imported: the prelude's captures come before any of the agent's code.
     const imports = [...RUNNER_SOURCE.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
     expect(imports).toEqual(["cloudflare:workers", `./${PRELUDE_MODULE}`, `./${PROGRAM_MODULE}`]);
-    expect(PRELUDE_SOURCE).not.toMatch(/^import /m);
+    expect(preludeSource(1000)).not.toMatch(/^import /m);
     expect(RUNNER_SOURCE).toContain("export default class Runner extends WorkerEntrypoint {");
     const file = ts.createSourceFile("runner.js", RUNNER_SOURCE, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS);
     const runner = file.statements.filter(ts.isClassDeclaration).find((c) => c.name?.text === "Runner")!;

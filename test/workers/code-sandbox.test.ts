@@ -1,10 +1,14 @@
 // Code mode's sandbox executor (src/code/sandbox.ts) against the real Worker Loader binding: programs in each form,
 // tool calls through the bridge, console capture, errors with the agent's line numbers, what the sandbox cannot
 // reach, and every limit. The ToolCall is a plain function that records what it got, as the code view's would.
-// No test may run an unbounded synchronous loop: it would hang the whole workerd (docs/code-mode.md 1.2).
+// Programs run with their checkpoints written in, as in sessions: an endless loop ends at the run's CPU limit.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { runProgram, type RunReport, type SandboxLimits, type ToolCall } from "../../src/code/sandbox.ts";
+import { runProgram, type Sandbox } from "../../src/code/sandbox.ts";
+import type { RunReport, SandboxLimits, ToolCall } from "../../src/code/run-state.ts";
+import { checkpointFinder } from "../../src/code/instrument.ts";
+import { CHILD_COMPATIBILITY_DATE } from "../../src/code/child-modules.ts";
+import { ENDLESS_PROGRAMS } from "../shared/endless-programs.ts";
 
 const LIMITS: SandboxLimits = { wallMs: 1500, cpuMs: 1000, maxCalls: 10, maxLogBytes: 4096, maxResultBytes: 16_384, maxArgBytes: 65_536 };
 
@@ -26,9 +30,12 @@ function recorder(answer?: (r: Received) => unknown): { call: ToolCall; received
   return { call, received };
 }
 
+/** The sandbox as sessions have it: the loader, and the checkpoint finder from the static asset. */
+const sandbox = (): Sandbox => ({ loader: env.LOADER!, checkpoints: checkpointFinder(env.LOADER!, env.ASSETS, CHILD_COMPATIBILITY_DATE) });
+
 function run(code: string, options: { namespaces?: string[]; call?: ToolCall; limits?: Partial<SandboxLimits>; signal?: AbortSignal } = {}): Promise<RunReport> {
   const { call = recorder().call, namespaces = ["github", "linear"], limits = {}, signal } = options;
-  return runProgram(env.LOADER!, code, namespaces, call, { ...LIMITS, ...limits }, signal);
+  return runProgram(sandbox(), code, namespaces, call, { ...LIMITS, ...limits }, signal);
 }
 
 const result = (report: RunReport): unknown => {
@@ -374,7 +381,8 @@ describe("the wall limit", () => {
     expect(signals).toHaveLength(1);
     expect(signals[0]!.aborted).toBe(true);
     expect(report.calls).toEqual([expect.objectContaining({ path: "github.hang", ok: false })]);
-    expect(report.calls[0]!.ms).toBeGreaterThanOrEqual(250);
+    // The wall clock includes the load (and placing the checkpoints): the call starts a little after it.
+    expect(report.calls[0]!.ms).toBeGreaterThanOrEqual(150);
   });
 
   it("never lets a call made after the deadline reach the ToolCall", async () => {
@@ -400,6 +408,50 @@ describe("the wall limit", () => {
     expect(report.calls).toEqual([]);
   });
 
+});
+
+describe("the CPU limit, kept by the program's checkpoints (local workerd enforces none)", () => {
+  for (const [name, code] of Object.entries(ENDLESS_PROGRAMS)) {
+    it(`ends ${name} as over its CPU time, and the sandbox runs the next program`, async () => {
+      const report = await run(code, { limits: { cpuMs: 300, wallMs: 20_000 } });
+      expect(report.ok).toBe(false);
+      expect(report.failure?.cause).toBe("cpu");
+      expect(report.failure?.message).toMatch(/^The program used more than its CPU time limit of 300 ms and was stopped/);
+      expect(result(await run("return 1 + 1;"))).toBe(2);
+    });
+  }
+
+  it("stays the cause whatever the program returns after catching the clock's error", async () => {
+    const report = await run("try { for (;;) {} } catch (e) { return 'caught: ' + e.message; }", { limits: { cpuMs: 200 } });
+    expect(report.failure?.cause).toBe("cpu");
+  });
+
+  it("yields the thread while async code spins: a run started meanwhile finishes first", async () => {
+    const spinning = run("while (true) {}", { limits: { cpuMs: 1500, wallMs: 20_000 } });
+    const order: string[] = [];
+    void spinning.then(() => order.push("spinning"));
+    await sleep(50);
+    const quick = await run("const a = await github.get({ n: 1 });\nreturn a.input.n;");
+    order.push("quick");
+    expect(result(quick)).toBe(1);
+    expect((await spinning).failure?.cause).toBe("cpu");
+    expect(order).toEqual(["quick", "spinning"]);
+  });
+
+  it("does not count the time a program waits for its tools", async () => {
+    const { call } = recorder(async (r) => {
+      await sleep(60);
+      return r.input;
+    });
+    const report = await run("let n = 0;\nfor (let i = 0; i < 5; i++) n += (await github.slow({ i })).i;\nreturn n;", { call, limits: { cpuMs: 100, wallMs: 5_000 } });
+    expect(result(report)).toBe(10);
+  });
+
+  it("keeps the agent's line and column with the checkpoints written in", async () => {
+    const report = await run("for (let i = 0; i < 2; i++) { const x = i; }\n  null.boom;");
+    expect(report.failure?.cause).toBe("error");
+    expect(report.failure).toMatchObject({ line: 2, column: 8 });
+  });
 });
 
 describe("the other limits", () => {

@@ -249,6 +249,23 @@ describe("execute", () => {
     await s.client.close();
   });
 
+  it("calls a tool by the upstream's own name as well as by its method (everything[\"get-sum\"]), and describes it by either", async () => {
+    const token = await seedTeam("cv-own-name", { mcp: { everything: { url: env.EVERYTHING_URL } } });
+    const s = await connectAt("cv-own-name", token, "?view=code");
+    const result = await execute(s, 'const a = await everything["get-sum"]({ a: 2, b: 3 });\nconst b = await everything.get_sum({ a: 4, b: 5 });\nreturn [a, b];');
+    expect(result.isError, text(result)).toBeFalsy();
+    const [a, b] = JSON.parse(text(result).split("\n")[0]!) as [unknown, unknown];
+    expect(String(a)).toContain("5");
+    expect(String(b)).toContain("9");
+    const described = text(await describeApi(s, "everything.get-sum"));
+    expect(described).toContain("get_sum(input: {");
+    // A name that is neither still gets the closest paths, in the identifier form.
+    const unknown = await execute(s, 'return await everything["get-summ"]({ a: 1, b: 1 });');
+    expect(unknown.isError).toBe(true);
+    expect(text(unknown)).toContain("everything.get_sum");
+    await s.client.close();
+  });
+
   it("loads a lazy upstream at a program's first call of it; one that never loads costs a strike per program, then is evicted", async () => {
     const token = await seedTeam("cv-lazy", {
       mcp: {
