@@ -51,8 +51,8 @@ async function modernClient(capabilities: Record<string, unknown> = {}) {
     client.setRequestHandler("elicitation/create", async (request) => {
       const message = String((request.params as { message?: string }).message);
       asked.push(message);
-      // server-everything's form wants a name; the era fixture's `confirm` asks "Run <action>?" and wants ok.
-      const content: Record<string, string | boolean> = message.startsWith("Run ") ? { ok: true } : { name: "Ada Lovelace" };
+      // server-everything's form wants a name; the era fixture's `confirm` asks "Run <action>?" (marked "[modern] ") and wants ok.
+      const content: Record<string, string | boolean> = message.startsWith("[modern] Run ") ? { ok: true } : { name: "Ada Lovelace" };
       return { action: "accept", content };
     });
   }
