@@ -46,6 +46,46 @@ export interface ModernUpstream {
 export const FIXTURE_INFO = { name: "era-fixture", version: "1.0.0" } as const;
 
 const Confirmation = z.object({ ok: z.boolean() });
+/** The same form as JSON Schema, for an elicitation the server sends itself. */
+const CONFIRMATION_SCHEMA = { type: "object" as const, properties: { ok: { type: "boolean" as const } }, required: ["ok"] };
+
+/**
+ * What the tools of every server instance of one fixture share: calls that wait for each other, and which 2025
+ * sessions hold their standalone GET stream right now.
+ */
+interface Shared {
+  /** Resolves once `together` calls of `group` have arrived (or after MAX_SLOW_MS, so nothing waits forever). */
+  meet: (group: string, together: number) => Promise<void>;
+  /** Resolves true once the session holds its GET stream (false after MAX_SLOW_MS). */
+  streamOpen: (sessionId: string | undefined) => Promise<boolean>;
+}
+
+/** Polls `check` until it holds, for at most `ms`: what the fixture's waits are bounded by. */
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
+/** The `Shared` of one fixture, and the sessions whose GET stream is open (the fixture's request handler keeps it). */
+function shared(): Shared & { streams: Set<string> } {
+  const groups = new Map<string, number>();
+  const streams = new Set<string>();
+  return {
+    streams,
+    meet: async (group, together) => {
+      groups.set(group, (groups.get(group) ?? 0) + 1);
+      await until(() => (groups.get(group) ?? 0) >= together, MAX_SLOW_MS);
+    },
+    streamOpen: (sessionId) => until(() => sessionId !== undefined && streams.has(sessionId), MAX_SLOW_MS),
+  };
+}
+
+/** The arguments of the tools that meet: what to ask about, and which calls (`group`, how many) wait for each other. */
+const Together = z.object({ action: z.string(), group: z.string(), together: z.number().int().min(1).max(5) });
 /** Bounds on what `big` and `slow` do, so no test can make the fixture misbehave for long. */
 const MAX_BIG = 1_000_000;
 const MAX_SLOW_MS = 5_000;
@@ -54,9 +94,13 @@ const MAX_SLOW_MS = 5_000;
  * One server instance with the fixture's tools. `echo` answers with its text, `big` with as many bytes as asked,
  * `slow` after as long as asked (the fault tests). `confirm` asks the client to confirm (an elicitation, through
  * `inputRequired`: in the 2026 era as an `input_required` result, on a 2025 session through a real
- * `elicitation/create` request) and then answers with what was decided.
+ * `elicitation/create` request) and then answers with what was decided. `confirm_together` does the same once
+ * `together` calls of its `group` are in progress, and answers once all of them have their answer, so that they all
+ * ask while all are open. `ask_aside` (2025
+ * sessions only) asks the same way, but on the session's standalone GET stream, unrelated to the call, once the
+ * stream is open and the group has met; it reports a refusal to relay as `<action>: not asked: <why>`.
  */
-function fixtureServer(): McpServer {
+function fixtureServer(meeting: Shared): McpServer {
   const server = new McpServer(FIXTURE_INFO, { capabilities: { tools: {}, logging: {} }, instructions: "An era fixture." });
   server.registerTool(
     "echo",
@@ -98,6 +142,35 @@ function fixtureServer(): McpServer {
       return { content: [{ type: "text", text: `${action}: ${answer.ok ? "confirmed" : "refused"}` }] };
     },
   );
+  server.registerTool(
+    "confirm_together",
+    { description: "Waits for the other calls of its group, then asks like confirm.", inputSchema: Together },
+    async ({ action, group, together }, ctx) => {
+      const answer = acceptedContent(ctx.mcpReq.inputResponses, "confirm", Confirmation);
+      if (answer === undefined) {
+        await meeting.meet(group, together);
+        return inputRequired({
+          inputRequests: { confirm: inputRequired.elicit({ message: `Run ${action}?`, requestedSchema: Confirmation }) },
+        });
+      }
+      await meeting.meet(`${group}/answered`, together);
+      return { content: [{ type: "text", text: `${action}: ${answer.ok ? "confirmed" : "refused"}` }] };
+    },
+  );
+  server.registerTool(
+    "ask_aside",
+    { description: "Asks like confirm, on the session's GET stream (2025 sessions only).", inputSchema: Together },
+    async ({ action, group, together }, ctx) => {
+      if (!(await meeting.streamOpen(ctx.sessionId))) return { content: [{ type: "text", text: `${action}: not asked: no GET stream` }], isError: true };
+      await meeting.meet(group, together);
+      const said = await server.server.elicitInput({ message: `Run ${action}?`, requestedSchema: CONFIRMATION_SCHEMA }).then(
+        (answer) => (answer.action === "accept" && answer.content?.["ok"] === true ? "confirmed" : "refused"),
+        (err: unknown) => `not asked: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      await meeting.meet(`${group}/answered`, together);
+      return { content: [{ type: "text", text: `${action}: ${said}` }] };
+    },
+  );
   return server;
 }
 
@@ -107,10 +180,11 @@ export async function startModernUpstream(era: UpstreamEra, port = 0): Promise<M
   let methods: Record<string, number> = {};
   let http: Record<string, number> = {};
   const lastHeaders = new Map<string, Record<string, string>>();
+  const meeting = shared();
   /** The 2025 leg: one sessionful transport (and server) per session. */
-  const sessions = legacySessions(() => fixtureServer());
+  const sessions = legacySessions(() => fixtureServer(meeting));
 
-  const modern = createMcpHandler(() => fixtureServer(), { legacy: "reject" });
+  const modern = createMcpHandler(() => fixtureServer(meeting), { legacy: "reject" });
 
   async function route(request: Request, parsedBody: unknown): Promise<Response> {
     if (current === "legacy") return sessions.handle(request, parsedBody);
@@ -150,7 +224,14 @@ export async function startModernUpstream(era: UpstreamEra, port = 0): Promise<M
     const aborted = new AbortController();
     res.on("close", () => aborted.abort());
     const request = toRequest(req, body, aborted.signal);
-    await writeResponse(res, await route(request, parsedBody));
+    const response = await route(request, parsedBody);
+    // A 2025 session's standalone stream is open from its answer on until the connection closes.
+    const session = req.headers["mcp-session-id"];
+    if (httpMethod === "GET" && response.ok && typeof session === "string") {
+      meeting.streams.add(session);
+      res.on("close", () => meeting.streams.delete(session));
+    }
+    await writeResponse(res, response);
   }
 
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));

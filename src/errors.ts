@@ -50,7 +50,12 @@ export type RpcErrorKind =
   /** An unknown prompt or resource template: the host's mistake. */
   | "invalid_params"
   /** The owning upstream does not offer what was asked (resource subscriptions). */
-  | "not_supported";
+  | "not_supported"
+  /**
+   * An upstream's request for the host (elicitation, sampling) that the proxy cannot place on the call it belongs
+   * to: several calls to that upstream are in progress and the upstream did not say which, or that call is over.
+   */
+  | "unrelated_request";
 
 /** The router's own answers before any session code runs, each an HTTP status with a JSON-RPC error body. */
 export type HttpErrorKind =
@@ -180,6 +185,8 @@ function rpcCode(kind: ProxyErrorKind): number {
       return JsonRpcCode.InvalidParams;
     case "not_supported":
       return JsonRpcCode.MethodNotFound;
+    case "unrelated_request":
+      return JsonRpcCode.InvalidRequest;
     default:
       return kind in HTTP_ANSWERS ? HTTP_ANSWERS[kind as HttpErrorKind].code : JsonRpcCode.InternalError;
   }

@@ -49,9 +49,15 @@ export function secretNames(value: string): string[] {
   return [...new Set(Array.from(value.matchAll(SECRET_REF), (m) => m[1]!))];
 }
 
+/** Header names the proxy uses between its own parts (the upstream client tells its fetch chain things by them). */
+const RESERVED_HEADER_PREFIX = "x-dynmcp-";
+
 const Headers = z
   .record(
-    z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "not a valid HTTP header name"),
+    z
+      .string()
+      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "not a valid HTTP header name")
+      .refine((name) => !name.toLowerCase().startsWith(RESERVED_HEADER_PREFIX), `headers named ${RESERVED_HEADER_PREFIX}… are the proxy's own`),
     z.string().refine((v) => !/[\r\n\0]/.test(v), "header values cannot contain line breaks"),
   )
   .default({})

@@ -17,7 +17,9 @@ import {
 } from "@modelcontextprotocol/server";
 import type { CatalogChange } from "../catalog/catalog.ts";
 import type { ConfigMode } from "../config/validate.ts";
+import { RpcError } from "../errors.ts";
 import type { UpstreamHooks } from "../upstream/client.ts";
+import { markedAsFrom } from "./provenance.ts";
 
 export type HostExtra = ServerContext;
 
@@ -131,13 +133,21 @@ function wantsLog(extra: HostExtra | undefined, level: unknown): boolean {
   return at >= LEVELS.indexOf(asked);
 }
 
+/** A host request in progress with one upstream: its context, and the origin its upstream requests carry. */
+interface ActiveCall {
+  origin: string;
+  extra: HostExtra;
+}
+
 export class HostBridge implements UpstreamHooks {
   readonly #host: BridgeHost;
   readonly #mode: ConfigMode;
   readonly #subscriptions: ReadonlySet<string>;
   readonly #refreshUpstream: (upstream: string) => Promise<CatalogChange>;
   /** Host requests in progress per upstream, newest last: upstream messages during a call travel on its stream. */
-  readonly #active = new Map<string, HostExtra[]>();
+  readonly #active = new Map<string, ActiveCall[]>();
+  /** The last origin given out (origins are this bridge's own, so a counter names them). */
+  #origins = 0;
 
   /** Without options (a bridge only relaying, as in tests): no subscriptions, and list changes are not read again. */
   constructor(host: Server | BridgeHost, mode: ConfigMode, options: BridgeOptions = { subscriptions: new Set(), refresh: async () => NO_CHANGE }) {
@@ -149,36 +159,71 @@ export class HostBridge implements UpstreamHooks {
 
   capabilities = (): ClientCapabilities => this.#host.capabilities();
 
-  /** Runs `work` as part of a host request to `upstream`, so what the upstream sends meanwhile goes on that request's stream. */
-  async during<T>(upstream: string, extra: HostExtra, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` as part of a host request to `upstream`, so what the upstream sends meanwhile goes on that request's
+   * stream. `work` gets the call's origin, which its upstream requests carry (RequestOptions.origin): a request the
+   * upstream sends while answering one of them is relayed to this call.
+   */
+  async during<T>(upstream: string, extra: HostExtra, work: (origin: string) => Promise<T>): Promise<T> {
     const stack = this.#active.get(upstream) ?? [];
-    stack.push(extra);
+    const call: ActiveCall = { origin: String(++this.#origins), extra };
+    stack.push(call);
     this.#active.set(upstream, stack);
     try {
-      return await work();
+      return await work(call.origin);
     } finally {
-      stack.splice(stack.lastIndexOf(extra), 1);
+      stack.splice(stack.indexOf(call), 1);
       if (stack.length === 0) this.#active.delete(upstream);
     }
   }
 
-  relay = async (upstream: string, request: Request): Promise<Result> => {
+  /** The newest host request in progress with `upstream`: where its notifications go. */
+  #newest(upstream: string): HostExtra | undefined {
+    return this.#active.get(upstream)?.at(-1)?.extra;
+  }
+
+  relay = async (upstream: string, request: Request, origin?: string): Promise<Result> => {
     const relay = RELAYS[request.method as keyof typeof RELAYS];
     if (!relay) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `The proxy does not relay ${request.method}.`);
     if (!this.capabilities()[relay.capability]) {
       throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `The host did not declare the ${relay.capability} capability.`);
     }
-    const extra = this.#active.get(upstream)?.at(-1);
-    const message = { method: request.method as keyof typeof RELAYS, ...(request.params ? { params: request.params } : {}) };
+    const extra = this.#callOf(upstream, request.method, origin);
+    const message = markedAsFrom(upstream, { method: request.method as keyof typeof RELAYS, ...(request.params ? { params: request.params } : {}) });
     const parked = extra && this.#host.park?.(extra, message);
     if (parked) return parked;
     return extra ? extra.mcpReq.send(message) : this.#host.request(message);
   };
 
+  /**
+   * The host request an upstream's request is relayed on, never a guess. With its origin known (it came on a call's
+   * answer stream, or in its input_required), that call, or a refusal when it is over. Otherwise (the upstream's
+   * standalone GET stream, the HTTP+SSE transport's one stream): the only call to that upstream in progress; with
+   * none, no request (a 2025 host's GET stream; a 2026 host has none); with several, a refusal, except for
+   * roots/list, whose answer is the same on any stream and so goes as with none.
+   */
+  #callOf(upstream: string, method: string, origin: string | undefined): HostExtra | undefined {
+    const calls = this.#active.get(upstream) ?? [];
+    if (origin !== undefined) {
+      const call = calls.find((c) => c.origin === origin);
+      if (call) return call.extra;
+      throw new RpcError("unrelated_request", `The proxy did not relay ${method}: the request it belongs to is over.`, undefined, upstream);
+    }
+    if (calls.length === 1) return calls[0]!.extra;
+    if (calls.length === 0 || method === "roots/list") return undefined;
+    throw new RpcError(
+      "unrelated_request",
+      `The proxy did not relay ${method}: ${calls.length} requests to "${upstream}" are in progress and it came on none of their streams, ` +
+        "so which one it belongs to is unknown. Send it on the stream of the request it is about.",
+      undefined,
+      upstream,
+    );
+  }
+
   notify = (upstream: string, notification: Notification): void => {
     switch (notification.method) {
       case "notifications/message": {
-        if (this.#host.perRequestLogs && !wantsLog(this.#active.get(upstream)?.at(-1), (notification.params as { level?: unknown } | undefined)?.level)) return;
+        if (this.#host.perRequestLogs && !wantsLog(this.#newest(upstream), (notification.params as { level?: unknown } | undefined)?.level)) return;
         // Config-file mode names the server in `logger`; single-MCP mode passes the upstream's own logger on.
         const params = (notification.params ?? {}) as { logger?: string };
         const logger = this.#mode === "single" ? params.logger : params.logger ? `${upstream}/${params.logger}` : upstream;
@@ -205,7 +250,7 @@ export class HostBridge implements UpstreamHooks {
   async #refresh(upstream: string): Promise<void> {
     const change = await this.#refreshUpstream(upstream).catch(() => undefined);
     // The call to that upstream still in progress, if any, carries it (the one that was active may be over by now).
-    if (change) await this.announce(change, this.#active.get(upstream)?.at(-1));
+    if (change) await this.announce(change, this.#newest(upstream));
   }
 
   /**
@@ -223,7 +268,7 @@ export class HostBridge implements UpstreamHooks {
   }
 
   async #send(upstream: string, notification: ServerNotification): Promise<void> {
-    await this.#deliver(notification, this.#active.get(upstream)?.at(-1));
+    await this.#deliver(notification, this.#newest(upstream));
   }
 
   /**

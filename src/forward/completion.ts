@@ -26,10 +26,10 @@ export function registerCompletion(server: Server, registry: UpstreamRegistry, b
     }
     const target = owner;
     try {
-      return await bridge.during(target, extra, () =>
+      return await bridge.during(target, extra, (origin) =>
         registry.withClient(target, async (client) => {
           if (!client.capabilities.completions) return { completion: { values: [], hasMore: false } };
-          return client.request({ method: "completion/complete", params }, { signal: hostSignal(extra) });
+          return client.request({ method: "completion/complete", params }, { signal: hostSignal(extra), origin });
         }, { signal: hostSignal(extra) }),
       );
     } catch (err) {

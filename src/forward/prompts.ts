@@ -19,11 +19,11 @@ export function registerPrompts(server: Server, registry: UpstreamRegistry, brid
     await registry.ensureEager();
     const found = promptByExposedName(registry.ready(), registry.mode, request.params.name);
     try {
-      return await bridge.during(found.owner, extra, () =>
+      return await bridge.during(found.owner, extra, (origin) =>
         registry.withClient(found.owner, (client) =>
           client.request(
             { method: "prompts/get", params: { ...request.params, name: found.original } },
-            { signal: hostSignal(extra) },
+            { signal: hostSignal(extra), origin },
           ),
           { signal: hostSignal(extra) },
         ),

@@ -85,9 +85,9 @@ export function registerResources(
   server.setRequestHandler("resources/read", async (request, extra) => {
     const name = await owner(request.params.uri);
     try {
-      return await bridge.during(name, extra, () =>
+      return await bridge.during(name, extra, (origin) =>
         registry.withClient(name, (client) =>
-          client.request({ method: "resources/read", params: request.params }, { signal: hostSignal(extra) }),
+          client.request({ method: "resources/read", params: request.params }, { signal: hostSignal(extra), origin }),
           { signal: hostSignal(extra) },
         ),
       );

@@ -117,8 +117,8 @@ export async function callFoundTool(
   const done = (outcome: "ok" | "tool_error" | "failed") =>
     log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
   try {
-    const result = await bridge.during(target.upstream, extra, () =>
-      registry.call(target, input, { signal: signal ?? hostSignal(extra), ...(onprogress ? { onprogress } : {}), ...metaOf(extra), ...rounds }),
+    const result = await bridge.during(target.upstream, extra, (origin) =>
+      registry.call(target, input, { signal: signal ?? hostSignal(extra), origin, ...(onprogress ? { onprogress } : {}), ...metaOf(extra), ...rounds }),
     );
     done(result.isError ? "tool_error" : "ok");
     // A resource the result links to and no list claims is routed back to this upstream later.

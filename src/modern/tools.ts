@@ -20,6 +20,7 @@ import { buildListing } from "../catalog/listing.ts";
 import { TOOLSET_WORDING, oneLine, type CatalogShape } from "../catalog/render.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import { hostSignal, type HostBridge, type HostExtra } from "../forward/bridge.ts";
+import { markedAsFrom } from "../forward/provenance.ts";
 import { callUpstreamTool, isResult, registryNames, toolError, type SessionIdentity, type ToolNames, type ToolResultLinks } from "../meta/call.ts";
 import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../meta/definitions.ts";
 import { ToolsetDiscoverInput, ToolsetLoadInput, ToolsetUseInput } from "../meta/schemas.ts";
@@ -221,13 +222,15 @@ async function roundOf(
         requestState: await codec.mint({ t: args.tool_name, d: digest, n: crypto.randomUUID(), k: 1 }, extra),
       } as InputRequiredResult;
     }
-    // A 2026 upstream asks: its requests go to the host as they are, its state inside ours.
+    // A 2026 upstream asks: its requests go to the host marked as its own (forward/provenance.ts), its state inside ours.
     const asked = turn.result as InputRequiredResult;
-    const requests = (asked.inputRequests ?? {}) as Record<string, { method: string }>;
-    requireCapabilities(extra, requests, () => {});
     const upstream = upstreamOf(args.tool_name) ?? "";
+    const requests = Object.fromEntries(
+      Object.entries((asked.inputRequests ?? {}) as Record<string, { method: string; params?: Record<string, unknown> }>).map(([key, request]) => [key, markedAsFrom(upstream, request)]),
+    );
+    requireCapabilities(extra, requests, () => {});
     const payload: ParkState = { u: upstream, t: args.tool_name, d: digest, n: crypto.randomUUID(), ...(asked.requestState === undefined ? {} : { s: asked.requestState }) };
-    return { resultType: "input_required", ...(asked.inputRequests ? { inputRequests: asked.inputRequests } : {}), requestState: await codec.mint(payload, extra) } as InputRequiredResult;
+    return { resultType: "input_required", ...(asked.inputRequests ? { inputRequests: requests } : {}), requestState: await codec.mint(payload, extra) } as InputRequiredResult;
   }
   requireCapabilities(extra, turn.requests, (why) => parks.abandon(callId, why));
   const requestState = await codec.mint({ c: callId, t: args.tool_name, d: digest }, extra);

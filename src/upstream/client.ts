@@ -28,7 +28,8 @@ import { UpstreamError, type UpstreamFault } from "../errors.ts";
 import { waitAtMost } from "./backoff.ts";
 import { classify, type FetchLike } from "./exchange.ts";
 import { faultOf, scrub } from "./faults.ts";
-import { FetchChain } from "./fetch-chain.ts";
+import { FetchChain, ORIGIN_HEADER } from "./fetch-chain.ts";
+import { answerInputRounds } from "./input-rounds.ts";
 import type { FetchGate, ResponseTooLarge } from "./fetch-gate.ts";
 
 /** How an upstream reaches the host through the session: capabilities, server-to-client requests, notifications. */
@@ -38,9 +39,11 @@ export interface UpstreamHooks {
   /**
    * A server-to-client request (sampling, elicitation, roots) relayed to the host; its answer goes back up. A 2025
    * upstream sends these as requests on its session; a 2026 upstream embeds them in an `input_required` result,
-   * which the SDK answers through the same relay before it retries the call.
+   * which the client answers through the same relay before it makes the call again (input-rounds.ts). `origin` is
+   * the origin of the host call the request belongs to (RequestOptions.origin), when the upstream said which: it
+   * sent the request on that call's answer stream, or in that call's `input_required`.
    */
-  relay: (upstream: string, request: McpRequest) => Promise<Result>;
+  relay: (upstream: string, request: McpRequest, origin: string | undefined) => Promise<Result>;
   /** Every notification the upstream sends (logging, resource updates, list changes). */
   notify: (upstream: string, notification: Notification) => void;
 }
@@ -81,6 +84,11 @@ export interface ClientDeps {
 
 export interface RequestOptions {
   signal?: AbortSignal;
+  /**
+   * The host call this request is made for (HostBridge.during names it): a request the upstream sends while it
+   * answers (on this request's answer stream, or in its `input_required`) is relayed with it, so it reaches that call.
+   */
+  origin?: string;
   /** Called for each upstream progress notification of this request. */
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** `_meta` entries of the host's request that travel on (trace context, a 2026 host's log level). */
@@ -129,6 +137,8 @@ interface Link {
   rejected: boolean;
   /** Replaced (or never brought up): its closing and its faults are no longer this client's. */
   retired: boolean;
+  /** The server-to-client requests this link relays to the host (those of the capabilities it declared). */
+  relays: ReadonlySet<string>;
 }
 
 export class UpstreamClient {
@@ -250,13 +260,17 @@ export class UpstreamClient {
       capabilities,
       versionNegotiation: { mode: this.#negotiates ? "auto" : "legacy" },
     });
+    const relays = new Set<string>();
     if (hooks) {
       for (const [name, method] of RELAYED) {
-        if (capabilities[name]) client.setRequestHandler(method, (request) => hooks.relay(spec.name, request as McpRequest) as never);
+        if (!capabilities[name]) continue;
+        relays.add(method);
+        // The answer stream the request came on names the call it belongs to (fetch-chain.ts).
+        client.setRequestHandler(method, (request, ctx) => hooks.relay(spec.name, request as McpRequest, chain.originOf(ctx.mcpReq.id)) as never);
       }
       client.fallbackNotificationHandler = async (notification) => hooks.notify(spec.name, notification);
     }
-    link = { client, transport, chain, unconfirmed: fromModernVerdict, rejected: false, retired: false };
+    link = { client, transport, chain, unconfirmed: fromModernVerdict, rejected: false, retired: false, relays };
     // Only the link in use closes this client: one being brought up is closed by the SDK when its handshake fails,
     // and a retired one by the renegotiation that replaced it.
     client.onclose = () => {
@@ -400,18 +414,34 @@ export class UpstreamClient {
     return this.#streamWanted;
   }
 
-  /** Any request to the upstream (its answer is checked against the method's result schema); failures become UpstreamError. */
+  /**
+   * Any request to the upstream (its answer is checked against the method's result schema); failures become
+   * UpstreamError. A 2026 upstream's `input_required` is answered here, round by round, through the hooks' relay
+   * (or returned as it is, with `inputRequired: "return"`).
+   */
   async request<M extends RequestMethod>(request: { method: M; params?: McpRequest["params"] }, options: RequestOptions = {}): Promise<ResultTypeMap[M]> {
+    const work = async (client: Client): Promise<Result> => {
+      const modern = client.getProtocolEra() === "modern";
+      const send = (params: McpRequest["params"]) =>
+        client.request({ method: request.method, ...(params === undefined ? {} : { params }) } as never, {
+          ...this.#options(options.signal),
+          ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
+          ...(modern ? { allowInputRequired: true } : {}),
+          ...(options.origin === undefined ? {} : { headers: { [ORIGIN_HEADER]: options.origin } }),
+        }) as Promise<Result>;
+      const first = await send(request.params);
+      if (!modern || options.inputRequired === "return") return first;
+      return answerInputRounds(first, {
+        relayable: this.#link.relays,
+        // Only a client with hooks relays anything (relays is empty without them).
+        ask: (asked) => this.#deps.hooks!.relay(this.spec.name, asked, options.origin),
+        retry: (next) => send({ ...request.params, ...next }),
+        fail: (detail) => new UpstreamError(this.spec.name, { kind: "protocol", detail }),
+        signal: options.signal,
+      });
+    };
     try {
-      return await this.#send(
-        (client) =>
-          client.request(request as never, {
-            ...this.#options(options.signal),
-            ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
-            ...(options.inputRequired === "return" && client.getProtocolEra() === "modern" ? { allowInputRequired: true } : {}),
-          }) as Promise<ResultTypeMap[M]>,
-        options.signal,
-      );
+      return (await this.#send(work, options.signal)) as ResultTypeMap[M];
     } catch (err) {
       throw this.#convert(err);
     }

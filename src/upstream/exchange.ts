@@ -12,8 +12,10 @@ export type Exchange =
   | { kind: "request"; id: string | number }
   /** `notifications/cancelled` for a request: the request's own fetch is aborted at once. */
   | { kind: "cancel"; cancels: string | number }
-  /** Any other POST (a notification, a response to a server request): the whole exchange has a deadline. */
+  /** Any other POST (a notification, something unreadable): the whole exchange has a deadline. */
   | { kind: "notification" }
+  /** The client's answer (result or error) to a request of the upstream's: a deadline, as a notification has. */
+  | { kind: "answer"; id: string | number }
   /** The DELETE that ends the upstream session: a deadline of its own, outliving the client's close. */
   | { kind: "end" }
   /** A GET (standalone stream, a resumed answer stream): only its response headers have a deadline. */
@@ -29,7 +31,7 @@ export function classify(init: RequestInit | undefined): Exchange {
   if (typeof init?.body !== "string") return { kind: "notification" };
   try {
     const message = JSON.parse(init.body) as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
-    if (typeof message.method !== "string") return { kind: "notification" };
+    if (typeof message.method !== "string") return isId(message.id) ? { kind: "answer", id: message.id } : { kind: "notification" };
     if (isId(message.id)) return { kind: "request", id: message.id };
     const cancelled = message.params?.requestId;
     if (message.method === "notifications/cancelled" && isId(cancelled)) return { kind: "cancel", cancels: cancelled };

@@ -1,7 +1,7 @@
 // The fetch one upstream client's transport goes through: the session's gate (slots, size limit), a deadline for
 // every exchange that is not a request, a request's fetch aborted when it is cancelled, a 429's Retry-After kept,
-// answer streams that end without their answer failed at once, and the standalone GET stream held back until
-// it is wanted.
+// answer streams that end without their answer failed at once, the standalone GET stream held back until
+// it is wanted, and which host call each request the upstream sends on an answer stream belongs to.
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import type { UpstreamSpec } from "../config/validate.ts";
 import { tapResponse } from "../streams.ts";
@@ -9,9 +9,19 @@ import { parseRetryAfter } from "./backoff.ts";
 import { anySignal, classify, deadline, exchangeMs, type FetchLike } from "./exchange.ts";
 import type { FetchGate, ResponseTooLarge } from "./fetch-gate.ts";
 import { ANSWER_STREAM_ENDED, CONNECTION_CLOSED } from "./faults.ts";
+import { requestsIn, type RequestId } from "./sse-requests.ts";
 
 /** How long after an answer stream ends its answer may still be on its way through the SDK's parser. */
 export const ANSWER_GRACE_MS = 100;
+
+/**
+ * The header on which the upstream client tells the chain which host call a request is made for (RequestOptions.origin
+ * in client.ts). The chain takes it off before the fetch: it never reaches the upstream.
+ */
+export const ORIGIN_HEADER = "x-dynmcp-origin";
+
+/** At most this many requests of the upstream's wait for their answer with a known origin (the oldest are forgotten). */
+const MAX_ORIGINS = 256;
 
 /** What the chain asks of the client it serves. */
 export interface ChainHooks {
@@ -41,6 +51,11 @@ export class FetchChain {
    */
   #awaiting: Set<string | number> | undefined;
   #deliver: ((message: JSONRPCMessage) => void) | undefined;
+  /**
+   * Requests the upstream sent on the answer stream of a request made for a host call, by their id, with that
+   * call's origin. An id leaves when the client answers it, so the map holds the requests not yet answered.
+   */
+  readonly #origins = new Map<RequestId, string>();
   /** Every exchange bounded, cancels honoured, 429s noted, answer streams watched: for the HTTP+SSE transport. */
   readonly fetch: FetchLike;
   /** The same, with the standalone GET stream answered 405 while it is not wanted: for streamable HTTP. */
@@ -55,22 +70,30 @@ export class FetchChain {
   }
 
   /**
+   * The origin of the host call a request of the upstream's belongs to: the call whose request's answer stream it
+   * came on. Undefined when it came elsewhere (the standalone GET stream, the HTTP+SSE transport's one stream) or on
+   * the answer stream of a request made for no host call.
+   */
+  originOf(id: RequestId): string | undefined {
+    return this.#origins.get(id);
+  }
+
+  /**
    * Every exchange can be aborted and none waits forever (see exchange.ts). A request's fetch is aborted when the
    * SDK gives up on it (timeout, the host cancelled): the SDK sends notifications/cancelled upstream but leaves
    * the POST open; seeing that notification go out, the request's fetch is aborted, so its slot is freed at once.
    */
   #watched(gated: FetchLike, limitMs: number): FetchLike {
     const inFlight = new Map<string | number, AbortController>();
-    return async (input, init) => {
+    return async (input, sent) => {
+      const { init, origin } = takeOrigin(sent);
       const exchange = classify(init);
+      if (exchange.kind === "answer") this.#origins.delete(exchange.id);
       if (exchange.kind === "cancel") inFlight.get(exchange.cancels)?.abort(new Error("the request was cancelled"));
       const id = exchange.kind === "request" ? exchange.id : undefined;
       const own = id === undefined ? undefined : new AbortController();
       if (own && id !== undefined) inFlight.set(id, own);
-      const limit =
-        exchange.kind === "request"
-          ? undefined
-          : deadline(limitMs, exchange.kind === "end" ? "the DELETE ending the session" : exchange.kind === "stream" ? "a GET stream" : "a notification");
+      const limit = exchange.kind === "request" ? undefined : deadline(limitMs, EXCHANGE_NAMES[exchange.kind]);
       // The DELETE is not tied to the client's life: close() aborts everything else at once and lets it finish.
       const signal = anySignal(exchange.kind === "end" ? undefined : (init?.signal ?? undefined), own?.signal, limit?.signal);
       let response: Response;
@@ -88,11 +111,28 @@ export class FetchChain {
         response = tapResponse(response, { end: () => inFlight.get(id) === own && inFlight.delete(id) });
       }
       if (response.status === 429) this.retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
-      if (this.#awaiting && id !== undefined && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+      if (origin !== undefined && response.body && isEventStream(response)) response = this.#noteRequests(response, origin);
+      if (this.#awaiting && id !== undefined && response.body && isEventStream(response)) {
         return this.#watchAnswerStream(response, id);
       }
       return response;
     };
+  }
+
+  /** Notes each request the upstream sends on this answer stream as belonging to the host call `origin`. */
+  #noteRequests(response: Response, origin: string): Response {
+    const read = requestsIn((id) => {
+      this.#origins.delete(id);
+      this.#origins.set(id, origin);
+      if (this.#origins.size > MAX_ORIGINS) this.#origins.delete(this.#origins.keys().next().value!);
+    });
+    return tapResponse(response, {
+      chunk: (value) => {
+        read(value);
+        return undefined;
+      },
+      end: () => {},
+    });
   }
 
   /**
@@ -152,4 +192,20 @@ function isStandaloneStream(init: RequestInit | undefined): boolean {
   // A GET with Last-Event-ID resumes a request's own answer stream: always allowed.
   return !new Headers(init?.headers).has("last-event-id");
 }
+const isEventStream = (response: Response): boolean => (response.headers.get("content-type") ?? "").includes("text/event-stream");
+
+/** What a deadline's error names each kind of exchange that has one. */
+const EXCHANGE_NAMES = { end: "the DELETE ending the session", stream: "a GET stream", notification: "a notification", answer: "an answer to the upstream", cancel: "a notification" } as const;
+
+/** The fetch's own init, without the origin header (and that header's value). */
+function takeOrigin(init: RequestInit | undefined): { init: RequestInit | undefined; origin: string | undefined } {
+  if (init?.headers === undefined) return { init, origin: undefined };
+  const given = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+  const origin = given.get(ORIGIN_HEADER) ?? undefined;
+  if (origin === undefined) return { init, origin };
+  const headers = new Headers(given);
+  headers.delete(ORIGIN_HEADER);
+  return { init: { ...init, headers }, origin };
+}
+
 const NO_STREAM = () => new Response(null, { status: 405, headers: { Allow: "POST, DELETE" } });

@@ -2,7 +2,8 @@
 // 2025-11-25 client (the v1 SDK) side by side on the same team, against server-everything and a lazy replay server.
 // The modern one reaches the lazy server through a toolset handle from a fresh connection; the 2025 session keeps
 // its list_changed and growing description; closing a modern request's stream cancels the upstream call (within
-// KEEP_ALIVE_MS and a bit: wrangler dev's proxy notices a closed connection when it next writes).
+// KEEP_ALIVE_MS and a bit: wrangler dev's proxy notices a closed connection when it next writes). Two calls to one
+// upstream that ask at once each get their own question, marked as the upstream's, in both host eras.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +18,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { waitFor } from "../shared/wait.ts";
+import { modernUseTool, rawSession, resultText, type Message, type RawCall } from "../shared/raw-hosts.ts";
 import { text } from "./helpers.ts";
 
 const VARS = { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY };
@@ -25,6 +27,8 @@ let everything: Running;
 let replay: ReplayServer;
 /** A 2026-only upstream (harness/modern-upstream.ts): `echo`, and `confirm`, which asks for input. */
 let modernUp: ModernUpstream;
+/** The same fixture speaking only 2025 sessions: its questions are elicitation/create requests on a stream. */
+let legacyUp: ModernUpstream;
 let proxy: Running;
 let port: number;
 let token: string;
@@ -51,8 +55,8 @@ async function modernClient(capabilities: Record<string, unknown> = {}) {
     client.setRequestHandler("elicitation/create", async (request) => {
       const message = String((request.params as { message?: string }).message);
       asked.push(message);
-      // server-everything's form wants a name; the era fixture's `confirm` asks "Run <action>?" and wants ok.
-      const content: Record<string, string | boolean> = message.startsWith("Run ") ? { ok: true } : { name: "Ada Lovelace" };
+      // server-everything's form wants a name; the era fixture's `confirm` asks "Run <action>?" (marked "[modern] ") and wants ok.
+      const content: Record<string, string | boolean> = message.startsWith("[modern] Run ") ? { ok: true } : { name: "Ada Lovelace" };
       return { action: "accept", content };
     });
   }
@@ -66,10 +70,11 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "dynmcp-e2e-eras-"));
   const state = join(dir, "state");
   const memory = loadCorpus("modelcontextprotocol__server-memory");
-  [everything, replay, modernUp] = await Promise.all([
+  [everything, replay, modernUp, legacyUp] = await Promise.all([
     startEverything(),
     startReplayServer({ lazy: { catalog: memory }, hang: { catalog: memory, faults: { "tools/call": { kind: "hang" } } } }),
     startModernUpstream("modern"),
+    startModernUpstream("legacy"),
   ]);
   token = provisionTeam(dir, state, "eras", {
     mcp: {
@@ -77,6 +82,7 @@ beforeAll(async () => {
       graph: { url: replay.url("lazy"), description: "A knowledge graph; load it to remember facts." },
       stuck: { url: replay.url("hang"), timeout: 30_000 },
       modern: { url: modernUp.url },
+      legacy: { url: legacyUp.url },
     },
   });
   port = await freePort();
@@ -84,7 +90,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close(), modernUp?.close()]);
+  await Promise.all([proxy?.stop(), everything?.stop(), replay?.close(), modernUp?.close(), legacyUp?.close()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -185,5 +191,69 @@ describe("both eras on one URL through wrangler dev", () => {
     // Within a keep-alive interval and a bit: wrangler dev's proxy notices the closed connection when it next writes.
     expect(await waitFor(async () => (await counts()).cancels > before.cancels, { tries: 250, ms: 20 })).toBe(true);
     await modern.client.close();
+  });
+});
+
+describe("an upstream's question reaches the call that caused it, through wrangler dev", () => {
+  const fetchFn = (input: string, init: RequestInit) => fetch(input, init);
+  /** Two calls that ask "Run <action>?" once both are in progress (harness/modern-upstream.ts). */
+  const together = (server: string, group: string) => (action: string) => ({ tool_name: `${server}/confirm_together`, tool_input: { action, group, together: 2 } });
+  const question = (call: RawCall) => {
+    expect(call.asked.map((m) => m.method)).toEqual(["elicitation/create"]);
+    const params = call.asked[0]!.params!;
+    return { message: params["message"], server: (params["_meta"] as Record<string, unknown>)["dynmcp/server"] };
+  };
+  /** Each stream's questions answered as that stream's call wants: a question on the wrong stream gets the wrong answer. */
+  const answer = (ok: boolean) => () => ({ action: "accept", content: { ok } });
+
+  for (const server of ["legacy", "modern"]) {
+    it(`a 2025 session, two calls to the ${server} upstream: each question on its own call's stream, marked, each answer its own`, async () => {
+      const session = await rawSession(fetchFn, mcpUrl(), token, { elicitation: {} });
+      const input = together(server, crypto.randomUUID());
+      const [alpha, beta] = await Promise.all([session.call("use_tool", input("alpha"), answer(true)), session.call("use_tool", input("beta"), answer(false))]);
+      expect(question(alpha)).toEqual({ message: `[${server}] Run alpha?`, server });
+      expect(question(beta)).toEqual({ message: `[${server}] Run beta?`, server });
+      expect([resultText(alpha.result), resultText(beta.result)]).toEqual(["alpha: confirmed", "beta: refused"]);
+      await session.close();
+    });
+  }
+
+  it("a 2026 host, two calls to the 2025 upstream: each input_required holds its own question, marked, and its answer completes that call", async () => {
+    const input = together("legacy", crypto.randomUUID());
+    const rounds = await Promise.all(["alpha", "beta"].map((action) => modernUseTool(fetchFn, mcpUrl(), token, input(action))));
+    const asked = rounds.map((round) => {
+      const [key, request] = Object.entries((round.result?.["inputRequests"] ?? {}) as Record<string, Message>)[0]!;
+      return { key, message: request.params?.["message"], state: round.result?.["requestState"] };
+    });
+    expect(asked.map((a) => a.message)).toEqual(["[legacy] Run alpha?", "[legacy] Run beta?"]);
+    const done = await Promise.all(
+      ["alpha", "beta"].map((action, i) =>
+        modernUseTool(fetchFn, mcpUrl(), token, input(action), {
+          inputResponses: { [asked[i]!.key]: { action: "accept", content: { ok: action === "alpha" } } },
+          requestState: asked[i]!.state,
+        }),
+      ),
+    );
+    expect(done.map((d) => resultText(d.result))).toEqual(["alpha: confirmed", "beta: refused"]);
+  });
+
+  it("a question on the 2025 upstream's GET stream goes to the only call in progress, and is refused while two are", async () => {
+    const session = await rawSession(fetchFn, mcpUrl(), token, { elicitation: {} });
+    const onHostStream: Message[] = [];
+    const closeStream = await session.openStream(onHostStream);
+    const one = await session.call("use_tool", { tool_name: "legacy/ask_aside", tool_input: { action: "gamma", group: crypto.randomUUID(), together: 1 } }, answer(true));
+    expect(question(one)).toEqual({ message: "[legacy] Run gamma?", server: "legacy" });
+    expect(resultText(one.result)).toBe("gamma: confirmed");
+    const group = crypto.randomUUID();
+    const aside = (action: string) => ({ tool_name: "legacy/ask_aside", tool_input: { action, group, together: 2 } });
+    const both = await Promise.all([session.call("use_tool", aside("delta"), answer(true)), session.call("use_tool", aside("eps"), answer(true))]);
+    for (const call of both) {
+      expect(call.asked).toEqual([]);
+      expect(resultText(call.result)).toContain("not asked:");
+      expect(resultText(call.result)).toContain('The proxy did not relay elicitation/create: 2 requests to "legacy" are in progress');
+    }
+    expect(onHostStream).toEqual([]);
+    await closeStream();
+    await session.close();
   });
 });

@@ -63,6 +63,7 @@ describe("config-file mode", () => {
     expect(errorsOf({ mcp: { x: { url: "https://x.example", timeout: -1 } } })[0]).toMatch(/^mcp\.x\.timeout:/);
     expect(errorsOf({ mcp: { x: { url: "https://x.example", description: "   " } } })[0]).toMatch(/^mcp\.x\.description: a description cannot be empty/);
     expect(errorsOf({ mcp: { x: { url: "https://x.example", headers: { "Bad Header": "v" } } } })[0]).toMatch(/not a valid HTTP header name/);
+    expect(errorsOf({ mcp: { x: { url: "https://x.example", headers: { "X-Dynmcp-Origin": "1" } } } })[0]).toMatch(/headers named x-dynmcp-… are the proxy's own/);
     expect(errorsOf({ mcp: {}, extra: 1 })).toEqual(['(root): unknown key "extra"']);
   });
 });

@@ -145,8 +145,9 @@ describe("upstream exchanges", () => {
     expect(classify(post({ jsonrpc: "2.0", id: "a", method: "initialize" }))).toEqual({ kind: "request", id: "a" });
     expect(classify(post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } }))).toEqual({ kind: "cancel", cancels: 7 });
     expect(classify(post({ jsonrpc: "2.0", method: "notifications/initialized" }))).toEqual({ kind: "notification" });
-    // A response to a server-to-client request, a body that is not JSON: POSTs with a deadline all the same.
-    expect(classify(post({ jsonrpc: "2.0", id: 3, result: {} }))).toEqual({ kind: "notification" });
+    // An answer to a server-to-client request (result or error), a body that is not JSON: POSTs with a deadline.
+    expect(classify(post({ jsonrpc: "2.0", id: 3, result: {} }))).toEqual({ kind: "answer", id: 3 });
+    expect(classify(post({ jsonrpc: "2.0", id: "s1", error: { code: -32600, message: "no" } }))).toEqual({ kind: "answer", id: "s1" });
     expect(classify(post("{broken"))).toEqual({ kind: "notification" });
     expect(classify({ method: "DELETE" })).toEqual({ kind: "end" });
     expect(classify({ method: "GET" })).toEqual({ kind: "stream" });

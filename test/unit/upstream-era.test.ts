@@ -123,7 +123,7 @@ describe("which era each upstream gets", () => {
     expect(catalog.serverInfo?.name).toBe("era-fixture");
     expect(catalog.instructions).toBe("An era fixture.");
     expect(catalog.capabilities.tools).toBeDefined();
-    expect(catalog.tools.map((t) => t.name).sort()).toEqual(["big", "confirm", "echo", "noisy", "slow"]);
+    expect(catalog.tools.map((t) => t.name).sort()).toEqual(["ask_aside", "big", "confirm", "confirm_together", "echo", "noisy", "slow"]);
 
     expect(text(await client.callTool("echo", { text: "hi" }))).toBe("echo: hi");
     expect(up.methods()).toEqual({ "server/discover": 1, "tools/list": 1, "tools/call": 1 });
@@ -448,6 +448,53 @@ describe("input requests of a 2026 upstream reach the host through the relay", (
       expect(up.methods()["tools/call"]).toBe(era === "modern" ? 2 : 1);
     });
   }
+
+  for (const era of ["modern", "legacy"] as const) {
+    it(`${era}: two calls asking at once each relay their own question with their own call's origin`, async () => {
+      const up = await upstream(era);
+      const relayed: Array<{ origin: string | undefined; message: string }> = [];
+      const h: UpstreamHooks = {
+        capabilities: () => ({ elicitation: {} }),
+        relay: async (_upstream, request, origin) => {
+          const message = String((request.params as { message?: unknown }).message);
+          relayed.push({ origin, message });
+          // Answered by the call it was relayed for: a question relayed for the wrong call gets the other's answer.
+          return { action: "accept", content: { ok: origin === "call-a" } };
+        },
+        notify: () => {},
+      };
+      const client = await connect(spec(up.url), { hooks: h });
+      const group = `pair-${era}`;
+      const [a, b] = await Promise.all([
+        client.callTool("confirm_together", { action: "alpha", group, together: 2 }, { origin: "call-a" }),
+        client.callTool("confirm_together", { action: "beta", group, together: 2 }, { origin: "call-b" }),
+      ]);
+      expect(relayed.sort((x, y) => x.message.localeCompare(y.message))).toEqual([
+        { origin: "call-a", message: "Run alpha?" },
+        { origin: "call-b", message: "Run beta?" },
+      ]);
+      expect([text(a), text(b)]).toEqual(["alpha: confirmed", "beta: refused"]);
+    });
+  }
+
+  it("a 2025 upstream's request on its GET stream is relayed without an origin, and the origin header never reaches it", async () => {
+    const up = await upstream("legacy");
+    const relayed: Array<{ origin: string | undefined; message: string }> = [];
+    const h: UpstreamHooks = {
+      capabilities: () => ({ elicitation: {} }),
+      relay: async (_upstream, request, origin) => {
+        relayed.push({ origin, message: String((request.params as { message?: unknown }).message) });
+        return { action: "accept", content: { ok: true } };
+      },
+      notify: () => {},
+    };
+    const client = await connect(spec(up.url), { hooks: h });
+    await client.openStream();
+    const result = await client.callTool("ask_aside", { action: "gamma", group: "aside-unit", together: 1 }, { origin: "call-c" });
+    expect(text(result)).toBe("gamma: confirmed");
+    expect(relayed).toEqual([{ origin: undefined, message: "Run gamma?" }]);
+    expect(up.headers("tools/call")?.["x-dynmcp-origin"]).toBeUndefined();
+  });
 
   it("a refusal relayed back is what the tool reports", async () => {
     const up = await upstream("modern");

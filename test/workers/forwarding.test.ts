@@ -401,16 +401,22 @@ describe("list changes", () => {
 });
 
 describe("server-to-client requests", () => {
-  it("relays sampling, elicitation and roots to a host that declared them, and brings the answers back", async () => {
+  it("relays sampling, elicitation and roots to a host that declared them, marked as the server's, and brings the answers back", async () => {
     const token = await seedTeam("fw-relay", { mcp: { everything: { url: env.EVERYTHING_URL } } });
     const { client } = await connect("fw-relay", token, undefined, { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } });
-    client.setRequestHandler(CreateMessageRequestSchema, async () => ({
-      role: "assistant",
-      content: { type: "text", text: "sampled by the host" },
-      model: "test-model",
-    }));
-    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada", check: true, integer: 3, email: "ada@example.com", firstLine: "x", untitledSingleSelectEnum: "Red", titledSingleSelectEnum: "Red" } }));
-    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///work/project", name: "project" }] }));
+    const seen: Record<string, Record<string, unknown>> = {};
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      seen["sampling"] = request.params;
+      return { role: "assistant", content: { type: "text", text: "sampled by the host" }, model: "test-model" };
+    });
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      seen["elicitation"] = request.params;
+      return { action: "accept", content: { name: "Ada", check: true, integer: 3, email: "ada@example.com", firstLine: "x", untitledSingleSelectEnum: "Red", titledSingleSelectEnum: "Red" } };
+    });
+    client.setRequestHandler(ListRootsRequestSchema, async (request) => {
+      seen["roots"] = request.params ?? {};
+      return { roots: [{ uri: "file:///work/project", name: "project" }] };
+    });
 
     const description = await discoverDescription(client);
     expect(description).toContain("- trigger-sampling-request:");
@@ -420,6 +426,10 @@ describe("server-to-client requests", () => {
     expect(text(roots)).toContain("file:///work/project");
     const elicited = await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/trigger-elicitation-request" } });
     expect(text(elicited)).toContain("Ada");
+    // Each names the server it comes from (src/forward/provenance.ts); a question's words begin with that name.
+    for (const params of Object.values(seen)) expect((params["_meta"] as Record<string, unknown>)["dynmcp/server"]).toBe("everything");
+    expect(seen["sampling"]?.["systemPrompt"]).toBe("[everything] You are a helpful test server.");
+    expect(String(seen["elicitation"]?.["message"])).toMatch(/^\[everything\] Please provide inputs/);
     await client.close();
   });
 
