@@ -183,6 +183,8 @@ export interface Env {
   OAUTH_HOSTS?: string;
   /** "off" refuses the code view (default "on"; it also needs the LOADER binding). */
   CODE_MODE?: string;
+  /** "off" runs programs without checkpoints (default "on": the CPU limit kept where the platform keeps none). */
+  CODE_CHECKPOINTS?: string;
   /** Code mode's limits per execute: wall time (ms, default 30000), CPU time (ms, default 5000, enforced when deployed), tool calls (50), answer bytes (65536), console bytes (16384). */
   CODE_WALL_MS?: string;
   CODE_CPU_MS?: string;

@@ -54,6 +54,12 @@ export const SettingsSchema = z
      * given the LOADER binding; "off": asking for it is a 400.
      */
     CODE_MODE: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("on"),
+    /**
+     * "on" (the default): every program gets checkpoints, so its CPU limit holds where the platform keeps none
+     * (local workerd) and async code yields the thread; "off": programs run as written (Cloudflare's CPU limit still
+     * holds there; locally an endless loop freezes every request). The benchmark's baseline (docs/code-mode.md 5.5).
+     */
+    CODE_CHECKPOINTS: z.string().trim().toLowerCase().pipe(z.enum(["on", "off"])).catch("on"),
     CODE_WALL_MS: numberSetting(SETTING_DEFAULTS.codeWallMs, 1),
     CODE_CPU_MS: numberSetting(SETTING_DEFAULTS.codeCpuMs, 1),
     CODE_MAX_CALLS: numberSetting(SETTING_DEFAULTS.codeMaxCalls, 1),
@@ -69,6 +75,7 @@ export const SettingsSchema = z
     modernEra: s.MODERN_ERA === "on",
     oauthHosts: s.OAUTH_HOSTS === "on",
     codeMode: s.CODE_MODE === "on",
+    codeCheckpoints: s.CODE_CHECKPOINTS === "on",
     code: {
       wallMs: s.CODE_WALL_MS,
       cpuMs: s.CODE_CPU_MS,

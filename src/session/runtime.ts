@@ -189,7 +189,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
 /** Where and within what the code view runs programs: the loader, the checkpoint finder (a static asset), the limits. */
 const codeRuntime = (env: Env, loader: WorkerLoader): CodeRuntime => ({
   loader,
-  checkpoints: checkpointFinder(loader, env.ASSETS, CHILD_COMPATIBILITY_DATE),
+  ...(settings(env).codeCheckpoints ? { checkpoints: checkpointFinder(loader, env.ASSETS, CHILD_COMPATIBILITY_DATE) } : {}),
   limits: settings(env).code,
 });
 
