@@ -15,6 +15,7 @@ describe("settings", () => {
       modernEra: true,
       oauthHosts: true,
       codeMode: true,
+      codeCheckpoints: true,
       code: { wallMs: 30_000, cpuMs: 5_000, maxCalls: 50, maxResultBytes: 64 * 1024, maxLogBytes: 16 * 1024, maxArgBytes: 4 * 1024 * 1024 },
     });
   });
@@ -22,6 +23,8 @@ describe("settings", () => {
   it("turns code mode off only for \"off\", needs the loader binding, and keeps its limits in range", () => {
     expect(settings({ CODE_MODE: "OFF" }).codeMode).toBe(false);
     expect(settings({ CODE_MODE: "maybe" }).codeMode).toBe(true);
+    expect(settings({ CODE_CHECKPOINTS: " Off" }).codeCheckpoints).toBe(false);
+    expect(settings({ CODE_CHECKPOINTS: "no" }).codeCheckpoints).toBe(true);
     expect(codeModeAvailable({})).toBe(false);
     expect(codeModeAvailable({ LOADER: {} })).toBe(true);
     expect(codeModeAvailable({ LOADER: {}, CODE_MODE: "off" })).toBe(false);
