@@ -191,7 +191,7 @@ async function roundOf(
     if (!parks.resume(state.c, extra.mcpReq.inputResponses ?? {})) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
-        `The call this requestState names is over (answered, timed out after ${PARK_MINUTES} minutes, or the proxy restarted): call the tool again.`,
+        `The call this requestState names is over (answered, timed out after ${PARK_MINUTES} minutes, or the proxy restarted); the upstream had begun it, so it may have run in part: check before you call the tool again.`,
       );
     }
     callId = state.c;

@@ -1,5 +1,6 @@
 // The session Durable Object: boots one session runtime, restores it after eviction, closes idle upstreams on its
-// alarm, deletes itself when abandoned, and takes an admin's reload or reconnect between requests.
+// alarm, deletes itself when abandoned, and takes an admin's reload (a new runtime for new requests, while the
+// calls under way finish on the old one: served-runtime.ts) or reconnect between requests.
 import { DurableObject } from "cloudflare:workers";
 import { loadTeamConfig } from "../config/load.ts";
 import { DEFAULT_VIEW, View, resolveView } from "../config/view.ts";
@@ -7,9 +8,12 @@ import { ROUTE_HEADERS, type Env, type SessionRpc } from "../env.ts";
 import { codeModeAvailable, settings } from "../settings.ts";
 import { httpError, sessionNotFound } from "../responses.ts";
 import { log } from "../log.ts";
+import { ResourceLinks } from "../forward/resource-links.ts";
+import { ParkedCalls } from "../modern/parked-calls.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
-import { watchStream } from "./host-stream.ts";
-import { createModernRuntime, createRuntime, type ModernRuntime, type Runtime } from "./runtime.ts";
+import { createModernRuntime, createRuntime, type ObjectParts } from "./runtime.ts";
+import { ServedRuntime } from "./served-runtime.ts";
+import { handleWithRetired, reloadTag } from "./transport.ts";
 import { SessionStore, principalOf, sessionView, type SessionRecord } from "./state.ts";
 import { UsageMeter } from "./usage.ts";
 
@@ -18,15 +22,22 @@ const ACTIVITY_WRITE_MS = 60_000;
 
 export class SessionObject extends DurableObject<Env> implements SessionRpc {
   readonly #store = new SessionStore(this.ctx.storage);
-  /** A 2025 session's runtime, or a 2026-era object's (record.era), built on the first request of each object life. */
-  #runtime: Promise<Runtime | ModernRuntime> | undefined;
-  /** Host GET streams open right now: while there is one, upstreams keep their streams open too. */
-  #hostStreams = 0;
-  /** Answers whose body has not ended yet (src/session/host-stream.ts follows them). */
-  #answering = 0;
+  /**
+   * The runtime new requests take: a 2025 session's, or a 2026-era object's (record.era), built on the first request
+   * of each object life, and again after a reload or an idle close.
+   */
+  #runtime: ServedRuntime | undefined;
+  /** Runtimes a reload replaced that still answer calls begun before it; each leaves the set once closed. */
+  readonly #retired = new Set<ServedRuntime>();
+  /** The next runtime is built by a reload (its host hears that the lists may have changed). */
+  #reloaded = false;
+  /** Reloads taken in this object's life: the runtimes they build tag their requests to the host (transport.ts). */
+  #reloads = 0;
   #activityWritten = 0;
   /** This session's token accounting (src/session/usage.ts); what it has not sent yet is in storage too. */
   readonly #meter = new UsageMeter(this.ctx.storage);
+  /** What the runtimes of this object's life share (a retired one and its successor included). */
+  readonly #parts: ObjectParts = { meter: this.#meter, links: new ResourceLinks(this.#store), parks: new ParkedCalls() };
   /** The upstream connection gate of the live runtime (its counters are what tests read). */
   gate: FetchGate | undefined;
 
@@ -57,44 +68,33 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     }
 
     const touched = await this.#touch();
-    const runtime = await this.#boot(record);
-    if (!("transport" in runtime)) return sessionNotFound();
-    const response = await runtime.transport.handleRequest(request);
-    if (initialize) {
-      if (response.ok) {
-        // Answer initialize at once; the first tools/list waits for these connections.
-        this.ctx.waitUntil(runtime.registry.ensureEager());
-        this.#meter.started(record.createdAt);
-        await this.#index(record.team).add(record.sessionId);
-      } else if (!(await this.#store.transport())?.initialized) {
-        await this.#end();
+    const served = this.#serve(record);
+    const lease = served.take();
+    try {
+      const runtime = await served.runtime;
+      if (!("transport" in runtime)) return sessionNotFound();
+      // The runtimes a reload retired still hear the host's answers to what they asked (transport.ts).
+      const response = await handleWithRetired(runtime.transport, [...this.#retired].flatMap((s) => s.transport ?? []), request);
+      if (initialize) {
+        if (response.ok) {
+          // Answer initialize at once; the first tools/list waits for these connections.
+          this.ctx.waitUntil(runtime.registry.ensureEager());
+          this.#meter.started(record.createdAt);
+          await this.#index(record.team).add(record.sessionId);
+        } else if (!(await this.#store.transport())?.initialized) {
+          await this.#end();
+        }
       }
+      if (request.method === "DELETE" && response.ok) await this.#end();
+      // Usage goes to the team's index when activity is written (at most once a minute), beside the answer, not before
+      // it; not at initialize, where the team's index is busy adding the session (the figures wait for the next one).
+      else if (touched && !initialize) this.ctx.waitUntil(this.#flushUsage(record));
+      // Followed until its body ends: a call can outlast the idle period (a slow upstream, a program waiting for the
+      // user's consent) or a reload, and neither may take its upstream clients away meanwhile.
+      return request.method === "GET" && response.ok && response.body ? lease.hostStream(response) : lease.answer(response);
+    } finally {
+      lease.done();
     }
-    if (request.method === "DELETE" && response.ok) await this.#end();
-    // Usage goes to the team's index when activity is written (at most once a minute), beside the answer, not before
-    // it; not at initialize, where the team's index is busy adding the session (the figures wait for the next one).
-    else if (touched && !initialize) this.ctx.waitUntil(this.#flushUsage(record));
-    if (request.method === "GET" && response.ok && response.body) {
-      return watchStream(
-        response,
-        () => this.#hostStreams++ === 0 && void runtime.registry.setStreaming(true),
-        () => --this.#hostStreams === 0 && void runtime.registry.setStreaming(false),
-      );
-    }
-    return this.#answer(response);
-  }
-
-  /**
-   * An answer counted until its body ends: a tool call can outlast the idle period (a slow upstream, a program
-   * waiting for the user's consent), and the idle alarm must not take its runtime away meanwhile.
-   */
-  #answer(response: Response): Response {
-    if (!response.body) return response;
-    return watchStream(
-      response,
-      () => this.#answering++,
-      () => this.#answering--,
-    );
   }
 
   /**
@@ -117,11 +117,17 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
       record = await this.#reload(record);
     }
     const touched = await this.#touch();
-    const runtime = await this.#boot(record);
-    if (!("handler" in runtime)) return sessionNotFound();
-    const response = await runtime.handler.fetch(request);
-    if (touched) this.ctx.waitUntil(this.#flushUsage(record));
-    return this.#answer(response);
+    const served = this.#serve(record);
+    const lease = served.take();
+    try {
+      const runtime = await served.runtime;
+      if (!("handler" in runtime)) return sessionNotFound();
+      const response = await runtime.handler.fetch(request);
+      if (touched) this.ctx.waitUntil(this.#flushUsage(record));
+      return lease.answer(response);
+    } finally {
+      lease.done();
+    }
   }
 
   /**
@@ -172,12 +178,12 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     }
     // What an idle session (or an evicted one, whose figures wait in storage) has not sent yet goes now.
     await this.#flushUsage(record);
-    if (now - last >= idleMs && this.#answering > 0) {
+    if (now - last >= idleMs && (this.#runtime?.answering ?? 0) > 0) {
       // A request is still being answered (a long call, a program waiting for consent): not idle; look again later.
       await this.ctx.storage.setAlarm(now + idleMs);
       return;
     }
-    if (now - last >= idleMs && this.#hostStreams === 0) {
+    if (now - last >= idleMs && (this.#runtime?.hostStreams ?? 0) === 0) {
       // Close the upstream clients and let the whole runtime go: its state is in storage, and the next request
       // builds it again as after an eviction, so an idle session holds no memory while the object lives on.
       // The next request notes its activity at once, which brings this alarm back within one idle period.
@@ -198,23 +204,43 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   async reconnect(name: string): Promise<boolean> {
     const record = await this.#store.session();
     if (!record) return false;
-    const runtime = await this.#boot(record);
-    return runtime.registry.reconnect(name);
+    const served = this.#serve(record);
+    const lease = served.take();
+    try {
+      return await (await served.runtime).registry.reconnect(name);
+    } finally {
+      lease.done();
+    }
   }
 
-  /** Swaps in the team's current config; upstreams whose entry did not change keep their state. */
+  /**
+   * Swaps in the team's current config; upstreams whose entry did not change keep their state. The runtime serving
+   * until now is retired, not closed: the calls it is answering finish on their upstream clients (served-runtime.ts).
+   */
   async #reload(record: SessionRecord): Promise<SessionRecord> {
     await this.#store.setReloadPending(false);
     const config = await loadTeamConfig(this.env.TEAMS, record.team);
     if (!config?.ok) return record;
-    await this.#dropRuntime();
     const kept = new Map(config.config.upstreams.map((u) => [u.name, JSON.stringify(u)]));
-    for (const old of record.config.upstreams) {
-      if (kept.get(old.name) !== JSON.stringify(old)) await this.#store.remove(old.name);
-    }
+    const changed = record.config.upstreams.filter((old) => kept.get(old.name) !== JSON.stringify(old));
     const next = { ...record, config: config.config };
-    await this.#store.putSession(next);
+    // Nothing is awaited from the retirement until every write below is issued: the old registry writes no record
+    // after it, and a runtime built from here on reads these writes (storage reads see the writes issued before them).
+    this.#retire();
+    await Promise.all([...changed.map((old) => this.#store.remove(old.name)), this.#store.putSession(next)]);
     return next;
+  }
+
+  /** The runtime serving until now takes no new request; it closes itself once its answers have ended. */
+  #retire(): void {
+    const served = this.#runtime;
+    this.#runtime = undefined;
+    this.gate = undefined;
+    this.#reloaded = true;
+    this.#reloads++;
+    if (!served) return;
+    this.#retired.add(served);
+    served.retire();
   }
 
   /**
@@ -233,23 +259,31 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     return true;
   }
 
-  /** Builds the runtime once per object life; a failed boot is retried next time. */
-  #boot(record: SessionRecord): Promise<Runtime | ModernRuntime> {
-    const create = (): Promise<Runtime | ModernRuntime> =>
-      record.era === "modern" ? createModernRuntime(this.env, record, this.#store, this.#meter) : createRuntime(this.env, record, this.#store, this.#meter);
-    this.#runtime ??= this.#meter.restore().then(create).then(
+  /**
+   * The runtime new requests take, built when there is none; a failed build is tried again by the next request. It is
+   * built from the session record as stored when the build starts: a reload may have replaced `record` since the
+   * request read it.
+   */
+  #serve(record: SessionRecord): ServedRuntime {
+    if (this.#runtime) return this.#runtime;
+    const tag = this.#reloads > 0 ? reloadTag(this.#reloads) : undefined;
+    const build = async () => {
+      await this.#meter.restore();
+      const current = (await this.#store.session()) ?? record;
+      return current.era === "modern" ? createModernRuntime(this.env, current, this.#store, this.#parts) : createRuntime(this.env, current, this.#store, this.#parts, tag);
+    };
+    const served: ServedRuntime = new ServedRuntime(build(), { afterReload: this.#reloaded, onRetiredClosed: () => this.#retired.delete(served) });
+    this.#reloaded = false;
+    this.#runtime = served;
+    served.runtime.then(
       (runtime) => {
-        this.gate = runtime.gate;
-        // A runtime built while the host holds its GET stream (after a reload, say) streams from the start.
-        if (this.#hostStreams > 0) void runtime.registry.setStreaming(true);
-        return runtime;
+        if (this.#runtime === served) this.gate = runtime.gate;
       },
-      (err: unknown) => {
-        this.#runtime = undefined;
-        throw err;
+      () => {
+        if (this.#runtime === served) this.#runtime = undefined;
       },
     );
-    return this.#runtime;
+    return served;
   }
 
   #index(team: string) {
@@ -278,17 +312,19 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
 
   /** Lets the runtime go (its state is in storage): its upstream clients are closed. */
   async #dropRuntime(): Promise<void> {
-    const runtime = await this.#runtime?.catch(() => undefined);
+    const served = this.#runtime;
     this.#runtime = undefined;
     this.gate = undefined;
-    await runtime?.registry.closeAll();
+    await served?.close();
   }
 
-  /** Ends the session: upstream sessions closed, storage wiped, so the id answers 404 from now on. */
+  /** Ends the session: upstream sessions closed (those of retired runtimes too), storage wiped, so the id answers 404 from now on. */
   async #end(): Promise<void> {
     const record = await this.#store.session();
+    const retired = [...this.#retired];
+    this.#retired.clear();
     // The last usage figures go to the team's index while the upstream sessions close; then the meter stops.
-    await Promise.all([record && this.#flushUsage(record), this.#dropRuntime()]);
+    await Promise.all([record && this.#flushUsage(record), this.#dropRuntime(), ...retired.map((served) => served.close())]);
     this.#meter.close();
     await this.ctx.storage.deleteAlarm();
     await this.#store.clear();

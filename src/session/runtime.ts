@@ -12,9 +12,9 @@ import { HostBridge, modernHost } from "../forward/bridge.ts";
 import { registerCompletion } from "../forward/completion.ts";
 import { registerLogging } from "../forward/logging.ts";
 import { registerPrompts } from "../forward/prompts.ts";
-import { ResourceLinks } from "../forward/resource-links.ts";
+import type { ResourceLinks } from "../forward/resource-links.ts";
 import { objectHandler } from "../modern/object-handler.ts";
-import { ParkedCalls } from "../modern/parked-calls.ts";
+import type { ParkedCalls } from "../modern/parked-calls.ts";
 import { requestStateCodec } from "../modern/request-state.ts";
 import { PAUSE_TTL_MS } from "../code/approval.ts";
 import { registerResources, resubscribe } from "../forward/resources.ts";
@@ -46,6 +46,19 @@ export interface Runtime {
   transport: SessionTransport;
   registry: UpstreamRegistry;
   gate: FetchGate;
+  /** Tells the host on its GET stream that its tool, resource and prompt lists may have changed (after a reload). */
+  listsChanged: () => Promise<void>;
+}
+
+/**
+ * What outlives one runtime in an object's life, shared by a runtime a reload retires and the one that replaces it:
+ * the usage meter, the resources tool results linked to (one numbering, so neither overwrites the other's), and the
+ * 2026-era calls parked for the host's input (a retry after the reload still finds the call it names).
+ */
+export interface ObjectParts {
+  meter: UsageMeter;
+  links: ResourceLinks;
+  parks: ParkedCalls;
 }
 
 /**
@@ -76,6 +89,7 @@ async function createUpstreams(
   env: Env,
   record: SessionRecord,
   store: SessionStore,
+  objectLinks: ResourceLinks,
   makeBridge: (refresh: (name: string) => Promise<CatalogChange>) => HostBridge,
   onConnect?: (registry: UpstreamRegistry, links: ResourceLinks | undefined, name: string, client: UpstreamClient) => Promise<void>,
 ): Promise<Upstreams & { bridge: HostBridge }> {
@@ -116,7 +130,7 @@ async function createUpstreams(
   };
 
   // Which upstream linked which resource in a tool result (config-file mode: single-MCP mode has one to ask).
-  const links = record.config.mode === "multi" ? new ResourceLinks(store) : undefined;
+  const links = record.config.mode === "multi" ? objectLinks : undefined;
   const registry: UpstreamRegistry = new UpstreamRegistry(record.config, store, {
     connect,
     policy,
@@ -137,7 +151,8 @@ function perUserUncached(cache: CatalogCache): CatalogCache {
   };
 }
 
-export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, meter?: UsageMeter): Promise<Runtime> {
+/** `tag`: a runtime built by a reload tags its requests to the host (SessionTransport), so their answers find it. */
+export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks }: ObjectParts, tag?: string): Promise<Runtime> {
   const server = new Server(
     { name: PRODUCT.name, version: PRODUCT.version },
     // The JSON Schema validator is the SDK's own choice for workerd (`@cfworker/json-schema`: no code generation).
@@ -149,6 +164,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
     env,
     record,
     store,
+    objectLinks,
     (refresh) => new HostBridge(server, record.config.mode, { subscriptions, refresh }),
     (registry, links, name, client) => resubscribe(registry, links, subscriptions, name, client),
   );
@@ -160,7 +176,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const who = { team: record.team, session: record.sessionId.slice(0, 8), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
-  meter?.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
+  meter.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
   const view = sessionView(record);
   if (view === "direct") registerDirectTools(server, registry, bridge, who, links, meter);
   else if (view === "code" && env.LOADER && settings(env).codeMode) {
@@ -181,9 +197,10 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   // The router has checked the body's size already; the SDK's own limit must not be the smaller one.
   const transport = new SessionTransport(record.sessionId, { get: () => store.transport(), set: (state) => store.putTransport(state) }, {
     maxRequestBodySize: settings(env).maxBodyBytes,
+    tag,
   });
   await server.connect(transport);
-  return { transport, registry, gate };
+  return { transport, registry, gate, listsChanged: () => bridge.announce({ tools: true, resources: true, prompts: true }) };
 }
 
 /** Where and within what the code view runs programs: the loader, the checkpoint finder (a static asset), the limits. */
@@ -206,16 +223,15 @@ export interface ModernRuntime {
 /**
  * The runtime of a principal's or a toolset's object (2026 era): the same registry as a session's, and a handler
  * that builds a server per request. Nothing reaches the client outside a request (`modernHost`); an upstream's
- * request for input parks its call here until the host's next round (src/modern/parked-calls.ts).
+ * request for input parks its call in the object's `parks` until the host's next round (src/modern/parked-calls.ts).
  */
-export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, meter?: UsageMeter): Promise<ModernRuntime> {
-  const parks = new ParkedCalls();
-  const { registry, gate, links, bridge } = await createUpstreams(env, record, store, (refresh) =>
+export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, parks }: ObjectParts): Promise<ModernRuntime> {
+  const { registry, gate, links, bridge } = await createUpstreams(env, record, store, objectLinks, (refresh) =>
     new HostBridge(modernHost((extra, message) => parks.park(extra, message)), record.config.mode, { subscriptions: new Set(), refresh }),
   );
   const who = { team: record.team, session: record.sessionId.slice(0, 11), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
-  meter?.attach({ tools: () => registry.tools(), counter, sentWhole: false });
+  meter.attach({ tools: () => registry.tools(), counter, sentWhole: false });
   const inputs = { parks, codec: await requestStateCodec(env.SESSION_KEY ?? "", record) };
   // A principal's code object (the router sends `?view=code` there): the code view's three tools. A consent the team
   // asks for pauses the run (the era has no elicitation on a request's stream): a host whose request declares

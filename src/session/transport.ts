@@ -3,6 +3,7 @@
 import {
   WebStandardStreamableHTTPServerTransport,
   isInitializeRequest,
+  isJSONRPCRequest,
   type HandleRequestOptions,
   type InitializeRequest,
   type JSONRPCMessage,
@@ -25,6 +26,10 @@ export interface TransportStorage {
 /** The id of the replayed initialize: its answer goes nowhere. */
 export const REPLAY_ID = "__dynmcp_restore__";
 
+/** How a runtime built by the session's n-th reload tags the ids of its requests to the host. */
+export const reloadTag = (n: number): string => `reload${n}:`;
+const TAGGED = /^reload\d+:/;
+
 /**
  * The SDK's private fields this class reads and sets. They are the same in every SDK release we have used;
  * test/unit/session-transport.test.ts fails when an SDK update renames them.
@@ -39,10 +44,18 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
   readonly #storage: TransportStorage;
   #restored: Promise<void> | undefined;
   #params: InitializeRequest["params"] | undefined;
+  /**
+   * A runtime built by a reload tags the ids of its requests to the host (an upstream's elicitation, sampling or roots
+   * request relayed), and takes only the host's answers that carry its tag; the first runtime of an object's life
+   * sends plain ids and takes only untagged answers. The host's answers are handed to every runtime of the session
+   * still answering calls (SessionObject), so each reaches the runtime that asked, whatever ids the SDK chose.
+   */
+  readonly #tag: string | undefined;
 
-  constructor(sessionId: string, storage: TransportStorage, options: { maxRequestBodySize?: number } = {}) {
+  constructor(sessionId: string, storage: TransportStorage, { tag, ...options }: { maxRequestBodySize?: number; tag?: string | undefined } = {}) {
     super({ sessionIdGenerator: () => sessionId, ...options });
     this.#storage = storage;
+    this.#tag = tag;
     this.#sdk._onsessioninitialized = () => this.#save();
   }
 
@@ -56,20 +69,22 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
    */
   override async handleRequest(request: Request, options: HandleRequestOptions = {}): Promise<Response> {
     await (this.#restored ??= this.#restore());
-    if (request.method !== "POST" || options.parsedBody !== undefined) return super.handleRequest(request, options);
-    const text = await request.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // The SDK answers a body that is not JSON (after its own header checks), from the same text.
-      return super.handleRequest(new Request(request, { body: text }), options);
+    if (request.method !== "POST") return super.handleRequest(request, options);
+    let body = options.parsedBody;
+    if (body === undefined) {
+      const text = await request.text();
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // The SDK answers a body that is not JSON (after its own header checks), from the same text.
+        return super.handleRequest(new Request(request, { body: text }), options);
+      }
     }
     if (!this.#sdk._initialized) {
       const init = (Array.isArray(body) ? body : [body]).find((m) => isInitializeRequest(m));
       if (init) this.#params = (init as InitializeRequest).params;
     }
-    return super.handleRequest(request, { ...options, parsedBody: body });
+    return super.handleRequest(request, { ...options, parsedBody: this.#ownAnswers(body) });
   }
 
   override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -77,7 +92,30 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     // drop: without an event store it never closes a stream on purpose, and it drops an undeliverable answer.)
     const id = "id" in message && !("method" in message) ? message.id : options?.relatedRequestId;
     if (id === REPLAY_ID) return;
-    await super.send(thrownCode(message), options);
+    await super.send(thrownCode(this.#tagged(message)), options);
+  }
+
+  /** Our request to the host, or our cancellation of one, under this runtime's tag (when it has one). */
+  #tagged(message: JSONRPCMessage): JSONRPCMessage {
+    const tag = this.#tag;
+    if (tag === undefined || !("method" in message)) return message;
+    if (isJSONRPCRequest(message)) return { ...message, id: `${tag}${message.id}` };
+    const params = message.params as { requestId?: unknown } | undefined;
+    if (message.method !== "notifications/cancelled" || params?.requestId === undefined) return message;
+    return { ...message, params: { ...params, requestId: `${tag}${String(params.requestId)}` } };
+  }
+
+  /** The body without the host's answers to another runtime's requests, and the tag taken off answers to ours. */
+  #ownAnswers(body: unknown): unknown {
+    const tag = this.#tag;
+    const own = (message: unknown): unknown[] => {
+      // An answer has an id and no method (the SDK checks the rest).
+      if (typeof message !== "object" || message === null || !("id" in message) || "method" in message) return [message];
+      const id = message.id;
+      if (tag === undefined) return typeof id === "string" && TAGGED.test(id) ? [] : [message];
+      return typeof id === "string" && id.startsWith(tag) ? [{ ...message, id: id.slice(tag.length) }] : [];
+    };
+    return Array.isArray(body) ? body.flatMap(own) : (own(body)[0] ?? []);
   }
 
   /** A fresh instance takes the stored state and replays initialize into the server (its answer is dropped). */
@@ -93,6 +131,28 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
   #save(): Promise<void> {
     return this.#storage.set({ sessionId: this.#sdk.sessionId, initialized: this.#sdk._initialized, initializeParams: this.#params });
   }
+}
+
+/**
+ * A request of the host's for the session's transport. While runtimes a reload retired still answer calls, a POST that
+ * carries no request (the host's answers to what an upstream asked during a call, its cancellations) goes to their
+ * transports as well: each takes only the answers to its own requests (its tag), and cancellations of requests it
+ * does not answer change nothing there.
+ */
+export async function handleWithRetired(current: SessionTransport, retired: SessionTransport[], request: Request): Promise<Response> {
+  if (retired.length === 0 || request.method !== "POST") return current.handleRequest(request);
+  const text = await request.text();
+  const copy = () => new Request(request, { body: text });
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return current.handleRequest(copy());
+  }
+  if (!(Array.isArray(body) ? body : [body]).some((message) => isJSONRPCRequest(message))) {
+    await Promise.all(retired.map((old) => old.handleRequest(copy(), { parsedBody: body }).catch(() => undefined)));
+  }
+  return current.handleRequest(copy(), { parsedBody: body });
 }
 
 /** An error answer sent with the code its handler threw (see THROWN_CODE_KEY), without the key. */

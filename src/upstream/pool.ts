@@ -170,6 +170,31 @@ export class ClientPool {
     await Promise.all([...this.#clients.values()].map((client) => client.notify(notification)));
   }
 
+  /** Requests under way on this pool's clients (`counted`), and who waits for the last of them to end. */
+  #inFlight = 0;
+  #idle: (() => void) | undefined;
+
+  /** Runs `work` (a request and its repeats) counted as under way on this pool's clients. */
+  async counted<T>(work: () => Promise<T>): Promise<T> {
+    this.#inFlight++;
+    try {
+      return await work();
+    } finally {
+      if (--this.#inFlight === 0) this.#idle?.();
+    }
+  }
+
+  /** Closes every client once no counted request is under way: at once when none is. */
+  closeWhenIdle(): Promise<void> {
+    if (this.#inFlight === 0) return this.closeAll();
+    return new Promise((resolve) => {
+      this.#idle = () => {
+        this.#idle = undefined;
+        resolve(this.closeAll());
+      };
+    });
+  }
+
   /** Closes every live client; a connection still under way is closed as soon as it is up. */
   async closeAll(): Promise<void> {
     this.#closedAll = true;

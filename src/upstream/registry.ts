@@ -279,7 +279,8 @@ export class UpstreamRegistry {
 
   /** Runs `use` with the upstream's live client, connecting and repeating by the rules of call-policy.ts. */
   withClient<T>(name: string, use: (client: UpstreamClient) => Promise<T>, options: WithClientOptions = {}): Promise<T> {
-    return withClient(this.#pool, this.#spec(name), use, options);
+    const spec = this.#spec(name);
+    return this.#pool.counted(() => withClient(this.#pool, spec, use, options));
   }
 
   /** Reads an upstream's catalog again (it said a list changed) and says which parts differ. */
@@ -332,6 +333,12 @@ export class UpstreamRegistry {
     if (change) this.#onChange?.(change);
     return true;
   }
+
+  /** A reload replaced this registry: the new one owns the upstream records; this one writes none from now on. */
+  retire(): void {
+    this.#records.close();
+  }
+  closeWhenIdle = (): Promise<void> => this.#pool.closeWhenIdle();
 
   /** Closes every live upstream client (session end, idle). */
   closeAll(): Promise<void> {

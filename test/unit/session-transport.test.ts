@@ -1,9 +1,10 @@
 // The session transport on the real SDK server: what it stores, what a fresh instance restores, the code it puts
-// back, and the SDK's private fields it depends on (this file fails when an SDK update renames them).
+// back, which of the host's answers it takes beside a runtime a reload retired, and the SDK's private fields it
+// depends on (this file fails when an SDK update renames them).
 import { Server } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { RpcError } from "../../src/errors.ts";
-import { SessionTransport, type TransportInternals, type TransportState } from "../../src/session/transport.ts";
+import { SessionTransport, handleWithRetired, reloadTag, type TransportInternals, type TransportState } from "../../src/session/transport.ts";
 
 const SESSION = "team/abc";
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -22,12 +23,12 @@ function memory() {
   };
 }
 
-async function serve(storage: ReturnType<typeof memory>["storage"]) {
+async function serve(storage: ReturnType<typeof memory>["storage"], tag?: string) {
   const server = new Server({ name: "t", version: "1" }, { capabilities: { resources: {} } });
   server.setRequestHandler("resources/read", async (request) => {
     throw new RpcError("resource_not_found", `Resource not found: ${request.params.uri}`);
   });
-  const transport = new SessionTransport(SESSION, storage);
+  const transport = new SessionTransport(SESSION, storage, { tag });
   await server.connect(transport);
   return { server, transport };
 }
@@ -105,4 +106,39 @@ describe("SessionTransport", () => {
     expect(answer.status).toBe(400);
     expect(await answer.json()).toMatchObject({ error: { code: -32700 } });
   });
+
+  it("after a reload, brings each of the host's answers to the runtime that asked, though both servers numbered their requests alike", async () => {
+    const { storage } = memory();
+    const first = await serve(storage);
+    await first.transport.handleRequest(post({ ...initialize, params: { ...initialize.params, capabilities: { roots: {} } } }));
+    // The runtime a reload built beside the first one, over the same stored session.
+    const second = await serve(storage, reloadTag(1));
+    const get = () => new Request("http://proxy.test/mcp", { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": SESSION, "mcp-protocol-version": "2025-11-25" } });
+    // Each asks the host for its roots on its own GET stream: the SDK numbers both requests 0.
+    const streams = await Promise.all([first, second].map(async ({ transport }) => (await transport.handleRequest(get())).body!.getReader()));
+    const asked = [first.server.listRoots(), second.server.listRoots()];
+    const ids = await Promise.all(streams.map(async (reader) => (await nextMessage(reader))["id"]));
+    expect(ids).toEqual([0, "reload1:0"]);
+    // The host answers both; each answer goes through the current (second) runtime and the retired (first) one.
+    for (const [id, uri] of [["reload1:0", "file:///second"], [0, "file:///first"]] as const) {
+      const answer = await handleWithRetired(second.transport, [first.transport], post({ jsonrpc: "2.0", id, result: { roots: [{ uri }] } }, SESSION));
+      expect(answer.status).toBe(202);
+    }
+    expect((await asked[0]!).roots[0]!.uri).toBe("file:///first");
+    expect((await asked[1]!).roots[0]!.uri).toBe("file:///second");
+    await Promise.all(streams.map((reader) => reader.cancel()));
+  });
 });
+
+/** The next JSON-RPC message on an SSE stream. */
+async function nextMessage(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Record<string, unknown>> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error("the stream ended before a message came");
+    buffered += decoder.decode(value, { stream: true });
+    const line = buffered.split("\n").find((l) => l.startsWith("data: ") && l.length > 6);
+    if (line) return JSON.parse(line.slice(6));
+  }
+}
