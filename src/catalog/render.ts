@@ -16,7 +16,7 @@ export const NAMESPACE_HINT = "Tool names are server/tool.";
 export const DYNAMIC_PREAMBLE =
   "Servers under <mcp_servers> are not loaded yet: load_mcp with a server's name adds its tools to <tools> for the rest of the session.";
 
-/** The instruction lines of a catalog: discover_tool's description (2025-era sessions) or its answer (2026 era). */
+/** The instruction lines of a catalog: discover_tool's description (a 2025 session's, the 2026 era's tools/list) or its answer (2026 era). */
 export interface CatalogWording {
   preamble: string;
   dynamic: string;

@@ -32,18 +32,22 @@ export class Freshness {
   }
 
   /**
-   * A catalog this object read from its upstream, once shown: noted, and kept for the team. A read another object
-   * began later and found something else has overtaken it (the upstream changed meanwhile): that one is shown instead.
+   * A catalog this object read from an eager upstream, once shown: noted, and kept for the team. A read another
+   * object began later and found something else has overtaken it (the upstream changed meanwhile): that one is shown
+   * instead. A lazy upstream's catalog is the loading object's alone.
    */
   async share(spec: UpstreamSpec, read: CatalogRead): Promise<void> {
+    if (isLazy(spec)) return;
     this.#readAt.set(spec.name, Math.max(read.readAt, this.#readAt.get(spec.name) ?? 0));
     // The team's copy is a help, not a need: a failed write leaves the object's own catalog as it is.
     const newer = await this.#parts.cache?.put(spec, read.raw, read.readAt).catch(() => undefined);
     if (newer) await this.#adopt(spec, newer);
   }
 
-  /** Notes a read anew of `name` under way until it settles; returns it. */
-  track<T>(name: string, read: Promise<T>): Promise<T> {
+  /** Notes a read anew of an eager upstream under way until it settles; returns it. */
+  track<T>(spec: UpstreamSpec, read: Promise<T>): Promise<T> {
+    if (isLazy(spec)) return read;
+    const name = spec.name;
     this.#reading.set(name, read);
     const settle = () => {
       if (this.#reading.get(name) === read) this.#reading.delete(name);

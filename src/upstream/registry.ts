@@ -223,7 +223,7 @@ export class UpstreamRegistry {
       const raw = await client.readCatalog(signal);
       return { raw, catalog: await this.#policy(spec, raw), readAt };
     });
-    return isLazy(spec) ? read : this.#fresh.track(spec.name, read);
+    return this.#fresh.track(spec, read);
   }
 
   /** The catalog as discover_tool's description shows it in a session: what it loaded, and what it may still load. */
@@ -231,19 +231,12 @@ export class UpstreamRegistry {
     return catalogView(this.#config, this.#records, (name) => this.#startup.connecting(name), this.loadable());
   }
 
-  /**
-   * The catalog as the team offers it, whatever anything loaded (the 2026 era's tools/list): the eager upstreams, and
-   * every lazy one as loadable.
-   */
+  /** The catalog as the team offers it, whatever was loaded (the 2026 era's tools/list): every lazy upstream loadable. */
   teamView(): CatalogView {
     return catalogView(this.#config, this.#records, (name) => this.#startup.connecting(name), this.#config.upstreams.filter(isLazy), true);
   }
 
-  /**
-   * Eager catalogs as current as the team's (the 2026 era's tools/list): a newer reading another object of the team
-   * made is shown at once, and one nobody of the team read from its upstream for `maxAgeMs` is read anew in the
-   * background (src/upstream/freshness.ts).
-   */
+  /** Eager catalogs as current as the team's, none older than `maxAgeMs` (src/upstream/freshness.ts). */
   freshen(maxAgeMs: number, now = Date.now()): Promise<void> {
     return this.#fresh.freshen(this.#config.upstreams, maxAgeMs, now);
   }
@@ -296,11 +289,10 @@ export class UpstreamRegistry {
     if (before?.status !== UpstreamStatus.ready) return { tools: false, resources: false, prompts: false };
     const spec = this.#spec(name);
     const readAt = Date.now();
-    const read = this.withClient(name, (client) => client.readCatalog(), { safeToRepeat: true });
-    const raw = await (isLazy(spec) ? read : this.#fresh.track(name, read));
+    const raw = await this.#fresh.track(spec, this.withClient(name, (client) => client.readCatalog(), { safeToRepeat: true }));
     const catalog = await this.#policy(spec, raw);
     await this.#records.set(name, readyRecord(catalog));
-    if (!isLazy(spec)) await this.#fresh.share(spec, { raw, catalog, readAt });
+    await this.#fresh.share(spec, { raw, catalog, readAt });
     return catalogChange(before.catalog, catalog);
   }
 
