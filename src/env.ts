@@ -120,6 +120,11 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
    * held by their own index objects and never hear it.
    */
   listsChanged(what: ListsChanged): Promise<void>;
+  /**
+   * An object of the team read an eager upstream's catalog anew and found its tools changed (`digest`: of the new
+   * tools): announced on the listen streams as a tools list change, once per change however many objects report it.
+   */
+  catalogChanged(server: string, digest: string): Promise<void>;
   /** How many listen streams the team holds open in its index right now (for tests and an operator's view). */
   listenStreams(): Promise<number>;
   /**

@@ -222,13 +222,13 @@ admin.post("/teams/:team/pins/:server/:tool/approve", async (c) => {
 });
 
 /**
- * Tells the team's 2026-era listen streams that its prompt and resource lists may have changed (their tools/list is
- * fixed: the three meta-tools). Only this team's streams hear it: they live in its index object. Best-effort: a
+ * Tells the team's 2026-era listen streams that its lists may have changed (discover_tool's description in tools/list
+ * carries the team's catalog). Only this team's streams hear it: they live in its index object. Best-effort: a
  * failure to tell is logged, and the admin's change stands.
  */
 async function listsChanged(c: AdminContext, team: string): Promise<void> {
   try {
-    await c.env.TEAM_INDEX.getByName(team).listsChanged({ prompts: true, resources: true });
+    await c.env.TEAM_INDEX.getByName(team).listsChanged({ tools: true, prompts: true, resources: true });
   } catch (err) {
     log({ event: "unhandled", error: `listen streams of ${team} not told: ${err instanceof Error ? err.message : String(err)}` });
   }

@@ -16,7 +16,7 @@ export const NAMESPACE_HINT = "Tool names are server/tool.";
 export const DYNAMIC_PREAMBLE =
   "Servers under <mcp_servers> are not loaded yet: load_mcp with a server's name adds its tools to <tools> for the rest of the session.";
 
-/** The instruction lines of a catalog: discover_tool's description (2025-era sessions) or its answer (2026 era). */
+/** The instruction lines of a catalog: discover_tool's description (a 2025 session's, the 2026 era's tools/list) or its answer (2026 era). */
 export interface CatalogWording {
   preamble: string;
   dynamic: string;
@@ -25,12 +25,18 @@ export interface CatalogWording {
 /** A 2025-era session's wording: the catalog is discover_tool's description, and load_mcp grows it. */
 export const SESSION_WORDING: CatalogWording = { preamble: DISCOVER_PREAMBLE, dynamic: DYNAMIC_PREAMBLE };
 
-/** The 2026 era's wording: the catalog is discover_tool's answer, and a loaded server is reached through a toolset handle. */
+/** The 2026 era's lazy servers: load_mcp returns a toolset handle, which reaches what it loaded. */
+const TOOLSET_DYNAMIC =
+  "Servers under <mcp_servers> are not loaded: load_mcp with a server's name returns its tools and a toolset handle; pass toolset to discover_tool and use_tool to reach them.";
+
+/** The 2026 era's answer of discover_tool without arguments (the catalog, with what a toolset loaded). */
 export const TOOLSET_WORDING: CatalogWording = {
   preamble: "This team's tools, called with use_tool. discover_tool with tool_name gives a tool's full schema; with query it finds tools.",
-  dynamic:
-    "Servers under <mcp_servers> are not loaded: load_mcp with a server's name returns its tools and a toolset handle; pass toolset to discover_tool and use_tool to reach them.",
+  dynamic: TOOLSET_DYNAMIC,
 };
+
+/** The 2026 era's tools/list: discover_tool's description as a session's, lazy servers reached through toolsets. */
+export const LIST_WORDING: CatalogWording = { preamble: DISCOVER_PREAMBLE, dynamic: TOOLSET_DYNAMIC };
 
 const ONE_LINE_MAX = 100;
 /** Control, zero-width and bidirectional characters never reach the catalog text. */

@@ -11,7 +11,8 @@ export const kvKeys = {
   secretPrefix: (team: string) => `team/${team}/secret/`,
   pin: (team: string, server: string, tool: string) => `team/${team}/pin/${server}/${encodeURIComponent(tool)}`,
   pinPrefix: (team: string, server?: string) => `team/${team}/pin/${server === undefined ? "" : `${server}/`}`,
-  catalog: (team: string, server: string) => `team/${team}/catalog/${server}`,
+  /** `variant`: of the client capabilities the proxy declared upstream (none: the key without it). */
+  catalog: (team: string, server: string, variant = "") => `team/${team}/catalog/${server}${variant && `/${variant}`}`,
   era: (team: string, server: string) => `team/${team}/era/${server}`,
   idp: (team: string) => `team/${team}/idp`,
   user: (team: string, userId: string) => `team/${team}/user/${userId}`,

@@ -27,3 +27,13 @@ export function resolveView(asked: View | undefined, team: View | undefined, cod
   const source = asked === undefined ? "the team config's view" : "the view asked for";
   return { refused: `Code mode is off on this deployment (CODE_MODE=off, or no LOADER binding), so ${source}, "code", is not served; use "meta" or "direct".` };
 }
+
+/**
+ * The refusal of `?view=direct` in the 2026-07-28 era, naming the views the era serves here. A direct list would have
+ * to grow as lazy servers load, which a 2026 tools/list may not do as a side effect of other requests; a 2025 session
+ * serves it. A token or team config whose view is `direct` is no request of the host's: those get the meta view.
+ */
+export function directRefused(codeAvailable: boolean): string {
+  const served = codeAvailable ? `?${VIEW_PARAM}=meta or ?${VIEW_PARAM}=code` : `?${VIEW_PARAM}=meta (code mode is off on this deployment)`;
+  return `?${VIEW_PARAM}=direct is not served in the 2026-07-28 era, whose tools/list may not grow as lazy servers load: this era serves ${served}, or no ${VIEW_PARAM}. A 2025 session (initialize) serves direct.`;
+}

@@ -1,9 +1,10 @@
 // The MCP route's fork between the protocol's two eras (POST only, once the body is parsed). A 2025-era request
 // (initialize, a session id, no per-request `_meta` envelope) goes on to the session steps unchanged. A 2026-07-28
 // request (its envelope in `params._meta`) is checked by the SDK's own classifier, then answered here when it needs
-// no upstream (server/discover, tools/list), or sent to an object: the principal's, or a toolset's when its call
-// names a valid toolset handle (src/http/toolset-handle.ts); with the code view (URL, token or the team's default),
-// the principal's code object, which answers tools/list too. Design and reasons: docs/protocol-2026.md.
+// no upstream (server/discover), or sent to an object: the principal's (tools/list, whose discover_tool carries the
+// team's catalog, and calls), or a toolset's when its call names a valid toolset handle (src/http/toolset-handle.ts);
+// with the code view (URL, token or the team's default), the principal's code object. `?view=direct` is refused: the
+// era does not serve it. Design and reasons: docs/protocol-2026.md.
 import type { Context, MiddlewareHandler } from "hono";
 import {
   PROTOCOL_VERSION_META_KEY,
@@ -15,7 +16,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { PRODUCT, ROUTE_HEADERS, sessionObjectName } from "../env.ts";
 import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../meta/definitions.ts";
-import { LIST_TTL_MS, MODERN_CAPABILITIES, MODERN_VERSION, STATIC_METHODS, staticHandler } from "../modern/server.ts";
+import { DISCOVER_TTL_MS, MODERN_CAPABILITIES, MODERN_VERSION, STATIC_METHODS, staticHandler } from "../modern/server.ts";
 import { LISTEN_METHOD } from "../modern/listen.ts";
 import type { McpEnv, Principal } from "./context.ts";
 import { objectHeaders, setPrincipal, withoutObjectCors } from "./forward.ts";
@@ -24,7 +25,7 @@ import { overRateLimit } from "./rate-limit.ts";
 import { checkToolsetHandle, handleProblem, mintToolsetHandle } from "./toolset-handle.ts";
 import { startingView } from "./view.ts";
 import { teamDefaultView } from "./team-view.ts";
-import { resolveView } from "../config/view.ts";
+import { directRefused, resolveView } from "../config/view.ts";
 import { httpError } from "../responses.ts";
 import { codeModeAvailable, settings } from "../settings.ts";
 
@@ -56,7 +57,7 @@ function discoverForAnyEra(message: unknown, modern: boolean): Response {
     result: {
       supportedVersions: versions(modern),
       capabilities: MODERN_CAPABILITIES,
-      ttlMs: LIST_TTL_MS,
+      ttlMs: DISCOVER_TTL_MS,
       cacheScope: "private",
       _meta: { [SERVER_INFO_META_KEY]: serverInfo },
     },
@@ -84,7 +85,8 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   const modern = settings(c.env).modernEra;
   const version = headers.get("mcp-protocol-version");
   if (route.kind === "legacy") {
-    if (isClaimlessDiscover(message)) return (await overRateLimit(c)) ?? discoverForAnyEra(message, modern);
+    // For `?view=direct`, only the 2025 versions: this era does not serve that view.
+    if (isClaimlessDiscover(message)) return (await overRateLimit(c)) ?? discoverForAnyEra(message, modern && c.get("view") !== "direct");
     if (version !== null && !isSessionVersion(version)) return unsupportedVersion(version);
     return next();
   }
@@ -107,25 +109,26 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   }
   const over = await overRateLimit(c);
   if (over) return over;
+  // Asked for in the URL, so refused rather than answered under another view. A 400 with a JSON-RPC error at the
+  // discover probe sends a dual-era client (the v2 SDK's auto mode, @ai-sdk/mcp) to initialize, where direct is served.
+  if (c.get("view") === "direct") return httpError("invalid_view", directRefused(codeModeAvailable(c.env)));
   // The era's only client notification is a listen subscription's notifications/cancelled, and closing the stream
   // already ended that subscription: acknowledged here, no object woken.
   if (route.messageKind === "notification") return c.body(null, 202);
   // The code view (the URL's, else the token's, else the team config's): its tools/list names the team's namespaces,
   // so the principal's code object answers it, and every tool call; server/discover and listen streams are the same
   // as the meta view's. The config is read only when neither the URL nor the token chose, and only for the requests
-  // the view decides (tools/list and calls: not a discover or a listen stream).
+  // the view decides (tools/list and calls: not a discover or a listen stream). A token's or the team's `direct` is
+  // served as meta: the host did not ask for it, and refusing would lock every 2026 client of such a team out.
   const method = route.message.method;
   const asked = startingView(c.get("view"), c.get("principal"));
-  const byView = method === "tools/list" || !(STATIC_METHODS.has(method) || method === LISTEN_METHOD);
+  const byView = !(STATIC_METHODS.has(method) || method === LISTEN_METHOD);
   const team = asked === undefined && byView ? await teamDefaultView(c.env.TEAMS, c.get("principal").team, settings(c.env).tokenCacheSeconds) : undefined;
   const chosen = resolveView(asked, team, codeModeAvailable(c.env));
   if ("refused" in chosen) return httpError("invalid_view", chosen.refused);
-  const code = chosen.view === "code";
-  if (STATIC_METHODS.has(method) && !(code && method === "tools/list")) {
-    return staticHandler(settings(c.env).sessionTtlSeconds).fetch(c.req.raw, { parsedBody: message });
-  }
+  if (STATIC_METHODS.has(method)) return staticHandler().fetch(c.req.raw, { parsedBody: message });
   if (method === LISTEN_METHOD) return toTeamIndex(c);
-  return code ? toCodeObject(c) : toObject(c, route.message);
+  return chosen.view === "code" ? toCodeObject(c) : toObject(c, route.message);
 };
 
 /** The client's request for an object, with the router's headers of a 2026 request (plus `set`'s) in place of its own. */

@@ -34,10 +34,9 @@ export function metaDefinitions(dynamic: boolean): MetaDefinitions {
   };
 }
 
-// The 2026-07-28 era's meta-tools (src/modern/): the same three names, with fixed descriptions, since a modern
-// tools/list may not change as a side effect of other requests (the catalog is discover_tool's answer instead).
-export const MODERN_DISCOVER_DESCRIPTION =
-  "Finds this team's tools. No arguments: the catalog (tools by server, and the servers load_mcp can add). query: a search. tool_name: one tool's full schema. toolset: include the servers that toolset loaded.";
+// The 2026-07-28 era's meta-tools (src/modern/): the same three names, always all three. discover_tool's description
+// is the team's catalog (src/modern/tool-list.ts), which a modern tools/list may carry since it does not change as a
+// side effect of other requests: what load_mcp adds lives in a toolset, reached with its handle.
 export const MODERN_USE_DESCRIPTION = "Calls a tool discover_tool lists (tool_name as listed); pass toolset for a tool of a server you loaded.";
 
 /** A lifetime in the largest whole unit that fits it: "24 hours", "90 minutes". */
@@ -62,11 +61,13 @@ const modernSchemas = {
   load: inputJsonSchema(ToolsetLoadInput),
 };
 
-/** The modern tools/list: always these three, in this order, whatever is loaded anywhere. */
-export function modernDefinitions(lifetimeSeconds: number): Tool[] {
-  return [
-    { name: DISCOVER_TOOL, description: MODERN_DISCOVER_DESCRIPTION, inputSchema: modernSchemas.discover },
-    { name: USE_TOOL, description: MODERN_USE_DESCRIPTION, inputSchema: modernSchemas.use },
-    { name: LOAD_MCP, description: modernLoadDescription(lifetimeSeconds), inputSchema: modernSchemas.load },
-  ];
+/** The modern tools/list's meta-tools, in this order, whatever is loaded anywhere; discover_tool's description left to fill in. */
+export function modernDefinitions(lifetimeSeconds: number): Pick<MetaDefinitions, "discover" | "rest"> {
+  return {
+    discover: { name: DISCOVER_TOOL, inputSchema: modernSchemas.discover },
+    rest: [
+      { name: USE_TOOL, description: MODERN_USE_DESCRIPTION, inputSchema: modernSchemas.use },
+      { name: LOAD_MCP, description: modernLoadDescription(lifetimeSeconds), inputSchema: modernSchemas.load },
+    ],
+  };
 }

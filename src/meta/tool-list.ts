@@ -21,7 +21,7 @@ export function promotedTools(registry: UpstreamRegistry, reserved: ReadonlySet<
 }
 
 /** Two views show the same thing: the same servers in the same states, the same catalogs (by identity), the same lazy servers. */
-function sameView(a: CatalogView, b: CatalogView): boolean {
+export function sameView(a: CatalogView, b: CatalogView): boolean {
   if (a.mode !== b.mode || a.groups.length !== b.groups.length || a.lazy.length !== b.lazy.length) return false;
   const groups = a.groups.every((g, i) => {
     const h = b.groups[i]!;

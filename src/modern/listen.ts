@@ -29,10 +29,10 @@ export class TeamListen {
   readonly #bus = new InMemoryServerEventBus();
   readonly #handler: McpHttpHandler;
 
-  constructor(handleLifetimeSeconds: number) {
+  constructor() {
     // modernHandler's options, plus the bus and the cap (modernHandler takes neither). The factory's server is only
     // read for its capabilities and identity (the filter is narrowed to them), then closed by the SDK.
-    this.#handler = createMcpHandler(() => modernServer(handleLifetimeSeconds), {
+    this.#handler = createMcpHandler(() => modernServer(), {
       legacy: "reject",
       responseMode: "auto",
       keepAliveMs: KEEP_ALIVE_MS,

@@ -1,10 +1,10 @@
 // The MCP server of the 2026-07-28 era: one SDK `Server` per request (the era has no sessions), behind the SDK's
 // per-request handler, which checks the era's headers and envelope and answers server/discover. The router answers
-// server/discover and tools/list itself with the static part (`staticHandler`, no object woken); everything else
-// runs in a session object over its upstream registry (`toolsetHandler`). Design: docs/protocol-2026.md.
+// server/discover itself (`staticHandler`, no object woken); everything else, tools/list included, runs in a session
+// object over its upstream registry (src/modern/object-handler.ts). Design: docs/protocol-2026.md.
 import { Server, createMcpHandler, type McpHttpHandler, type ServerCapabilities, type ServerContext } from "@modelcontextprotocol/server";
 import { PRODUCT } from "../env.ts";
-import { modernDefinitions } from "../meta/definitions.ts";
+import { CATALOG_FRESH_MS } from "../teams/catalog-cache.ts";
 
 /** The revision this server speaks besides the 2025 ones (which the session objects serve). */
 export const MODERN_VERSION = "2026-07-28";
@@ -23,31 +23,32 @@ export const MODERN_CAPABILITIES: ServerCapabilities = {
 };
 
 /**
- * How long a client may reuse a list (ms), private to its credentials. tools/list changes only with a deployment
- * (load_mcp's description states the handle lifetime), so an hour; server/discover likewise.
+ * How long a client may reuse a tools/list (ms), private to its credentials: no longer than the team's catalogs are
+ * taken as current (CATALOG_FRESH_MS, 5 minutes), since discover_tool's description carries them. A list that shows
+ * an upstream connecting or unavailable says less (src/modern/tool-list.ts).
  */
-export const LIST_TTL_MS = 3_600_000;
+export const LIST_TTL_MS = CATALOG_FRESH_MS;
+
+/** How long a client may reuse server/discover (ms): the capabilities change only with a deployment. */
+export const DISCOVER_TTL_MS = 3_600_000;
 
 /**
- * A fresh server with the era's capabilities, cache hints and the fixed tools/list (three meta-tools). `verify`
- * checks a retried request's state before any handler runs (src/modern/request-state.ts): a state that does not
- * verify is answered -32602 by the SDK.
+ * A fresh server with the era's capabilities and cache hints; the object registers its tools/list (the team's
+ * catalog in discover_tool, or the code view's tools). `verify` checks a retried request's state before any handler
+ * runs (src/modern/request-state.ts): a state that does not verify is answered -32602 by the SDK.
  */
-export function modernServer(handleLifetimeSeconds: number, verify?: (state: string, ctx: ServerContext) => Promise<unknown>): Server {
-  const server = new Server(
+export function modernServer(verify?: (state: string, ctx: ServerContext) => Promise<unknown>): Server {
+  return new Server(
     { name: PRODUCT.name, version: PRODUCT.version },
     {
       capabilities: MODERN_CAPABILITIES,
       cacheHints: {
         "tools/list": { ttlMs: LIST_TTL_MS, cacheScope: "private" },
-        "server/discover": { ttlMs: LIST_TTL_MS, cacheScope: "private" },
+        "server/discover": { ttlMs: DISCOVER_TTL_MS, cacheScope: "private" },
       },
       ...(verify ? { requestState: { verify } } : {}),
     },
   );
-  const tools = modernDefinitions(handleLifetimeSeconds);
-  server.setRequestHandler("tools/list", () => ({ tools }));
-  return server;
 }
 
 /**
@@ -66,17 +67,12 @@ export function modernHandler(factory: (request: Request | undefined) => Server 
   return createMcpHandler((ctx) => factory(ctx.requestInfo), { legacy: "reject", responseMode, keepAliveMs: KEEP_ALIVE_MS });
 }
 
-/** Handlers of the router, one per handle lifetime (a setting): server/discover and tools/list, nothing else. */
-const statics = new Map<number, McpHttpHandler>();
+/** The router's handler (one per isolate): server/discover, nothing else. */
+let statics: McpHttpHandler | undefined;
 
-export function staticHandler(handleLifetimeSeconds: number): McpHttpHandler {
-  let handler = statics.get(handleLifetimeSeconds);
-  if (!handler) {
-    handler = modernHandler(() => modernServer(handleLifetimeSeconds));
-    statics.set(handleLifetimeSeconds, handler);
-  }
-  return handler;
+export function staticHandler(): McpHttpHandler {
+  return (statics ??= modernHandler(() => modernServer()));
 }
 
-/** The methods the router's static handler answers without waking an object. */
-export const STATIC_METHODS: ReadonlySet<string> = new Set(["server/discover", "tools/list"]);
+/** The methods the router's static handler answers without waking an object: the same for every view and principal. */
+export const STATIC_METHODS: ReadonlySet<string> = new Set(["server/discover"]);

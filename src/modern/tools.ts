@@ -1,6 +1,7 @@
-// The 2026 era's meta-tools at work in a session object: discover_tool answers the live catalog (the era's tools/list
-// is fixed), use_tool calls, and load_mcp loads a lazy server into a toolset, whose handle the client passes back
-// (src/http/toolset-handle.ts mints and checks it; the router sends each request to the toolset's own object).
+// The 2026 era's meta-tools at work in a session object: discover_tool answers the live catalog (with a toolset's
+// servers: the era's tools/list shows the team's alone, src/modern/tool-list.ts), use_tool calls, and load_mcp loads a
+// lazy server into a toolset, whose handle the client passes back (src/http/toolset-handle.ts mints and checks it;
+// the router sends each request to the toolset's own object).
 import {
   MissingRequiredClientCapabilityError,
   ProtocolError,

@@ -1,6 +1,6 @@
 // Wires one session's parts: the MCP server with its meta-tools and forwarding, the upstream registry with its
 // policies and cache, the upstream clients' gate, and the streamable-HTTP transport.
-import { Server, type McpHttpHandler } from "@modelcontextprotocol/server";
+import { Server, type ClientCapabilities, type McpHttpHandler } from "@modelcontextprotocol/server";
 import type { CatalogChange, UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import type { CatalogCache } from "../upstream/startup.ts";
@@ -29,11 +29,12 @@ import { loadTokenCounter } from "../catalog/tokenizer.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { checkUpstreamUrl } from "../security/url-guard.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
-import { kvCatalogCache } from "../teams/catalog-cache.ts";
+import { kvCatalogCache, type ToolsChanged } from "../teams/catalog-cache.ts";
+import { log } from "../log.ts";
 import { kvEraCache } from "../teams/era-cache.ts";
-import { checkPins } from "../teams/pins.ts";
+import { canonicalJson, checkPins } from "../teams/pins.ts";
 import { readSecret } from "../teams/store.ts";
-import { UpstreamClient } from "../upstream/client.ts";
+import { UpstreamClient, relayedCapabilities } from "../upstream/client.ts";
 import { DEFAULT_GATE_LIMITS, FetchGate } from "../upstream/fetch-gate.ts";
 import { resolveHeaders } from "../upstream/headers.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
@@ -94,6 +95,8 @@ async function createUpstreams(
   onConnect?: (registry: UpstreamRegistry, links: ResourceLinks | undefined, name: string, client: UpstreamClient) => Promise<void>,
 ): Promise<Upstreams & { bridge: HostBridge }> {
   const bridge = makeBridge((name) => registry.refresh(name));
+  /** What the upstreams are told this object's host can do: their catalogs may depend on it. */
+  const declared = () => relayedCapabilities(bridge.capabilities());
   const kv = bindingKv(env.TEAMS);
   // Each upstream's era (2025 or 2026-07-28), remembered so that connects after the first send no probe.
   const eras = kvEraCache(kv, record.team);
@@ -134,7 +137,7 @@ async function createUpstreams(
   const registry: UpstreamRegistry = new UpstreamRegistry(record.config, store, {
     connect,
     policy,
-    cache: perUserUncached(kvCatalogCache(kv, record.team)),
+    cache: perUserUncached(kvCatalogCache(kv, record.team, { capabilities: declared, toolsChanged: toldToTeam(env, record.team, declared) })),
     onChange: (change) => void bridge.announce(change),
     ...(onConnect ? { onConnect: (name: string, client: UpstreamClient) => onConnect(registry, links, name, client) } : {}),
   });
@@ -142,12 +145,33 @@ async function createUpstreams(
   return { registry, gate, links, bridge };
 }
 
-/** A per_user OAuth upstream's catalog is the member's own (it may differ per account): never shared through the cache. */
+/**
+ * A per_user OAuth upstream's catalog is the member's own (it may differ per account): never shared through the cache,
+ * and its changes are the member's alone (a 2026 list shows them once its object reads the upstream anew).
+ */
 function perUserUncached(cache: CatalogCache): CatalogCache {
   const shared = (spec: UpstreamSpec) => spec.auth?.mode !== "per_user";
   return {
     get: async (spec) => (shared(spec) ? cache.get(spec) : undefined),
-    put: async (spec, catalog) => (shared(spec) ? cache.put(spec, catalog) : undefined),
+    put: async (spec, catalog, readAt) => (shared(spec) ? cache.put(spec, catalog, readAt) : undefined),
+    latest: async (spec) => (shared(spec) ? cache.latest(spec) : {}),
+  };
+}
+
+/** The client capabilities the 2026 era declares upstream: its tools/list shows catalogs read with these. */
+const MODERN_DECLARED = canonicalJson(relayedCapabilities(modernHost().capabilities()));
+
+/**
+ * An eager upstream's tools changed, as this object read them anew: the team's index announces it on the 2026 listen
+ * streams, when the catalog is one the 2026 lists show (read with the capabilities that era declares: any 2026 object,
+ * or a 2025 session whose host declared the same). Best-effort (the catalog is kept all the same), and not waited for.
+ */
+function toldToTeam(env: Env, team: string, declared: () => ClientCapabilities): ToolsChanged {
+  return (server, digest) => {
+    if (canonicalJson(declared()) !== MODERN_DECLARED) return;
+    void env.TEAM_INDEX.getByName(team)
+      .catalogChanged(server, digest)
+      .catch((err: unknown) => log({ event: "unhandled", error: `listen streams of ${team} not told of ${server}'s tools: ${err instanceof Error ? err.message : String(err)}` }));
   };
 }
 

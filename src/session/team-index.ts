@@ -20,7 +20,6 @@ import {
 import { JsonRpcCode } from "../errors.ts";
 import { TeamListen } from "../modern/listen.ts";
 import { jsonRpcError } from "../responses.ts";
-import { settings } from "../settings.ts";
 import { accepted, type Same } from "../teams/kv.ts";
 import { CredentialVault } from "./credential-vault.ts";
 import { USAGE_DAYS_KEPT, UsageDay, UsageFigures, addFigures, emptyFigures, firstDayOf } from "./usage.ts";
@@ -36,6 +35,8 @@ const USAGE_PREFIX = "usage:";
 const BY_PREFIX = "usage-by:";
 /** A principal as sessions name them (src/session/state.ts principalOf): `t:<token id>` or `u:<user id>`. */
 const PRINCIPAL = /^[tu]:[A-Za-z0-9._-]{1,100}$/;
+/** Upstreams whose tools digest the index remembers at most (a config names far fewer). */
+const MAX_SERVERS = 1000;
 
 export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
   /**
@@ -55,12 +56,25 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
     if (request.headers.get(ROUTE_HEADERS.era) !== "modern" || !team || !this.ctx.id.equals(this.env.TEAM_INDEX.idFromName(team))) {
       return jsonRpcError(404, JsonRpcCode.InvalidRequest, "Not found: a team's index serves only the router's subscriptions/listen streams.");
     }
-    this.#listen ??= new TeamListen(settings(this.env).sessionTtlSeconds);
+    this.#listen ??= new TeamListen();
     return this.#listen.fetch(request);
   }
 
   async listsChanged(what: ListsChanged): Promise<void> {
     this.#listen?.publish(what);
+  }
+
+  /**
+   * The last tools digest heard of each upstream, kept as long as the streams it serves (an eviction ends both):
+   * objects that read the same change anew (a principal's after another's, or all at once) announce it once.
+   */
+  readonly #toolDigests = new Map<string, string>();
+
+  async catalogChanged(server: string, digest: string): Promise<void> {
+    if (this.#toolDigests.get(server) === digest) return;
+    if (this.#toolDigests.size >= MAX_SERVERS) this.#toolDigests.clear();
+    this.#toolDigests.set(server, digest);
+    this.#listen?.publish({ tools: true });
   }
 
   /** The team's upstream OAuth credentials (src/session/credential-vault.ts). */

@@ -109,6 +109,16 @@ const RELAYED = [
   ["roots", "roots/list"],
 ] as const;
 
+/**
+ * What the proxy tells an upstream it can do as a client: the host's capabilities among those it relays. An upstream's
+ * catalog may depend on them (some register tools only for clients that can answer elicitation or sampling).
+ */
+export function relayedCapabilities(host: ClientCapabilities): ClientCapabilities {
+  const capabilities: ClientCapabilities = {};
+  for (const [name] of RELAYED) if (host[name]) Object.assign(capabilities, { [name]: host[name] });
+  return capabilities;
+}
+
 /** Lists are followed through their cursors, but never forever. */
 const MAX_PAGES = 100;
 const NO_TIMEOUT = 2_147_483_647;
@@ -250,9 +260,7 @@ export class UpstreamClient {
             reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
           });
     const hooks = deps.hooks;
-    const host = hooks?.capabilities() ?? {};
-    const capabilities: ClientCapabilities = {};
-    for (const [name] of RELAYED) if (host[name]) Object.assign(capabilities, { [name]: host[name] });
+    const capabilities = relayedCapabilities(hooks?.capabilities() ?? {});
     // `auto`: `server/discover` first, `initialize` when the upstream shows no 2026 evidence (a 401/403, a 5xx or a
     // timeout fails the connect instead). The default for `input_required` stays: the SDK fulfils each embedded
     // request through the relay handlers below and retries the call itself.

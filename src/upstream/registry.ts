@@ -4,13 +4,15 @@
 import type { CallToolResult, LoggingLevel, Notification, Tool } from "@modelcontextprotocol/client";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { LoadError, UpstreamError, describeFault } from "../errors.ts";
-import { catalogChange, type CatalogChange, type CatalogGroup, type CatalogView, type LazyServer, type ReadyUpstream, type UpstreamCatalog } from "../catalog/catalog.ts";
+import { catalogChange, type CatalogChange, type CatalogView, type ReadyUpstream, type UpstreamCatalog } from "../catalog/catalog.ts";
 import { exposedName, serverPart } from "../catalog/names.ts";
 import { withClient, type WithClientOptions } from "./call-policy.ts";
 import type { RequestOptions, UpstreamClient } from "./client.ts";
 import { ClientPool, type ConnectHook, type Connector } from "./pool.ts";
 import { MAX_LOAD_FAILURES, RecordBook, UpstreamStatus, isLazy, loadFailed, readyRecord, type RegistryStore } from "./records.ts";
-import { EagerStartup, type CatalogCache, type CatalogPolicy } from "./startup.ts";
+import { EagerStartup, type CatalogCache, type CatalogPolicy, type CatalogRead } from "./startup.ts";
+import { Freshness } from "./freshness.ts";
+import { catalogView } from "./catalog-view.ts";
 
 /** A tool as the host calls it, and where it lives. */
 export interface ExposedTool {
@@ -45,6 +47,7 @@ export class UpstreamRegistry {
   readonly #records: RecordBook;
   readonly #pool: ClientPool;
   readonly #startup: EagerStartup;
+  readonly #fresh: Freshness;
   /** Loads under way: concurrent load_mcp calls for one server share one attempt. */
   readonly #loading = new Map<string, Promise<LoadOutcome>>();
   #index: { version: number; tools: Map<string, ExposedTool> } | undefined;
@@ -55,13 +58,15 @@ export class UpstreamRegistry {
     this.#onChange = options.onChange;
     this.#records = new RecordBook(store);
     this.#pool = new ClientPool(options.connect, options.onConnect);
+    this.#fresh = new Freshness({ cache: options.cache, policy: this.#policy, records: this.#records, refresh: (name) => this.refresh(name), onChange: options.onChange });
     this.#startup = new EagerStartup({
       upstreams: config.upstreams,
       records: this.#records,
       pool: this.#pool,
-      read: (spec, onRaw) => this.#read(spec, onRaw),
+      read: (spec) => this.#read(spec),
       policy: this.#policy,
       cache: options.cache,
+      share: (spec, read) => this.#fresh.share(spec, read),
       onChange: options.onChange,
     });
   }
@@ -188,7 +193,7 @@ export class UpstreamRegistry {
 
   async #attempt(spec: UpstreamSpec): Promise<LoadOutcome> {
     try {
-      const catalog = await this.#read(spec);
+      const { catalog } = await this.#read(spec);
       await this.#records.set(spec.name, readyRecord(catalog));
       return { catalog, changed: true };
     } catch (err) {
@@ -210,34 +215,30 @@ export class UpstreamRegistry {
 
   /**
    * Connects and reads the catalog, within the entry's connect deadline as a whole; on any failure the
-   * connection is torn down and the error rethrown. `onRaw` sees what the upstream said before the policy.
+   * connection is torn down and the error rethrown. An eager upstream's read is noted as under way.
    */
-  #read(spec: UpstreamSpec, onRaw?: (raw: UpstreamCatalog) => Promise<void>): Promise<UpstreamCatalog> {
-    return this.#pool.attach(spec, async (client, signal) => {
+  #read(spec: UpstreamSpec): Promise<CatalogRead> {
+    const readAt = Date.now();
+    const read = this.#pool.attach(spec, async (client, signal) => {
       const raw = await client.readCatalog(signal);
-      await onRaw?.(raw);
-      return await this.#policy(spec, raw);
+      return { raw, catalog: await this.#policy(spec, raw), readAt };
     });
+    return this.#fresh.track(spec, read);
   }
 
-  /** The catalog as discover_tool's description shows it. */
+  /** The catalog as discover_tool's description shows it in a session: what it loaded, and what it may still load. */
   view(): CatalogView {
-    const groups: CatalogGroup[] = [];
-    for (const spec of this.#config.upstreams) {
-      const record = this.#records.get(spec.name);
-      if (record?.status === UpstreamStatus.ready) {
-        groups.push({ server: spec.name, state: "ready", tools: record.catalog.tools, description: spec.description });
-      } else if (record?.status === UpstreamStatus.failed) {
-        groups.push({ server: spec.name, state: "unavailable", reason: record.reason });
-      } else if (!record && this.#startup.connecting(spec.name)) {
-        groups.push({ server: spec.name, state: "connecting" });
-      }
-    }
-    for (const entry of this.#config.invalid ?? []) {
-      groups.push({ server: entry.name, state: "unavailable", reason: `invalid config entry: ${entry.reason}` });
-    }
-    const lazy: LazyServer[] = this.loadable().map((spec) => ({ name: spec.name, description: spec.description ?? "" }));
-    return { mode: this.#config.mode, groups, lazy, dynamic: this.dynamic };
+    return catalogView(this.#config, this.#records, (name) => this.#startup.connecting(name), this.loadable());
+  }
+
+  /** The catalog as the team offers it, whatever was loaded (the 2026 era's tools/list): every lazy upstream loadable. */
+  teamView(): CatalogView {
+    return catalogView(this.#config, this.#records, (name) => this.#startup.connecting(name), this.#config.upstreams.filter(isLazy), true);
+  }
+
+  /** Eager catalogs as current as the team's, none older than `maxAgeMs` (src/upstream/freshness.ts). */
+  freshen(maxAgeMs: number, now = Date.now()): Promise<void> {
+    return this.#fresh.freshen(this.#config.upstreams, maxAgeMs, now);
   }
 
   /** Every callable tool by the name the host uses. */
@@ -283,12 +284,16 @@ export class UpstreamRegistry {
     return this.#pool.counted(() => withClient(this.#pool, spec, use, options));
   }
 
-  /** Reads an upstream's catalog again (it said a list changed) and says which parts differ. */
+  /** Reads an upstream's catalog again (it said a list changed, or it is due) and says which parts differ. */
   async refresh(name: string): Promise<CatalogChange> {
     const before = this.#records.get(name);
     if (before?.status !== UpstreamStatus.ready) return { tools: false, resources: false, prompts: false };
-    const catalog = await this.#policy(this.#spec(name), await this.withClient(name, (client) => client.readCatalog(), { safeToRepeat: true }));
+    const spec = this.#spec(name);
+    const readAt = Date.now();
+    const raw = await this.#fresh.track(spec, this.withClient(name, (client) => client.readCatalog(), { safeToRepeat: true }));
+    const catalog = await this.#policy(spec, raw);
     await this.#records.set(name, readyRecord(catalog));
+    await this.#fresh.share(spec, { raw, catalog, readAt });
     return catalogChange(before.catalog, catalog);
   }
 

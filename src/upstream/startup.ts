@@ -16,17 +16,37 @@ export const EAGER_WAIT_MS = 5_000;
 /** How often a failed eager upstream is tried again while the session is in use. */
 export const RETRY_FAILED_MS = 15_000;
 
-/** The team's last good catalog per upstream config (shared by all of the team's sessions). */
+/** The team's latest reading of an upstream's catalog, as any object of the team may have made it. */
+export interface TeamReading {
+  /** The team's catalog, when it is newer than anything this cache saw (another object read the upstream since). */
+  newer?: UpstreamCatalog;
+  /** When the team last read the catalog from its upstream (ms since the epoch); absent when nothing is known. */
+  checkedAt?: number;
+}
+
+/** The team's last good catalog per upstream config (shared by all of the team's objects, both eras). */
 export interface CatalogCache {
   get(spec: UpstreamSpec): Promise<UpstreamCatalog | undefined>;
-  put(spec: UpstreamSpec, catalog: UpstreamCatalog): Promise<void>;
+  /**
+   * A catalog read from the upstream by a read begun at `readAt` (what it said, before filters and pins). Resolves to
+   * the team's catalog instead when another object's later read found something else: this one is outdated.
+   */
+  put(spec: UpstreamSpec, catalog: UpstreamCatalog, readAt: number): Promise<UpstreamCatalog | undefined>;
+  latest(spec: UpstreamSpec): Promise<TeamReading>;
 }
 
 /** What of a freshly read catalog the session may use (filters, sanitizing, pins). */
 export type CatalogPolicy = (spec: UpstreamSpec, catalog: UpstreamCatalog) => Promise<UpstreamCatalog>;
 
-/** Connects an upstream and reads its catalog (policy applied); `onRaw` sees what the upstream said first. */
-export type CatalogReader = (spec: UpstreamSpec, onRaw?: (raw: UpstreamCatalog) => Promise<void>) => Promise<UpstreamCatalog>;
+/** A catalog read from its upstream: what it said (`raw`), what the session may use of it (policy applied), and when the read began. */
+export interface CatalogRead {
+  raw: UpstreamCatalog;
+  catalog: UpstreamCatalog;
+  readAt: number;
+}
+
+/** Connects an upstream and reads its catalog. */
+export type CatalogReader = (spec: UpstreamSpec) => Promise<CatalogRead>;
 
 export interface StartupDeps {
   upstreams: readonly UpstreamSpec[];
@@ -35,6 +55,8 @@ export interface StartupDeps {
   read: CatalogReader;
   policy: CatalogPolicy;
   cache?: CatalogCache | undefined;
+  /** Keeps a catalog read anew for the team, once the session shows it (src/upstream/freshness.ts). */
+  share: (spec: UpstreamSpec, read: CatalogRead) => Promise<void>;
   /** A catalog changed outside a host request: the host is to be told. */
   onChange?: ((change: CatalogChange) => void) | undefined;
 }
@@ -93,13 +115,14 @@ export class EagerStartup {
    * they differ). Without a cache entry the session waits for the real catalog.
    */
   async #startEager(spec: UpstreamSpec): Promise<void> {
-    const { records, cache, onChange } = this.#deps;
-    // The cache keeps what the upstream said; filters and pins are applied whenever it is shown.
-    const keep = async (raw: UpstreamCatalog) => void (await cache?.put(spec, raw).catch(() => {}));
-    const real = this.#deps.read(spec, keep).then(
-      async (catalog) => {
+    const { records, cache, share, onChange } = this.#deps;
+    const real = this.#deps.read(spec).then(
+      async (read) => {
+        const { catalog } = read;
         const shown = records.get(spec.name);
         await records.set(spec.name, readyRecord(catalog));
+        // The cache keeps what the upstream said; filters and pins are applied whenever it is shown.
+        await share(spec, read);
         if (shown?.status === UpstreamStatus.ready) {
           const change = catalogChange(shown.catalog, catalog);
           if (change.tools || change.resources || change.prompts) onChange?.(change);
@@ -159,8 +182,10 @@ export class EagerStartup {
     const { records, pool, onChange } = this.#deps;
     if (!pool.budget(spec.name).take()) return false;
     const attempt = this.#deps.read(spec).then(
-      async (catalog) => {
+      async (read) => {
+        const { catalog } = read;
         await records.set(spec.name, readyRecord(catalog));
+        await this.#deps.share(spec, read);
         if (announce) onChange?.(arrival(catalog));
       },
       (err: unknown) => records.set(spec.name, failedRecord(reasonOf(err), Date.now())),

@@ -1,7 +1,7 @@
 // Clients the project did not write, against the proxy under `wrangler dev` with server-everything and a replay of
 // the memory server (lazy) on loopback: the Vercel AI SDK's MCP client (`@ai-sdk/mcp`), which probes
 // `server/discover` first and so speaks the 2026-07-28 era unless told not to (the meta-tools and the code view
-// serve it, chosen by the URL, the token or the team config; the direct view is for 2025 sessions), driven the way
+// serve it, chosen by the URL, the token or the team config; the direct view is for 2025 sessions, to which asking for it sends the AI SDK), driven the way
 // an AI SDK app drives it (its `tools()` wrappers, whose `execute` the model's tool calls reach); and `mcp-remote`,
 // the stdio bridge desktop hosts run for remote servers, spawned as they spawn it and spoken to over stdio with a
 // bearer header.
@@ -58,6 +58,10 @@ describe("the Vercel AI SDK's MCP client (@ai-sdk/mcp)", () => {
       expect(client.initializeResult.protocolVersion).toBe("2026-07-28");
       const tools = await client.tools();
       expect(Object.keys(tools).sort()).toEqual(["discover_tool", "load_mcp", "use_tool"]);
+      // What the model reads before any call: the catalog in discover_tool's description.
+      const catalog = (tools["discover_tool"] as { description?: string }).description ?? "";
+      expect(catalog).toMatch(/^- get-sum: /m);
+      expect(catalog).toContain("<mcp_servers>\ngraph: A knowledge graph");
       const found = await modelCalls(tools, "discover_tool", { query: "add two numbers" });
       expect(text(found)).toContain("everything/get-sum");
       const sum = await modelCalls(tools, "use_tool", { tool_name: "everything/get-sum", tool_input: { a: 20, b: 22 } });
@@ -173,11 +177,13 @@ describe("the Vercel AI SDK's MCP client (@ai-sdk/mcp)", () => {
     }
   });
 
-  it("in the 2026 era keeps the meta-tools for ?view=direct (a 2026 tools/list may not grow as lazy servers load)", async () => {
+  it("asking for ?view=direct, is refused the 2026 era (its tools/list may not grow as lazy servers load) and opens a 2025 session in the direct view", async () => {
     const client = await aiSdkClient("?view=direct");
     try {
-      expect(client.initializeResult.protocolVersion).toBe("2026-07-28");
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
+      expect(client.initializeResult.protocolVersion).toBe("2025-11-25");
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain("everything__get-sum");
+      expect(names).not.toContain("discover_tool");
     } finally {
       await client.close();
     }

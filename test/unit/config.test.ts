@@ -277,7 +277,7 @@ describe("stored KV records are read through schemas", () => {
     const kv: KvLike = { get: async (k) => store.get(k) ?? null, put: async (k, v) => void store.set(k, v), delete: async () => {}, list: async () => [] };
     const cache = kvCatalogCache(kv, "t");
     const catalog = { capabilities: {}, tools: [{ name: "x", inputSchema: { type: "object" } }], resources: [], resourceTemplates: [], prompts: [], notes: [] };
-    await cache.put(spec, catalog as never);
+    await cache.put(spec, catalog as never, Date.now());
     expect(await kvCatalogCache(kv, "t").get(spec)).toEqual(catalog);
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     try {

@@ -199,7 +199,7 @@ describe("registry: state transitions", () => {
     const store = memoryStore();
     const registry = new UpstreamRegistry(config([spec("cached")]), store, {
       connect: connector(fakes),
-      cache: { get: async () => stale, put: async (_s, catalog) => void put.push(catalog.tools.map((t) => t.name).join()) },
+      cache: { get: async () => stale, put: async (_s, catalog) => void put.push(catalog.tools.map((t) => t.name).join()), latest: async () => ({}) },
       onChange: (change) => changes.push(change),
     });
     // The lists do not wait: the upstream has not answered tools/list, and will not until told to. (Fake time: the
@@ -227,7 +227,7 @@ describe("registry: state transitions", () => {
     const store = memoryStore();
     const registry = new UpstreamRegistry(config([spec("same")]), store, {
       connect: connector(fakes),
-      cache: { get: async () => cached, put: async () => {} },
+      cache: { get: async () => cached, put: async () => undefined, latest: async () => ({}) },
       onChange: (change) => changes.push(change),
     });
     await settle(registry.ensureEager());

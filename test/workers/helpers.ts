@@ -75,9 +75,21 @@ export function text(result: unknown): string {
   return r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 }
 
-/** A raw JSON-RPC POST to the MCP endpoint. */
-export function post(team: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return workerFetch(`${BASE}/t/${team}/mcp`, {
+/**
+ * The JSON-RPC message an answer carries, as the text it came in: the body of a JSON answer, the data of an SSE
+ * answer's last message (the objects answer 2026 requests as SSE from the start).
+ */
+export async function rpcText(res: Response): Promise<string> {
+  const body = await res.text();
+  if (!(res.headers.get("content-type") ?? "").includes("text/event-stream")) return body;
+  const data = body.split("\n").filter((l) => l.startsWith("data: ")).at(-1);
+  if (data === undefined) throw new Error(`no message in the SSE answer: ${body.slice(0, 200)}`);
+  return data.slice("data: ".length);
+}
+
+/** A raw JSON-RPC POST to the MCP endpoint (`query`: on its URL). */
+export function post(team: string, body: unknown, headers: Record<string, string> = {}, query = ""): Promise<Response> {
+  return workerFetch(`${BASE}/t/${team}/mcp${query}`, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),

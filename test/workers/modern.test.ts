@@ -8,13 +8,14 @@ import { describe, expect, it } from "vitest";
 import { errorKindOf } from "../../src/errors.ts";
 import { mintToolsetHandle } from "../../src/http/toolset-handle.ts";
 import { tokenId } from "../../src/auth/token.ts";
-import { BASE, post, replayStats, replayUrl, seedTeam, addToken, text, waitFor, workerFetch } from "./helpers.ts";
+import { LIST_TTL_MS } from "../../src/modern/server.ts";
+import { BASE, adminFetch, post, replayStats, replayUrl, rpcText, seedTeam, addToken, text, waitFor, workerFetch } from "./helpers.ts";
 
 const GRAPH = "Knowledge graph memory: store entities, relations and observations.";
 const MODERN = "2026-07-28";
 
 /** A v2 client in automatic mode, recording every request it sends and every answer's headers. */
-async function modernClient(team: string, token: string, through: typeof workerFetch = workerFetch) {
+async function modernClient(team: string, token: string, through: typeof workerFetch = workerFetch, query = "") {
   const sent: Array<{ method: string; body: unknown; headers: Headers }> = [];
   const answers: Headers[] = [];
   const recording = async (input: string | URL | Request, init?: RequestInit) => {
@@ -25,7 +26,7 @@ async function modernClient(team: string, token: string, through: typeof workerF
     answers.push(response.headers);
     return response;
   };
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp${query}`), {
     fetch: recording,
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
@@ -37,8 +38,8 @@ async function modernClient(team: string, token: string, through: typeof workerF
 const call = (client: Client, name: string, args: Record<string, unknown>) =>
   client.callTool({ name, arguments: args }) as Promise<{ isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> }>;
 
-/** A raw 2026-era POST: the envelope in `_meta`, the headers derived from the body unless overridden. */
-function modernPost(team: string, token: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, meta?: Record<string, unknown>) {
+/** A raw 2026-era POST: the envelope in `_meta`, the headers derived from the body unless overridden; `query` on the URL. */
+function modernPost(team: string, token: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, meta?: Record<string, unknown>, query = "") {
   const envelope = meta ?? { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} };
   const name: Record<string, string> = typeof params["name"] === "string" ? { "mcp-name": params["name"] } : {};
   return post(team, { jsonrpc: "2.0", id: 7, method, params: { ...params, _meta: envelope } }, {
@@ -47,11 +48,11 @@ function modernPost(team: string, token: string, method: string, params: Record<
     "mcp-method": method,
     ...name,
     ...headers,
-  });
+  }, query);
 }
 
 describe("2026-07-28 clients", () => {
-  it("a v2 client in automatic mode negotiates the modern era and gets the fixed meta-tools, with no session", async () => {
+  it("a v2 client in automatic mode negotiates the modern era and gets the meta-tools, the catalog in discover_tool's description, with no session", async () => {
     const token = await seedTeam("mod-basic", { mcp: { memory: { url: replayUrl("memory") }, lazy: { url: replayUrl("ts-lazy"), description: GRAPH } } });
     const { client, sent, answers } = await modernClient("mod-basic", token);
     expect(client.getProtocolEra()).toBe("modern");
@@ -60,20 +61,22 @@ describe("2026-07-28 clients", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
     expect(tools[2]!.description).toContain("valid for");
-    // No catalog text in the list: it is discover_tool's answer.
-    expect(JSON.stringify(tools)).not.toContain("read_graph");
+    // The catalog as a 2025 session shows it: eager tools by server, lazy servers with the toolset's instructions.
+    expect(tools[0]!.description).toContain("memory:\n- add_observations: Add new observations");
+    expect(tools[0]!.description).toContain("<mcp_servers>\nlazy: " + GRAPH);
+    expect(tools[0]!.description).toContain("load_mcp with a server's name returns its tools and a toolset handle");
     expect(answers.every((h) => h.get("mcp-session-id") === null)).toBe(true);
     await client.close();
   });
 
   it("tools/list carries resultType, cache fields and serverInfo, and is byte-identical across connections and after load_mcp", async () => {
     const token = await seedTeam("mod-cache", { mcp: { memory: { url: replayUrl("memory") }, lazy: { url: replayUrl("ts-lazy"), description: GRAPH } } });
-    const list = async () => (await modernPost("mod-cache", token, "tools/list")).text();
+    const list = async () => rpcText(await modernPost("mod-cache", token, "tools/list"));
     const first = await list();
     const parsed = JSON.parse(first).result;
     expect(parsed.resultType).toBe("complete");
     expect(parsed.cacheScope).toBe("private");
-    expect(parsed.ttlMs).toBeGreaterThan(0);
+    expect(parsed.ttlMs).toBe(LIST_TTL_MS);
     expect(parsed._meta["io.modelcontextprotocol/serverInfo"]).toMatchObject({ name: "dynmcp-edge" });
     const { client } = await modernClient("mod-cache", token);
     const loaded = await call(client, "load_mcp", { mcp_name: "lazy" });
@@ -81,7 +84,7 @@ describe("2026-07-28 clients", () => {
     expect(await list()).toBe(first);
     // Another token of the same team: the same list.
     const other = await addToken("mod-cache");
-    expect(await (await modernPost("mod-cache", other, "tools/list")).text()).toBe(first);
+    expect(await rpcText(await modernPost("mod-cache", other, "tools/list"))).toBe(first);
     await client.close();
   });
 
@@ -219,6 +222,65 @@ describe("2026-07-28 checks", () => {
     expect(result.supportedVersions[0]).toBe(MODERN);
     expect(result.supportedVersions).toContain("2025-11-25");
     expect(result.cacheScope).toBe("private");
+  });
+});
+
+describe("views in the 2026-07-28 era", () => {
+  const views = /\?view=meta or \?view=code, or no view/;
+
+  it("refuses ?view=direct with 400 and a JSON-RPC error naming the views it serves, whatever the method", async () => {
+    const token = await seedTeam("mod-direct", { mcp: { memory: { url: replayUrl("memory") } } });
+    for (const [method, params] of [["tools/list", {}], ["server/discover", {}], ["tools/call", { name: "use_tool", arguments: { tool_name: "memory/read_graph" } }]] as const) {
+      const res = await modernPost("mod-direct", token, method, params, {}, undefined, "?view=direct");
+      expect(res.status, method).toBe(400);
+      const body = (await res.json()) as { jsonrpc: string; error: { code: number; message: string } };
+      expect(body.jsonrpc).toBe("2.0");
+      expect(body.error.message).toMatch(/^\?view=direct is not served in the 2026-07-28 era/);
+      expect(body.error.message).toMatch(views);
+    }
+    // Where code mode is off, the era serves meta alone, and says so.
+    const off = await app.fetch(
+      new Request(`${BASE}/t/mod-direct/mcp?view=direct`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}`, "mcp-protocol-version": MODERN, "mcp-method": "tools/list" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } } }),
+      }),
+      { ...env, CODE_MODE: "off" },
+      createExecutionContext(),
+    );
+    expect(off.status).toBe(400);
+    const message = ((await off.json()) as { error: { message: string } }).error.message;
+    expect(message).toContain("this era serves ?view=meta (code mode is off on this deployment)");
+    expect(message).not.toContain("?view=code");
+    // A discover without the envelope names the 2025 versions alone for this URL.
+    const bare = await post("mod-direct", { jsonrpc: "2.0", id: 1, method: "server/discover" }, { authorization: `Bearer ${token}` }, "?view=direct");
+    const versions = ((await bare.json()) as { result: { supportedVersions: string[] } }).result.supportedVersions;
+    expect(versions).toContain("2025-11-25");
+    expect(versions).not.toContain(MODERN);
+  });
+
+  it("sends an automatic client asking for ?view=direct to a 2025 session, where the direct view is served", async () => {
+    const token = await seedTeam("mod-direct-auto", { mcp: { memory: { url: replayUrl("memory") } } });
+    const { client, sent } = await modernClient("mod-direct-auto", token, workerFetch, "?view=direct");
+    expect(client.getProtocolEra()).toBe("legacy");
+    expect(sent.map((s) => (s.body as { method?: string } | undefined)?.method)).toContain("initialize");
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain("memory__read_graph");
+    expect(names).not.toContain("discover_tool");
+    await client.close();
+  });
+
+  it("serves the meta view to a token or a team config whose view is direct: the host did not ask for it", async () => {
+    const token = await seedTeam("mod-direct-team", { view: "direct", mcp: { memory: { url: replayUrl("memory") } } });
+    const minted = (await (await adminFetch("POST", "/teams/mod-direct-team/tokens", { view: "direct" })).json()) as { token: string };
+    for (const who of [token, minted.token]) {
+      const { client } = await modernClient("mod-direct-team", who);
+      expect(client.getProtocolEra()).toBe("modern");
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool", "load_mcp"]);
+      expect(tools[0]!.description).toContain("memory:\n- add_observations");
+      await client.close();
+    }
   });
 });
 

@@ -1,0 +1,64 @@
+// The 2026 era's tools/list (the meta view): the three meta-tools, discover_tool's description carrying the team's
+// catalog as a 2025 session's does (its eager upstreams' tools, its lazy servers under <mcp_servers> with the
+// toolset's instructions), fitted to the team's token budget. It is a function of the team's config and its eager
+// upstreams' catalogs alone: what load_mcp adds lives in toolsets, never here, and the catalogs are the team's latest
+// reading (src/upstream/freshness.ts), so every principal with the same view gets the same bytes (hosts' prompt caches
+// hit). Remembered while what it shows is unchanged.
+import type { Tool } from "@modelcontextprotocol/server";
+import { fitCatalog, type FittedCatalog } from "../catalog/budget.ts";
+import type { CatalogView } from "../catalog/catalog.ts";
+import { LIST_WORDING } from "../catalog/render.ts";
+import type { TokenCounter } from "../catalog/tokenizer.ts";
+import { modernDefinitions } from "../meta/definitions.ts";
+import { sameView } from "../meta/tool-list.ts";
+import type { UsageRecorder } from "../meta/tools.ts";
+import type { UpstreamRegistry } from "../upstream/registry.ts";
+import { RETRY_FAILED_MS } from "../upstream/startup.ts";
+import { LIST_TTL_MS } from "./server.ts";
+
+/** A tools/list result: the tools, and how long a client may keep them (the cache hint's `ttlMs`). A type, not an interface: the SDK's result type has an index signature. */
+export type ModernList = { tools: Tool[]; ttlMs: number };
+
+export class ModernToolList {
+  #last: { view: CatalogView; list: ModernList; fitted: FittedCatalog } | undefined;
+
+  readonly #registry: UpstreamRegistry;
+  readonly #counter: () => Promise<TokenCounter>;
+  readonly #definitions: ReturnType<typeof modernDefinitions>;
+  readonly #meter: UsageRecorder | undefined;
+
+  constructor(registry: UpstreamRegistry, counter: () => Promise<TokenCounter>, handleLifetimeSeconds: number, meter?: UsageRecorder) {
+    this.#registry = registry;
+    this.#counter = counter;
+    this.#definitions = modernDefinitions(handleLifetimeSeconds);
+    this.#meter = meter;
+  }
+
+  /**
+   * The list, within the budget: the eager upstreams waited for as a session's first list waits (at most
+   * EAGER_WAIT_MS), each catalog the team's latest, and one nobody read for LIST_TTL_MS read anew in the background
+   * (a change reaches the team's listen streams). A list that shows a configured upstream connecting or unavailable
+   * is kept RETRY_FAILED_MS at most: the next attempt may change it, and no stream is told when it does.
+   */
+  async list(): Promise<ModernList> {
+    const registry = this.#registry;
+    registry.retryFailed();
+    await registry.ensureEager();
+    await registry.freshen(LIST_TTL_MS);
+    const view = registry.teamView();
+    const last = this.#last;
+    if (last && sameView(last.view, view)) {
+      this.#meter?.listed(last.fitted);
+      return last.list;
+    }
+    const { discover, rest } = this.#definitions;
+    const tools = (description: string): Tool[] => [{ ...discover, description }, ...rest];
+    const fitted = fitCatalog(view, registry.catalogBudget, tools, await this.#counter(), LIST_WORDING);
+    const configured = new Set(registry.servers);
+    const settled = view.groups.every((g) => g.state === "ready" || !configured.has(g.server));
+    const list = { tools: tools(fitted.description), ttlMs: settled ? LIST_TTL_MS : RETRY_FAILED_MS };
+    this.#last = { view, list, fitted };
+    this.#meter?.listed(fitted);
+    return list;
+  }
+}
