@@ -165,17 +165,7 @@ export class UpstreamRegistry {
       const names = this.loadable().map((u) => u.name);
       throw new LoadError("unknown_server", `Unknown MCP server: "${name}". Available servers to load: ${names.length ? names.join(", ") : "(none)"}.`, name);
     }
-    if (!isLazy(spec)) {
-      // An eager server: ready, or brought back the way a call would (coalesced, within the reconnect budget).
-      await this.settled(name);
-      const before = this.#records.get(name);
-      if (before?.status === UpstreamStatus.ready) return { catalog: before.catalog, changed: false };
-      // The load announces the change on its own stream; an attempt it only joined has announced it already.
-      const retry = await this.retryNow(name, false);
-      const after = this.#records.get(name);
-      if (after?.status === UpstreamStatus.ready) return { catalog: after.catalog, changed: !retry.joined };
-      throw new LoadError("load_failed", `Failed to load "${name}": ${retry.throttled?.message ?? this.unavailable(name) ?? "unavailable"}`, name);
-    }
+    if (!isLazy(spec)) return this.#startup.load(name);
     const current = this.#records.get(name);
     if (current?.status === UpstreamStatus.ready) return { catalog: current.catalog, changed: false };
 
@@ -257,12 +247,10 @@ export class UpstreamRegistry {
 
   /** Loaded upstreams with their catalogs, in config order. */
   ready(): ReadyUpstream[] {
-    const out: ReadyUpstream[] = [];
-    for (const spec of this.#config.upstreams) {
+    return this.#config.upstreams.flatMap((spec) => {
       const record = this.#records.get(spec.name);
-      if (record?.status === UpstreamStatus.ready) out.push({ name: spec.name, catalog: record.catalog });
-    }
-    return out;
+      return record?.status === UpstreamStatus.ready ? [{ name: spec.name, catalog: record.catalog }] : [];
+    });
   }
 
   /**
@@ -343,6 +331,8 @@ export class UpstreamRegistry {
   retire(): void {
     this.#records.close();
   }
+
+  /** Closes every live upstream client once no request through it is under way (a retired registry's last step). */
   closeWhenIdle = (): Promise<void> => this.#pool.closeWhenIdle();
 
   /** Closes every live upstream client (session end, idle). */

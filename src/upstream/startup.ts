@@ -2,7 +2,7 @@
 // at most EAGER_WAIT_MS by the lists, and tried again in the background (or at once, for a call) when they failed.
 import { arrival, catalogChange, type CatalogChange, type UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { UpstreamError, shortReason } from "../errors.ts";
+import { LoadError, UpstreamError, shortReason } from "../errors.ts";
 import { waitAtMost } from "./backoff.ts";
 import type { ClientPool } from "./pool.ts";
 import { RecordBook, UpstreamStatus, failedRecord, isLazy, readyRecord } from "./records.ts";
@@ -157,6 +157,20 @@ export class EagerStartup {
       if (now - (record.at ?? 0) < RETRY_FAILED_MS) continue;
       this.#retry(spec);
     }
+  }
+
+  /**
+   * load_mcp of an eager upstream: ready, or brought back the way a call would (coalesced, within the reconnect
+   * budget). The load announces the change on its own stream; an attempt it only joined has announced it already.
+   */
+  async load(name: string): Promise<{ catalog: UpstreamCatalog; changed: boolean }> {
+    await this.settled(name);
+    const before = this.#deps.records.get(name);
+    if (before?.status === UpstreamStatus.ready) return { catalog: before.catalog, changed: false };
+    const retry = await this.retryNow(name, false);
+    const after = this.#deps.records.get(name);
+    if (after?.status === UpstreamStatus.ready) return { catalog: after.catalog, changed: !retry.joined };
+    throw new LoadError("load_failed", `Failed to load "${name}": ${retry.throttled?.message ?? this.#deps.records.unavailable(name) ?? "unavailable"}`, name);
   }
 
   /**
