@@ -19,13 +19,15 @@ export const VIEW_PARAM = "view";
 
 /**
  * The view a new session takes: the one asked for (the URL's, else the token's), else the team config's, else the
- * default. The code view only where the deployment runs code mode; otherwise the refusal, saying where "code" came from.
+ * default. The code view only where the deployment runs code mode; otherwise the refusal, saying where "code" came
+ * from and what is served instead (in the 2026-07-28 era, `modern`, "direct" only through a 2025 session).
  */
-export function resolveView(asked: View | undefined, team: View | undefined, codeAvailable: boolean): { view: View } | { refused: string } {
+export function resolveView(asked: View | undefined, team: View | undefined, codeAvailable: boolean, modern = false): { view: View } | { refused: string } {
   const view = asked ?? team ?? DEFAULT_VIEW;
   if (view !== "code" || codeAvailable) return { view };
   const source = asked === undefined ? "the team config's view" : "the view asked for";
-  return { refused: `Code mode is off on this deployment (CODE_MODE=off, or no LOADER binding), so ${source}, "code", is not served; use "meta" or "direct".` };
+  const instead = modern ? `use "meta" (a 2025 session, opened with initialize, also serves "direct")` : `use "meta" or "direct"`;
+  return { refused: `Code mode is off on this deployment (CODE_MODE=off, or no LOADER binding), so ${source}, "code", is not served; ${instead}.` };
 }
 
 /**

@@ -124,7 +124,7 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   const asked = startingView(c.get("view"), c.get("principal"));
   const byView = !(STATIC_METHODS.has(method) || method === LISTEN_METHOD);
   const team = asked === undefined && byView ? await teamDefaultView(c.env.TEAMS, c.get("principal").team, settings(c.env).tokenCacheSeconds) : undefined;
-  const chosen = resolveView(asked, team, codeModeAvailable(c.env));
+  const chosen = resolveView(asked, team, codeModeAvailable(c.env), true);
   if ("refused" in chosen) return httpError("invalid_view", chosen.refused);
   if (STATIC_METHODS.has(method)) return staticHandler().fetch(c.req.raw, { parsedBody: message });
   if (method === LISTEN_METHOD) return toTeamIndex(c);

@@ -208,6 +208,8 @@ describe("the team's default view", () => {
     expect(resolveView(undefined, "code", true)).toEqual({ view: "code" });
     expect(resolveView("direct", "code", false)).toEqual({ view: "direct" });
     expect(resolveView(undefined, "code", false)).toEqual({ refused: expect.stringMatching(/^Code mode is off .*so the team config's view, "code", is not served; use "meta" or "direct"\.$/) });
+    // The 2026-07-28 era serves no direct view: its refusal points at a 2025 session for that.
+    expect(resolveView("code", undefined, false, true)).toEqual({ refused: expect.stringMatching(/so the view asked for, "code", is not served; use "meta" \(a 2025 session, opened with initialize, also serves "direct"\)\.$/) });
     expect(resolveView("code", undefined, false)).toEqual({ refused: expect.stringMatching(/so the view asked for, "code", is not served/) });
   });
 });

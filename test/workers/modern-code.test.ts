@@ -230,7 +230,7 @@ describe("the code view for 2026-07-28 clients", () => {
     const off = { ...env, CODE_MODE: "off" };
     const res = await app.fetch(listRequest("mc-off", token, "?view=code"), off, createExecutionContext());
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: { message: expect.stringMatching(/^Code mode is off on this deployment .* the view asked for, "code", is not served; use "meta" or "direct"\.$/) } });
+    expect(await res.json()).toMatchObject({ error: { message: expect.stringMatching(/^Code mode is off on this deployment .* the view asked for, "code", is not served; use "meta" \(a 2025 session, opened with initialize, also serves "direct"\)\.$/) } });
 
     const byDefault = await seedTeam("mc-off-default", { view: "code", mcp: { memory: { url: replayUrl("code-modern") } } });
     const refused = await app.fetch(listRequest("mc-off-default", byDefault, ""), off, createExecutionContext());
