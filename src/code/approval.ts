@@ -38,6 +38,11 @@ export const PausedRun = z.object({
   /** The call that waits for consent, and its place. */
   pending: z.object({ index: z.number().int().min(0), path: z.string(), args: z.string() }),
   at: z.number(),
+  /**
+   * The user was asked about the pending call in a 2026 consent round: only that round's answer resumes the run,
+   * never an `approve` with its id (which the round's requestState carries readably).
+   */
+  askedInRound: z.boolean().optional(),
 });
 export type PausedRun = z.output<typeof PausedRun>;
 

@@ -237,9 +237,23 @@ export async function waitingRun(paused: PausedRuns, id: string, codeHash: strin
   return run;
 }
 
-/** A paused run to resume, checked as `waitingRun` does; a good one is used up (a resume runs once), a wrong program leaves it waiting. */
-export async function resumable(paused: PausedRuns, id: string, codeHash: string): Promise<PausedRun | string> {
+/**
+ * A paused run to resume, checked as `waitingRun` does; a good one is used up (a resume runs once), a wrong program
+ * leaves it waiting. `via`: how the resume came, an `approve` id or a consent round's answer; a run whose user was
+ * asked in a round resumes only with the answer, and an `approve` leaves it waiting for it.
+ */
+export async function resumable(paused: PausedRuns, id: string, codeHash: string, via: "approve" | "round"): Promise<PausedRun | string> {
   const run = await waitingRun(paused, id, codeHash);
-  if (typeof run !== "string") await paused.delete(id);
+  if (typeof run === "string") return run;
+  if (run.askedInRound === true && via === "approve") {
+    return `"${preview(id, 60)}" waits for the user's answer to the question they were asked about ${run.pending.path}; only that answer resumes it (the host sends it with the round's requestState), not approve.`;
+  }
+  await paused.delete(id);
   return run;
+}
+
+/** Marks a paused run as asked about in a consent round (src/code/approval.ts, `askedInRound`). */
+export async function markAsked(paused: PausedRuns, id: string): Promise<void> {
+  const run = await paused.get(id);
+  if (run && run.askedInRound !== true) await paused.put(id, { ...run, askedInRound: true });
 }

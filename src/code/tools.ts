@@ -22,7 +22,7 @@ import { CodeNames } from "./names.ts";
 import { failureMessage, programValue, runAnswer } from "./result.ts";
 import { runProgram, type Sandbox } from "./sandbox.ts";
 import type { SandboxLimits, ToolCall } from "./run-state.ts";
-import { RunConsent, allows, canAsk, consentQuestion, programHash, resumable, waitingRun, type Pause, type PausedRuns } from "./consent.ts";
+import { RunConsent, allows, canAsk, consentQuestion, programHash, markAsked, resumable, waitingRun, type Pause, type PausedRuns } from "./consent.ts";
 import { declaredCapabilities, type ParkState } from "../modern/request-state.ts";
 import { needsApproval } from "./approval.ts";
 import type { ApprovalRule } from "../config/validate.ts";
@@ -290,7 +290,7 @@ export function codeTools(
       if (typeof waiting !== "string") return consentRound(rounds, extra, codeHash, { id: answered.p, ...waiting.pending }, answered.r ?? 1);
     }
     const resumeId = answered?.p ?? args.approve;
-    const resume = resumeId === undefined ? undefined : await resumable(paused, resumeId, codeHash);
+    const resume = resumeId === undefined ? undefined : await resumable(paused, resumeId, codeHash, answered?.p !== undefined ? "round" : "approve");
     if (typeof resume === "string") return toolError("program_failed", resume, undefined, { cause: "approval" });
     // Anything but an explicit yes (a decline, a cancel) is a no, as a question on a 2025 request's stream is.
     const denied = answered !== undefined && !allows(answer);
@@ -334,12 +334,17 @@ export function codeTools(
     return runAnswer(report, hint);
   };
 
-  /** A 2026 round asking the user about the call a paused run waits at; its state names the run and the round. */
-  const consentRound = async (codec: RequestStateCodec<ParkState>, extra: HostExtra, codeHash: string, pause: Pause, round: number): Promise<InputRequiredResult> =>
-    inputRequired({
+  /**
+   * A 2026 round asking the user about the call a paused run waits at; its state names the run and the round. The
+   * run is marked first: from now on only the answer resumes it (the state is signed, not secret, and names it).
+   */
+  const consentRound = async (codec: RequestStateCodec<ParkState>, extra: HostExtra, codeHash: string, pause: Pause, round: number): Promise<InputRequiredResult> => {
+    await markAsked(paused, pause.id);
+    return inputRequired({
       inputRequests: { [CONSENT_INPUT]: inputRequired.elicit(consentQuestion(pause.path, pause.args)) },
       requestState: await codec.mint({ t: CODE_EXECUTE, d: codeHash, p: pause.id, r: round }, extra),
     });
+  };
 
   return (server) => {
     server.setRequestHandler("tools/list", list);

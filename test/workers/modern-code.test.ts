@@ -157,6 +157,27 @@ describe("the code view for 2026-07-28 clients", () => {
     expect((await replayStats("code-modern")).calls.filter((c) => (c.arguments as { entityNames?: string[] }).entityNames?.[0] === "r")).toHaveLength(1);
   });
 
+  it("resumes a run paused by a consent round only with the round's answer: approve with the id read off the requestState is refused", async () => {
+    const token = await seedTeam("mc-round-approve", { view: "code", approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
+    const program = "return (await memory.delete_entities({ entityNames: ['stolen'] })).tool;";
+    const round = (await rawExecute("mc-round-approve", token, program)).result as { resultType: string; requestState: string };
+    expect(round.resultType).toBe("input_required");
+    // The state is signed, not sealed: anyone holding it reads the paused run's id, as the tester did.
+    const body = round.requestState.slice(3, round.requestState.lastIndexOf("."));
+    const decoded = atob(body.replace(/-/g, "+").replace(/_/g, "/"));
+    const id = /"(pr_[A-Za-z0-9_-]+)"/.exec(decoded)?.[1];
+    expect(id).toBeDefined();
+    const stolen = await rawExecute("mc-round-approve", token, program, {}, { approve: id });
+    expect((stolen.result as { isError?: boolean }).isError).toBe(true);
+    expect(text(stolen.result)).toContain("only that answer resumes it");
+    const made = async () => (await replayStats("code-modern")).calls.filter((c) => (c.arguments as { entityNames?: string[] }).entityNames?.[0] === "stolen");
+    expect(await made()).toHaveLength(0);
+    // The user's own answer still resumes it, once.
+    const yes = { inputResponses: { consent: { action: "accept", content: { allow: true } } }, requestState: round.requestState };
+    expect(text((await rawExecute("mc-round-approve", token, program, yes)).result)).toBe('"delete_entities"');
+    expect(await made()).toHaveLength(1);
+  });
+
   it("asks again when a retry brings no answer, takes a cancel as a no, and past 8 rounds answers with the approve id", async () => {
     const token = await seedTeam("mc-rounds", { view: "code", approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
     type Round = { resultType: string; inputRequests: Record<string, { params: { message?: string } }>; requestState: string };
