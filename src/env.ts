@@ -90,6 +90,8 @@ export interface MemberSignIn {
   nonce: string;
   server: string;
   handle: string;
+  /** The tag of the link's account (src/auth/connect-link.ts): whose it is, before the sign-in says who that is. */
+  accountTag: string;
   expiresAt: number;
 }
 

@@ -10,10 +10,10 @@
 //   /do-storage      the object reads one storage key (as the session object reads its record), then answers
 //   /do-fetch        the object POSTs the body to NODE_URL (a plain Node server) and answers with its answer
 //   /crypto-do       the Worker hashes and HMACs (as the router checks a token and a session id), then forwards
-//   /readbody-do     the Worker reads the body with the router's own readBody (src/http/body.ts: a counted
+//   /readbody-do     the Worker reads the body with the proxy's own reader (src/request-body.ts: a counted
 //                    reader loop) instead of request.text(), then forwards
 
-import { readBody } from "../../src/http/body.ts";
+import { DEFAULT_BODY_LIMIT, readLimitedText } from "../../src/request-body.ts";
 
 interface Stub {
   fetch(request: Request): Promise<Response>;
@@ -42,8 +42,7 @@ export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const { pathname } = new URL(request.url);
     if (pathname === "/readbody-do") {
-      const read = await readBody(request);
-      return toObject(env, request, read.ok ? read.text : "");
+      return toObject(env, request, (await readLimitedText(request, DEFAULT_BODY_LIMIT)) ?? "");
     }
     // Every variant reads the body, as the proxy does (an unread body costs the runtime extra work).
     const body = await request.text();

@@ -10,7 +10,7 @@ import { formatIssues, SINGLE_UPSTREAM } from "../config/validate.ts";
 import { sessionObjectName, type CredentialInfo, type Env, type SessionRpc, type UsageDay, type UsageFigures } from "../env.ts";
 import { addFigures, emptyFigures } from "../session/usage.ts";
 import { constantTimeEqual } from "../http/auth.ts";
-import { readBody } from "../http/body.ts";
+import { readLimitedText } from "../request-body.ts";
 import { publicBase } from "../http/origin.ts";
 import { authorizationServer } from "../oauth/server.ts";
 import { log } from "../log.ts";
@@ -65,11 +65,11 @@ async function jsonBody<S extends z.ZodType>(c: AdminContext, schema?: S): Promi
   if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("application/json")) {
     return problem(c, 415, "unsupported_media_type", "Send the body as application/json.");
   }
-  const read = await readBody(c.req.raw, ADMIN_BODY_LIMIT);
-  if (!read.ok) return problem(c, 413, "too_large", `The body is over ${ADMIN_BODY_LIMIT} bytes.`);
+  const text = await readLimitedText(c.req.raw, ADMIN_BODY_LIMIT);
+  if (text === undefined) return problem(c, 413, "too_large", `The body is over ${ADMIN_BODY_LIMIT} bytes.`);
   let raw: unknown;
   try {
-    raw = JSON.parse(read.text);
+    raw = JSON.parse(text);
   } catch {
     return problem(c, 400, "invalid_json", "The body is not valid JSON.");
   }

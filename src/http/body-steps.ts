@@ -1,47 +1,34 @@
-// The MCP route's body steps (POST only): the size limit, counted on the streamed bytes, then the JSON.
+// The MCP route's body steps (POST only): the body read within its size limit, then parsed as JSON.
 import type { MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { httpError } from "../responses.ts";
 import { settings } from "../settings.ts";
+import { readLimitedText } from "../request-body.ts";
 import type { McpEnv } from "./context.ts";
 
 /**
- * Hono's `bodyLimit`, one per MAX_BODY_BYTES limit (built once per isolate), answering with our 413. Like
- * `readBody` (body.ts, which the admin API keeps) it trusts a Content-Length (HTTP framing delivers exactly that
- * many bytes) and counts the streamed bytes of a body without one, stopping at the limit. It differs from
- * `readBody` only for a request whose Content-Length contradicts its body (a length with no body at all, or one
- * that is not a number), which the runtime's HTTP parser does not let in from the network.
+ * The body, at most MAX_BODY_BYTES (default 4 MiB) counted on the streamed bytes whatever Content-Length says or
+ * omits (src/request-body.ts), becomes `body` (the text, forwarded as it came); else 413, and the rest is not read.
  */
-const limiters = new Map<number, MiddlewareHandler>();
-
-function limiterFor(limit: number): MiddlewareHandler {
-  let limiter = limiters.get(limit);
-  if (!limiter) {
-    const message = `Request body too large (the limit is ${limit} bytes).`;
-    limiter = bodyLimit({ maxSize: limit, onError: () => httpError("body_too_large", message) });
-    limiters.set(limit, limiter);
-  }
-  return limiter;
-}
-
-/** At most MAX_BODY_BYTES (default 4 MiB), counted on the streamed bytes: else 413. */
-export const sizeLimit: MiddlewareHandler<McpEnv> = (c, next) => limiterFor(settings(c.env).maxBodyBytes)(c, next);
+export const sizeLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
+  const limit = settings(c.env).maxBodyBytes;
+  const body = await readLimitedText(c.req.raw, limit);
+  if (body === undefined) return httpError("body_too_large", `Request body too large (the limit is ${limit} bytes).`);
+  c.set("body", body);
+  await next();
+};
 
 /**
- * The body must be JSON: it becomes `body` (the text, forwarded as it came) and `message` (parsed); else -32700.
- * Ours, not Hono's `validator("json")`: that one throws an HTTPException on bad JSON (which app.ts's error handler
- * would answer with a 500, not the JSON-RPC parse error) and keeps only the parsed value, while the session object
- * gets the body byte for byte.
+ * The body must be JSON: it becomes `message` (parsed); else -32700. Ours, not Hono's `validator("json")`: that one
+ * throws an HTTPException on bad JSON (which app.ts's error handler would answer with a 500, not the JSON-RPC parse
+ * error) and keeps only the parsed value, while the session object gets the body byte for byte.
  */
 export const jsonMessage: MiddlewareHandler<McpEnv> = async (c, next) => {
-  const body = await c.req.text();
   let message: unknown;
   try {
-    message = JSON.parse(body);
+    message = JSON.parse(c.var.body ?? "");
   } catch {
     return httpError("parse_error", "Parse error: the body is not valid JSON.");
   }
-  c.set("body", body);
   c.set("message", message);
   await next();
 };

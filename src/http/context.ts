@@ -23,7 +23,7 @@ export interface McpVariables {
   protocolVersion: string | null;
   /** session-id.ts, sessionKey: the SESSION_KEY secret that signs session ids. */
   sessionKey: string;
-  /** body-steps.ts, jsonMessage (POST only): the body as it came, forwarded byte for byte. */
+  /** body-steps.ts, sizeLimit (POST only): the body as it came, within MAX_BODY_BYTES, forwarded byte for byte. */
   body: string | undefined;
   /** body-steps.ts, jsonMessage (POST only): the body parsed. */
   message: unknown;

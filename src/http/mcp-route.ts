@@ -31,7 +31,7 @@ export const mcp = new Hono<McpEnv>()
   // session-id.ts: SESSION_KEY must be set (503) → `sessionKey`; checked before the body is read, so a
   // misconfigured proxy answers 503 to whatever it is sent.
   .use(MCP_PATH, sessionKey)
-  // POST only (a GET's or DELETE's body is neither limited nor read nor forwarded). body-steps.ts: the size limit (Hono's bodyLimit, 413), JSON (-32700) → `body`, `message`;
+  // POST only (a GET's or DELETE's body is neither limited nor read nor forwarded). body-steps.ts: the body read within its size limit (413) → `body`, JSON (-32700) → `message`;
   // guards.ts: batches only where the version has them, and the JSON-RPC shape (-32600);
   // era.ts: a 2026-07-28 request (its `_meta` envelope) is answered there or sent to its object; 2025 ones go on.
   .post(MCP_PATH, sizeLimit, jsonMessage, jsonRpc, era)

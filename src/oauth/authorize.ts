@@ -24,12 +24,13 @@ import { authorizationServer, type GrantProps } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { consentPage, errorPage, type ConsentTeam } from "./pages.ts";
 import { SignInError, finishSignIn, newSignIn, signInUrl, type SignInState } from "./sign-in.ts";
-import { finishMemberSignIn, isMemberSignInState, memberCookie } from "./member-cookie.ts";
+import { clearFlowCookie, finishMemberSignIn, flowCookie, fromFlowBrowser, isMemberSignInState, memberCookie } from "./member-cookie.ts";
+import { MAX_CONSENT_HANDLE_CHARS, consentFlow, mintConsentHandle, openConsentHandle } from "./consent-handle.ts";
+import { PAGE_FORM_LIMIT, pageForm } from "./forms.ts";
 
 export const signIn = new Hono<{ Bindings: Env }>();
 
-/** The consent form posts a handle and a decision: anything larger is not that form. */
-const MAX_FORM_BYTES = 4_096;
+const STOPPED = "This sign-in cannot go on";
 
 const redirect = (location: string, headers: Headers = new Headers()): Response => {
   const out = new Headers(headers);
@@ -45,17 +46,26 @@ const refuse = (request: AuthRequest, code: Parameters<typeof authorizationError
 interface Step {
   team: string;
   base: string;
+  /** SESSION_KEY: it signs the consent page's handle and binds each flow to its browser. */
+  key: string;
   api: OAuthHelpers;
   store: TeamStore;
 }
 
-function step(c: OAuthContext): Step | undefined {
+/** The step's parts; undefined where the route is absent, or a page saying the proxy lacks SESSION_KEY. */
+function step(c: OAuthContext): Step | Response | undefined {
   const team = teamOf(c);
   if (!team) return undefined;
+  const key = c.env.SESSION_KEY;
+  if (!key) {
+    log({ event: "misconfigured", reason: "signing members in needs SESSION_KEY" });
+    return errorPage(500, STOPPED, "The proxy is not set up to sign members in (SESSION_KEY is missing).");
+  }
   const base = publicBase(c.env, c.req.raw);
   return {
     team,
     base,
+    key,
     api: authorizationServer(base, team).getOAuthApi(c.env),
     store: new TeamStore(bindingKv(c.env.TEAMS), { secretsKey: c.env.SECRETS_KEY, urlPolicy: urlPolicy(c.env) }),
   };
@@ -64,7 +74,7 @@ function step(c: OAuthContext): Step | undefined {
 /** The library's refusal of a page or state it cannot honour: its own words, and nowhere to go. */
 const expired = (err: unknown): Response | undefined =>
   err instanceof AuthorizationError && !err.redirectTo
-    ? errorPage(400, "This sign-in cannot go on", `${err.description} Start again from the application.`)
+    ? errorPage(400, STOPPED, `${err.description} Start again from the application.`)
     : undefined;
 
 /** The team's provider with its client secret resolved, or why a member of this team cannot sign in. */
@@ -84,6 +94,7 @@ const callbackUrl = (s: Step): string => `${s.base}/t/${s.team}/oauth/callback`;
 signIn.get("/t/:team/oauth/authorize", async (c) => {
   const s = step(c);
   if (!s) return absent(c);
+  if (s instanceof Response) return s;
   let request: AuthRequest;
   try {
     request = await s.api.parseAuthRequest(c.req.raw);
@@ -107,42 +118,47 @@ signIn.get("/t/:team/oauth/authorize", async (c) => {
       ? config.config.upstreams.map((u) => ({ name: u.name, ...(u.description === undefined ? {} : { description: u.description }) }))
       : [],
   };
-  const [client, transaction] = await Promise.all([s.api.describeConsent(request), s.api.beginConsent(request)]);
-  return consentPage(`/t/${s.team}/oauth/authorize`, transaction.handle, client, team, transaction.headers);
+  const { handle, nonce } = await mintConsentHandle(s.key, s.team, request);
+  if (handle.length > MAX_CONSENT_HANDLE_CHARS) return refuse(request, "invalid_request", "the authorization request is too long");
+  const client = await s.api.describeConsent(request);
+  const headers = new Headers({ "set-cookie": await flowCookie(s.key, consentFlow(nonce)) });
+  return consentPage(`/t/${s.team}/oauth/authorize`, handle, client, team, headers);
 });
 
 signIn.post("/t/:team/oauth/authorize", async (c) => {
   const s = step(c);
   if (!s) return absent(c);
-  const length = Number(c.req.header("content-length") ?? "0");
-  if (!c.req.header("content-type")?.startsWith("application/x-www-form-urlencoded") || length > MAX_FORM_BYTES) {
-    return errorPage(400, "This sign-in cannot go on", "The consent form was not sent as the page sends it.");
+  if (s instanceof Response) return s;
+  const posted = await pageForm(c.req.raw);
+  if (!posted.ok) {
+    return posted.problem === "too_large"
+      ? errorPage(413, STOPPED, `The consent form is over ${PAGE_FORM_LIMIT} bytes: it was not sent as the page sends it.`)
+      : errorPage(400, STOPPED, "The consent form was not sent as the page sends it.");
   }
-  const form = new URLSearchParams(new TextDecoder().decode(await c.req.arrayBuffer()));
-  const handle = form.get("handle") ?? "";
+  const consent = await openConsentHandle(s.key, s.team, posted.form.get("handle") ?? "");
+  if (!consent) return errorPage(400, STOPPED, "This consent page has expired, was altered or is another team's. Start again from the application.");
+  // The page's own browser, once: its cookie is cleared here, so the same page cannot be posted twice from it.
+  const flow = consentFlow(consent.nonce);
+  if (!(await fromFlowBrowser(s.key, c.req.header("cookie"), flow))) {
+    return errorPage(400, STOPPED, "This consent page was already used, or opened in another browser. Start again from the application.");
+  }
+  const { request } = consent;
+  const headers = new Headers({ "set-cookie": await clearFlowCookie(s.key, flow) });
+  if (posted.form.get("decision") !== "approve") {
+    log({ event: "sign_in", team: s.team, outcome: "refused", client: request.clientId, reason: "declined at consent" });
+    return refuse(request, "access_denied", "the member declined", headers);
+  }
+  const idp = await provider(c, s);
+  if ("reason" in idp) return refuse(request, "access_denied", idp.reason, headers);
+  const saved = newSignIn();
+  const upstream = await s.api.beginUpstream(request, { data: saved, headers });
   try {
-    if (form.get("decision") !== "approve") {
-      const denied = await s.api.denyConsent(c.req.raw, handle, { description: "the member declined" });
-      log({ event: "sign_in", team: s.team, outcome: "refused", client: denied.request.clientId, reason: "declined at consent" });
-      return redirect(denied.redirectTo, denied.headers);
-    }
-    const approved = await s.api.approveConsent(c.req.raw, handle);
-    const idp = await provider(c, s);
-    if ("reason" in idp) return refuse(approved.request, "access_denied", idp.reason, approved.headers);
-    const saved = newSignIn();
-    const upstream = await s.api.beginUpstream(approved.request, { data: saved, headers: approved.headers });
-    try {
-      const url = await signInUrl({ ...idp, callback: callbackUrl(s), policy: urlPolicy(c.env) }, upstream.state, saved);
-      return redirect(url, upstream.headers);
-    } catch (err) {
-      if (!(err instanceof SignInError)) throw err;
-      log({ event: "sign_in", team: s.team, outcome: "failed", client: approved.request.clientId, reason: err.message });
-      return refuse(approved.request, "temporarily_unavailable", `the team's identity provider cannot be used: ${err.message}`, approved.headers);
-    }
+    const url = await signInUrl({ ...idp, callback: callbackUrl(s), policy: urlPolicy(c.env) }, upstream.state, saved);
+    return redirect(url, upstream.headers);
   } catch (err) {
-    const page = expired(err);
-    if (page) return page;
-    throw err;
+    if (!(err instanceof SignInError)) throw err;
+    log({ event: "sign_in", team: s.team, outcome: "failed", client: request.clientId, reason: err.message });
+    return refuse(request, "temporarily_unavailable", `the team's identity provider cannot be used: ${err.message}`, upstream.headers);
   }
 });
 
@@ -151,6 +167,7 @@ signIn.get("/t/:team/oauth/callback", async (c) => {
   if (isMemberSignInState(c.req.query("state"))) return finishMemberSignIn(c);
   const s = step(c);
   if (!s) return absent(c);
+  if (s instanceof Response) return s;
   let resumed: { request: AuthRequest; data: SignInState; headers: Headers };
   try {
     resumed = await s.api.finishUpstream<SignInState>(c.req.raw);
@@ -194,6 +211,6 @@ signIn.get("/t/:team/oauth/callback", async (c) => {
   });
   log({ event: "sign_in", team: s.team, outcome: "ok", user: userId, client: request.clientId });
   // Connect links opened later in this browser know which member it is (src/oauth/member-cookie.ts).
-  if (c.env.SESSION_KEY) headers.append("set-cookie", await memberCookie(c.env.SESSION_KEY, s.team, userId));
+  headers.append("set-cookie", await memberCookie(s.key, s.team, userId));
   return redirect(redirectTo, headers);
 });

@@ -16,7 +16,8 @@ import { log } from "../log.ts";
 import { mac128, macMatches, nonce128 } from "../auth/mac.ts";
 import { ServerName, TeamName } from "../config/schema.ts";
 import { admit, userIdFor } from "../auth/user.ts";
-import { checkConnectHandle } from "../auth/connect-link.ts";
+import { checkConnectHandle, checkConnectHandleOfAnyAccount } from "../auth/connect-link.ts";
+import { loadTeamConfig } from "../config/load.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { TeamStore, readSecret } from "../teams/store.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
@@ -24,6 +25,7 @@ import { publicBase } from "../http/origin.ts";
 import { absent, type OAuthContext } from "./team-param.ts";
 import { errorPage, memberSignInPage } from "./pages.ts";
 import { SignInError, finishSignIn, newSignIn, signInUrl } from "./sign-in.ts";
+import { PAGE_FORM_LIMIT, pageForm } from "./forms.ts";
 
 const MEMBER_COOKIE = "__Host-dynmcp-member";
 const MEMBER_TTL_SECONDS = 30 * 24 * 3600;
@@ -33,7 +35,6 @@ const FLOW_TTL_SECONDS = 10 * 60;
 const MEMBER_STATE = /^m\.[A-Za-z0-9_-]{22}$/;
 /** `<user id (src/auth/user.ts USER_ID)>.<expiry>.<mac>`. */
 const MEMBER_VALUE = /^([a-z0-9_-]{1,64}\.[A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/;
-const MAX_FORM_BYTES = 4_096;
 
 const sign = mac128;
 const verify = (secret: string, mac: string, text: string): Promise<boolean> => macMatches(secret, text, mac);
@@ -128,13 +129,24 @@ memberSignIn.post("/t/:team/connect/:server/sign-in", async (c) => {
   if (!team) return absent(c);
   const key = c.env.SESSION_KEY;
   if (!key) return errorPage(500, TITLE, "The proxy is not set up for connect links (SESSION_KEY is missing).");
-  const length = Number(c.req.header("content-length") ?? "0");
-  if (!c.req.header("content-type")?.startsWith("application/x-www-form-urlencoded") || length > MAX_FORM_BYTES) {
-    return errorPage(400, TITLE, "The sign-in form was not sent as the page sends it.");
+  const posted = await pageForm(c.req.raw);
+  if (!posted.ok) {
+    return posted.problem === "too_large"
+      ? errorPage(413, TITLE, `The sign-in form is over ${PAGE_FORM_LIMIT} bytes: it was not sent as the page sends it.`)
+      : errorPage(400, TITLE, "The sign-in form was not sent as the page sends it.");
   }
   const server = ServerName.safeParse(c.req.param("server"));
   if (!server.success) return errorPage(404, TITLE, "There is no such server.");
-  const handle = new URLSearchParams(new TextDecoder().decode(await c.req.arrayBuffer())).get("h") ?? "";
+  // Nothing is stored, and the team's index not woken, for a link the proxy did not make (or that has expired), nor
+  // for a server whose accounts are not each member's own: those never ask a member to sign in.
+  const handle = posted.form.get("h") ?? "";
+  const link = await checkConnectHandleOfAnyAccount(key, handle, team, server.data);
+  if (!link.ok) {
+    return errorPage(400, TITLE, link.problem === "expired" ? "This connect link has expired (links work for ten minutes): retry the tool call for a new one." : "This is not a connect link of this server: it was cut short, altered, or made for another server or team.");
+  }
+  if (!(await ownAccountsServer(c.env, team, server.data))) {
+    return errorPage(400, TITLE, `${server.data} of team ${team} does not connect each member's own account: no sign-in is needed.`);
+  }
   const base = publicBase(c.env, c.req.raw);
   const setup = await teamProvider(c.env, team, base);
   if ("reason" in setup) return errorPage(400, TITLE, `${setup.reason}.`);
@@ -144,6 +156,7 @@ memberSignIn.post("/t/:team/connect/:server/sign-in", async (c) => {
     ...saved,
     server: server.data,
     handle,
+    accountTag: link.accountTag,
     expiresAt: Date.now() + FLOW_TTL_SECONDS * 1000,
   });
   let location: string;
@@ -156,6 +169,13 @@ memberSignIn.post("/t/:team/connect/:server/sign-in", async (c) => {
   }
   return new Response(null, { status: 302, headers: { location, "cache-control": "no-store", "set-cookie": await flowCookie(key, state) } });
 });
+
+/** Whether the team's `server` is an OAuth upstream that connects each member's own account (the links that ask for a sign-in). */
+async function ownAccountsServer(env: Env, team: string, server: string): Promise<boolean> {
+  const config = await loadTeamConfig(env.TEAMS, team);
+  const auth = config?.ok ? config.config.upstreams.find((u) => u.name === server)?.auth : undefined;
+  return auth?.type === "oauth" && auth.mode === "per_user";
+}
 
 /**
  * The provider's answer to a member sign-in (its `state` starts with `m.`): the flow checked (this browser, once,

@@ -11,6 +11,8 @@ import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { signIn } from "./authorize.ts";
 import { upstreamConnect } from "./upstream-connect.ts";
 import { memberSignIn } from "./member-cookie.ts";
+import { REGISTRATION_LIMIT, TOKEN_FORM_LIMIT, limitedForLibrary } from "./forms.ts";
+import { log } from "../log.ts";
 
 export const oauth = new Hono<{ Bindings: Env }>();
 
@@ -34,17 +36,25 @@ oauth.get("/.well-known/oauth-protected-resource/t/:team/mcp", (c) => {
   );
 });
 
-/** The library's endpoints of the team's server: its metadata, token (refresh, revocation) and registration. */
-async function library(c: OAuthContext): Promise<Response> {
+/**
+ * The library's endpoints of the team's server: its metadata, token (refresh, revocation) and registration. A POST's
+ * body is read here, within the endpoint's limit, and the library gets those bytes (src/oauth/forms.ts).
+ */
+const library = (limit: number) => async (c: OAuthContext): Promise<Response> => {
   const team = teamOf(c);
   if (!team) return absent(c);
+  const request = await limitedForLibrary(c.req.raw, limit);
+  if (request instanceof Response) {
+    log({ event: "oauth_error", team, code: "invalid_request", category: "body", reason: "body_too_large", status: request.status });
+    return request;
+  }
   // Hono types its execution context with its own interface; it is the runtime's, as the library expects.
-  return authorizationServer(publicBase(c.env, c.req.raw), team).fetch(c.req.raw, c.env, c.executionCtx as unknown as ExecutionContext);
-}
+  return authorizationServer(publicBase(c.env, c.req.raw), team).fetch(request, c.env, c.executionCtx as unknown as ExecutionContext);
+};
 
-oauth.get("/.well-known/oauth-authorization-server/t/:team", library);
-oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/token", library);
-oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/register", library);
+oauth.get("/.well-known/oauth-authorization-server/t/:team", library(0));
+oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/token", library(TOKEN_FORM_LIMIT));
+oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/register", library(REGISTRATION_LIMIT));
 // The member's way through: authorize (consent), the team's identity provider, and back (src/oauth/authorize.ts).
 oauth.route("/", signIn);
 // Connecting accounts to OAuth-protected upstreams, with or without OAUTH_HOSTS (src/oauth/upstream-connect.ts), and

@@ -6,12 +6,20 @@ import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
 import * as z from "zod";
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
+import { boundedRegistration } from "./registration.ts";
 
 /** Scopes the servers offer: `mcp` is what the MCP URL needs; `offline_access` asks for a refresh token. */
 export const OAUTH_SCOPES = ["mcp", "offline_access"] as const;
 /** Access tokens are short-lived (refresh tokens rotate): a revoked grant stops within this bound at most. */
 export const ACCESS_TOKEN_TTL_SECONDS = 900;
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+/**
+ * A dynamic registration lives twice as long as a refresh token, and the library renews it (once past half its life)
+ * whenever its client uses the token endpoint: so no grant outlives its client, however late in the client's life it
+ * was made, and a registration never used is gone after 60 days (the library's default is 90). Shorter would strand
+ * grants: their refresh would fail with invalid_client.
+ */
+export const CLIENT_REGISTRATION_TTL_SECONDS = 2 * REFRESH_TOKEN_TTL_SECONDS;
 
 /**
  * What a grant carries (encrypted by the library, readable only with one of its tokens): the team it was granted
@@ -48,6 +56,9 @@ export function authorizationServer(base: string, team: string): OAuthAuthorizat
       scopesSupported: [...OAUTH_SCOPES],
       accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTTL: REFRESH_TOKEN_TTL_SECONDS,
+      clientRegistrationTTL: CLIENT_REGISTRATION_TTL_SECONDS,
+      // Each field's size, before the library stores anything (the document's size is limited before it reads it).
+      clientRegistrationCallback: boundedRegistration,
       // Our log line instead of the library's console text: its stable category and reason, nothing of the request.
       onError: ({ code, status, internal }) => {
         log({ event: "oauth_error", team, code, category: internal.category, reason: internal.reason, status });

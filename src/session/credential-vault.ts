@@ -7,6 +7,7 @@
 // vault refreshes ahead of expiry, after the upstream's 401, and single-flights refreshes per account.
 import * as z from "zod";
 import { log } from "../log.ts";
+import { ServerName } from "../config/schema.ts";
 import { openSecret, sealSecret, type SealedSecret } from "../security/secrets.ts";
 import { urlPolicy } from "../security/policy.ts";
 import type { ConnectTransaction as ConnectShape, Env, MemberSignIn as MemberSignInShape, UpstreamCredential as CredentialShape } from "../env.ts";
@@ -28,12 +29,17 @@ const connectMatches: Same<ConnectTransaction, ConnectShape> = true;
 void credentialMatches;
 void connectMatches;
 
-/** A connect link's member sign-in between its start and the identity provider's callback (no secret in it). */
+/**
+ * A connect link's member sign-in between its start and the identity provider's callback (no secret in it). Each
+ * field is as small as what the route puts there (a PKCE verifier and nonce, a server name, a connect handle and its
+ * account's tag): an unauthenticated route starts these, so nothing larger may be kept.
+ */
 export const MemberSignIn = z.object({
-  verifier: z.string(),
-  nonce: z.string(),
-  server: z.string(),
-  handle: z.string(),
+  verifier: z.string().max(128),
+  nonce: z.string().max(128),
+  server: ServerName,
+  handle: z.string().max(128),
+  accountTag: z.string().max(64),
   expiresAt: z.number(),
 });
 export type MemberSignIn = z.output<typeof MemberSignIn>;
@@ -45,6 +51,11 @@ const CONNECT = "connect:";
 const MEMBER_SIGN_IN = "member-sign-in:";
 /** Flows kept at once per team and kind: a flood of started-and-abandoned ones cannot fill the object. */
 const MAX_PENDING = 500;
+/**
+ * Flows one account may have pending at once (a connect: per server). One more pushes out that account's oldest, so
+ * a member (or anyone holding one link) starting flows by the hundred only ever replaces their own, never another's.
+ */
+const MAX_PENDING_PER_ACCOUNT = 5;
 
 /** The sealed record's name: contains ':' so it can never be a team secret's name (those are identifiers). */
 const sealName = (server: string, account: string) => `oauth:${server}:${account}`;
@@ -145,7 +156,7 @@ export class CredentialVault {
   }
 
   async beginConnect(state: string, transaction: ConnectTransaction): Promise<void> {
-    await this.#begin(CONNECT, state, ConnectTransaction.parse(transaction));
+    await this.#begin(CONNECT, state, ConnectTransaction.parse(transaction), (t) => `${t.server}\n${t.account}`);
   }
 
   /** The connect this `state` started, once: a second use, or one after ten minutes, finds nothing. */
@@ -154,7 +165,7 @@ export class CredentialVault {
   }
 
   async beginMemberSignIn(state: string, signIn: MemberSignIn): Promise<void> {
-    await this.#begin(MEMBER_SIGN_IN, state, MemberSignIn.parse(signIn));
+    await this.#begin(MEMBER_SIGN_IN, state, MemberSignIn.parse(signIn), (t) => t.accountTag);
   }
 
   /** The member sign-in this `state` started, once, within its ten minutes. */
@@ -162,14 +173,22 @@ export class CredentialVault {
     return this.#take<MemberSignIn>(MEMBER_SIGN_IN, state);
   }
 
-  /** Keeps a flow under `prefix + state`: expired ones go first, past the cap the oldest-keyed (random keys: at random). */
-  async #begin(prefix: string, state: string, value: { expiresAt: number }): Promise<void> {
+  /**
+   * Keeps a flow under `prefix + state`. Expired ones go first; then, past its account's cap, that account's oldest
+   * (`account` names whose a flow is); then, past the team's cap, the oldest of all.
+   */
+  async #begin<T extends { expiresAt: number }>(prefix: string, state: string, value: T, account: (flow: T) => string): Promise<void> {
     const now = Date.now();
-    const all = await this.#storage.list<{ expiresAt: number }>({ prefix });
-    const stale = [...all].filter(([, t]) => t.expiresAt <= now).map(([k]) => k);
-    const over = all.size - stale.length - MAX_PENDING + 1;
-    if (over > 0) stale.push(...[...all.keys()].filter((k) => !stale.includes(k)).slice(0, over));
-    if (stale.length > 0) await this.#storage.delete(stale);
+    const all = [...(await this.#storage.list<T>({ prefix }))];
+    const gone = all.filter(([, t]) => t.expiresAt <= now).map(([k]) => k);
+    const live = all.filter(([, t]) => t.expiresAt > now).sort(([, a], [, b]) => a.expiresAt - b.expiresAt);
+    const whose = account(value);
+    const own = live.filter(([, t]) => account(t) === whose);
+    const pushedOut = own.slice(0, Math.max(0, own.length - MAX_PENDING_PER_ACCOUNT + 1)).map(([k]) => k);
+    const rest = live.filter(([k]) => !pushedOut.includes(k));
+    gone.push(...pushedOut, ...rest.slice(0, Math.max(0, rest.length - MAX_PENDING + 1)).map(([k]) => k));
+    // Storage deletes at most 128 keys a call.
+    for (let i = 0; i < gone.length; i += 128) await this.#storage.delete(gone.slice(i, i + 128));
     await this.#storage.put(prefix + state, value);
   }
 

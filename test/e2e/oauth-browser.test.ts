@@ -175,7 +175,7 @@ async function memberSignsIn(
   callback: HostCallback,
 ): Promise<{ consent: PageResponse; consentText: string; back: URLSearchParams; proxyCookies: string[][] }> {
   const before = callback.callbacks.length;
-  // The proxy's cookies in the browser at each stop (the library's `__Host-oauth-` binding cookies).
+  // The proxy's cookies in the browser at each stop (its `__Host-` binding cookies).
   const proxyCookies: string[][] = [];
   const snapshot = async () => {
     const cookies = await page.context().cookies(base());
@@ -227,11 +227,12 @@ describe("a host signs a member in through a real browser (wrangler dev, OAUTH_H
     expect(text).toContain(`MCP server of team ${TEAM}`);
     expect(text).toContain("everything: The MCP reference server");
     expect(text).toContain("Access is sent to 127.0.0.1");
-    // Chromium kept the proxy's `__Host-` binding cookie over plain http on localhost: one for the consent page, one
-    // for the trip to the IdP (the consent one cleared when posted); once the callback used it, only the member
-    // cookie is left (which member this browser is, for connect links of per_user upstreams).
+    // Chromium kept the proxy's `__Host-` binding cookie over plain http on localhost: one for the consent page (a
+    // flow cookie: the page's handle is signed, not stored), the library's for the trip to the IdP (the consent one
+    // cleared when posted); once the callback used it, only the member cookie is left (which member this browser is,
+    // for connect links of per_user upstreams).
     const cookie = (name: string) => expect.stringMatching(new RegExp(`^__Host-${name}[^;]*; secure=true; httpOnly=true; sameSite=Lax; path=/$`));
-    expect(proxyCookies).toEqual([[cookie("oauth-consent")], [cookie("oauth-upstream")], [cookie("dynmcp-member")]]);
+    expect(proxyCookies).toEqual([[cookie("dynmcp-flow-")], [cookie("oauth-upstream")], [cookie("dynmcp-member")]]);
 
     // The callback: a code, the host's own state, and the team's issuer (RFC 9207).
     expect(back.get("error"), back.toString()).toBeNull();
