@@ -10,6 +10,7 @@ import { OAUTH_SCOPES, authorizationServer, teamResource } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { signIn } from "./authorize.ts";
 import { upstreamConnect } from "./upstream-connect.ts";
+import { tokenEndpoint } from "./token-endpoint.ts";
 import { memberSignIn } from "./member-cookie.ts";
 
 export const oauth = new Hono<{ Bindings: Env }>();
@@ -34,7 +35,7 @@ oauth.get("/.well-known/oauth-protected-resource/t/:team/mcp", (c) => {
   );
 });
 
-/** The library's endpoints of the team's server: its metadata, token (refresh, revocation) and registration. */
+/** The library's endpoints of the team's server: its metadata and registration. */
 async function library(c: OAuthContext): Promise<Response> {
   const team = teamOf(c);
   if (!team) return absent(c);
@@ -42,8 +43,16 @@ async function library(c: OAuthContext): Promise<Response> {
   return authorizationServer(publicBase(c.env, c.req.raw), team).fetch(c.req.raw, c.env, c.executionCtx as unknown as ExecutionContext);
 }
 
+/** The token endpoint (code exchange, refresh, revocation): the library's, each code and refresh token used once. */
+async function token(c: OAuthContext): Promise<Response> {
+  const team = teamOf(c);
+  if (!team) return absent(c);
+  const server = authorizationServer(publicBase(c.env, c.req.raw), team);
+  return tokenEndpoint(c.env, team, server, c.req.raw, c.executionCtx as unknown as ExecutionContext);
+}
+
 oauth.get("/.well-known/oauth-authorization-server/t/:team", library);
-oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/token", library);
+oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/token", token);
 oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/register", library);
 // The member's way through: authorize (consent), the team's identity provider, and back (src/oauth/authorize.ts).
 oauth.route("/", signIn);
