@@ -20,7 +20,7 @@ import { urlPolicy } from "../security/policy.ts";
 import { TeamStore, readSecret } from "../teams/store.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
 import { publicBase } from "../http/origin.ts";
-import { authorizationServer, type GrantProps } from "./server.ts";
+import { authorizationServer, grantedScopes, type GrantProps } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { consentPage, errorPage, type ConsentTeam } from "./pages.ts";
 import { SignInError, finishSignIn, newSignIn, signInUrl, type SignInState } from "./sign-in.ts";
@@ -189,7 +189,8 @@ signIn.get("/t/:team/oauth/callback", async (c) => {
     userId,
     // Stored in clear beside the grant (the admin's grant list): nothing the user index does not already hold.
     metadata: { team: s.team, ...(admission.email === undefined ? {} : { email: admission.email }) },
-    scope: request.scope,
+    // The scopes the consent page showed: `mcp` when the client asked for none the server offers.
+    scope: grantedScopes(request.scope),
     props,
   });
   log({ event: "sign_in", team: s.team, outcome: "ok", user: userId, client: request.clientId });

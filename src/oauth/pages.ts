@@ -2,6 +2,7 @@
 // HTML with no script, every value escaped (client names and URIs are the client's own words), never framed, never
 // cached.
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
+import { grantedScopes } from "./server.ts";
 
 export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
@@ -54,7 +55,7 @@ export function consentPage(action: string, handle: string, client: ConsentDescr
   const who = client.clientDomain
     ? `<strong>${escapeHtml(client.clientName)}</strong> (verified domain <code>${escapeHtml(client.clientDomain)}</code>)`
     : `<strong>${escapeHtml(client.clientName)}</strong> <small>(a name the application gave itself)</small>`;
-  const scopes = client.scope.length === 0 ? ["mcp"] : client.scope;
+  const scopes = grantedScopes(client.scope);
   const upstreams =
     team.upstreams.length === 0
       ? "<p>The team has no MCP servers configured yet.</p>"

@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import type { Env } from "../env.ts";
 import { publicBase } from "../http/origin.ts";
-import { OAUTH_SCOPES, authorizationServer, teamResource } from "./server.ts";
+import { MCP_SCOPE, authorizationServer, teamResource } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { signIn } from "./authorize.ts";
 import { upstreamConnect } from "./upstream-connect.ts";
@@ -26,7 +26,7 @@ oauth.get("/.well-known/oauth-protected-resource/t/:team/mcp", (c) => {
     {
       resource: teamResource(base, team),
       authorization_servers: [`${base}/t/${team}`],
-      scopes_supported: [OAUTH_SCOPES[0]],
+      scopes_supported: [MCP_SCOPE],
       bearer_methods_supported: ["header"],
       resource_name: `dynmcp-edge: team ${team}`,
     },
