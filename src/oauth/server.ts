@@ -6,6 +6,7 @@ import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
 import * as z from "zod";
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
+import { refuseHiddenClientName } from "./client-name.ts";
 
 /** Scopes the servers offer: `mcp` is what the MCP URL needs; `offline_access` asks for a refresh token. */
 export const OAUTH_SCOPES = ["mcp", "offline_access"] as const;
@@ -62,6 +63,8 @@ export function authorizationServer(base: string, team: string): OAuthAuthorizat
       scopesSupported: [...OAUTH_SCOPES],
       accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTTL: REFRESH_TOKEN_TTL_SECONDS,
+      // A client name that could be disguised (bidirectional overrides, invisible characters) is refused.
+      clientRegistrationCallback: refuseHiddenClientName,
       // Our log line instead of the library's console text: its stable category and reason, nothing of the request.
       onError: ({ code, status, internal }) => {
         log({ event: "oauth_error", team, code, category: internal.category, reason: internal.reason, status });
