@@ -1,7 +1,7 @@
 // A member's way through a host's sign-in (issue 16, docs/oauth.md 3.2): the authorization request is checked, the
 // member consents, signs in at the team's identity provider, and comes back to the host with a code bound to who
 // they are. Three steps:
-//   GET  /t/<team>/oauth/authorize  the request checked (client, exact redirect URI, resource, PKCE S256), the consent page
+//   GET  /t/<team>/oauth/authorize  the request checked (client, registered redirect URI, resource, PKCE S256), the consent page
 //   POST /t/<team>/oauth/authorize  the decision; on Allow, off to the team's provider (state bound to this browser)
 //   GET  /t/<team>/oauth/callback   the provider's answer: the member's claims, the team's admission rule, the user
 //                                   index, and the grant (GrantProps) with a code for the host
