@@ -148,6 +148,11 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   beginMemberSignIn(team: string, state: string, signIn: MemberSignIn): Promise<void>;
   /** The member sign-in `state` started, once. */
   takeMemberSignIn(team: string, state: string): Promise<MemberSignIn | undefined>;
+  /**
+   * The team's token endpoint honoured the OAuth secret (a code, a refresh token) with this SHA-256 (lowercase hex):
+   * true the first time within ten minutes, false for a second use (src/session/spent-secrets.ts).
+   */
+  spendOAuthSecret(team: string, hash: string): Promise<boolean>;
 }
 
 export interface Env {

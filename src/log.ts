@@ -13,6 +13,12 @@ export type LogEvent =
   /** A refusal of a team's OAuth server: the library's stable category and reason only (never a token or client secret). */
   | { event: "oauth_error"; team: string; code: string; category: string; reason: string; status: number }
   /**
+   * A code or refresh token of the team's OAuth server used a second time (src/oauth/token-endpoint.ts): which kind,
+   * how it was told (the refresh token a rotation replaced, a code already exchanged, two overlapping uses), and whose
+   * grant was revoked for it (the pseudonymous user id; never the secret).
+   */
+  | { event: "oauth_reuse"; team: string; kind: "authorization_code" | "refresh_token"; reason: "superseded" | "exchanged" | "overlapping"; user: string; outcome: "grant_revoked" }
+  /**
    * A member's sign-in through the team's identity provider: its outcome, the pseudonymous user id when known (never
    * an email, a code or a token), the OAuth client, and the reason of a refusal.
    */

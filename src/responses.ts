@@ -40,3 +40,17 @@ export function unauthorized(oauth?: OAuthChallenge): Response {
     { status: 401, headers: { "WWW-Authenticate": challenge } },
   );
 }
+
+/**
+ * An OAuth access token of the team that was not granted the scope the MCP URL needs (RFC 6750 §3.1): 403 with a
+ * challenge naming that scope, so a client can ask for it (a step-up sign-in). Only a valid token of this team gets it.
+ */
+export function insufficientScope(oauth: Omit<OAuthChallenge, "invalidToken">): Response {
+  return Response.json(
+    { error: "insufficient_scope", message: `This token was not granted the ${oauth.scope} scope: sign in again asking for it.` },
+    {
+      status: 403,
+      headers: { "WWW-Authenticate": `Bearer realm="${REALM}", resource_metadata="${oauth.resourceMetadata}", scope="${oauth.scope}", error="insufficient_scope"` },
+    },
+  );
+}

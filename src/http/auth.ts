@@ -9,10 +9,10 @@ import { TeamName } from "../config/schema.ts";
 import { loadToken } from "../config/load.ts";
 import type { TokenRecord } from "../config/keys.ts";
 import { SETTING_DEFAULTS, settings } from "../settings.ts";
-import { unauthorized } from "../responses.ts";
+import { insufficientScope, unauthorized } from "../responses.ts";
 import type { McpEnv, Principal } from "./context.ts";
 import { MAX_TOKEN_CACHE_SECONDS, TokenCache } from "./token-cache.ts";
-import { OAUTH_SCOPES, oauthCaller } from "../oauth/server.ts";
+import { MCP_SCOPE, oauthCaller } from "../oauth/server.ts";
 import { resourceMetadataUrl } from "../oauth/routes.ts";
 import { publicBase } from "./origin.ts";
 import { log } from "../log.ts";
@@ -82,9 +82,10 @@ const MAX_OAUTH_CALLERS = 10_000;
 
 /**
  * An OAuth access token of the team's authorization server (src/oauth/server.ts), when OAUTH_HOSTS is on: a token
- * that is not a team token's shape (`dmt_…`) is asked there. Its principal binds to the grant (`g.<binding>`).
+ * that is not a team token's shape (`dmt_…`) is asked there. Its principal binds to the grant (`g.<binding>`). A valid
+ * token without the `mcp` scope is `insufficient_scope` (never kept).
  */
-async function oauthPrincipal(c: Context<McpEnv>, team: string, header: string | null): Promise<Principal | null> {
+async function oauthPrincipal(c: Context<McpEnv>, team: string, header: string | null): Promise<Principal | "insufficient_scope" | null> {
   if (!settings(c.env).oauthHosts || !c.env.OAUTH_KV) return null;
   const bearer = header === null ? undefined : BEARER.exec(header)?.[1];
   if (!bearer || tokenId(bearer)) return null;
@@ -103,6 +104,7 @@ async function oauthPrincipal(c: Context<McpEnv>, team: string, header: string |
     return null;
   }
   if (!caller) return null;
+  if (!caller.mayUseMcp) return "insufficient_scope";
   const principal: Principal = { team, tokenId: `g.${caller.binding}`, user: caller.user };
   if (seconds > 0) {
     if (oauthCallers.size >= MAX_OAUTH_CALLERS) oauthCallers.clear();
@@ -116,10 +118,11 @@ export const token: MiddlewareHandler<McpEnv, string, TeamInput> = async (c, nex
   const { team } = c.req.valid("param");
   const header = c.req.raw.headers.get("authorization");
   const principal = (await authenticate(c.env.TEAMS, team, header, settings(c.env).tokenCacheSeconds)) ?? (await oauthPrincipal(c, team, header));
+  if (principal === "insufficient_scope") return insufficientScope({ resourceMetadata: resourceMetadataUrl(publicBase(c.env, c.req.raw), team), scope: MCP_SCOPE });
   if (!principal) {
     // With OAuth on, the one 401 also says where the resource's metadata is (RFC 9728 §5.1), for any valid team name.
     if (!settings(c.env).oauthHosts || !c.env.OAUTH_KV) return unauthorized();
-    return unauthorized({ resourceMetadata: resourceMetadataUrl(publicBase(c.env, c.req.raw), team), scope: OAUTH_SCOPES[0], invalidToken: header !== null });
+    return unauthorized({ resourceMetadata: resourceMetadataUrl(publicBase(c.env, c.req.raw), team), scope: MCP_SCOPE, invalidToken: header !== null });
   }
   c.set("principal", principal);
   await next();

@@ -1,7 +1,7 @@
 // A member's way through a host's sign-in (issue 16, docs/oauth.md 3.2): the authorization request is checked, the
 // member consents, signs in at the team's identity provider, and comes back to the host with a code bound to who
 // they are. Three steps:
-//   GET  /t/<team>/oauth/authorize  the request checked (client, exact redirect URI, resource, PKCE S256), the consent page
+//   GET  /t/<team>/oauth/authorize  the request checked (client, registered redirect URI, resource, PKCE S256), the consent page
 //   POST /t/<team>/oauth/authorize  the decision; on Allow, off to the team's provider (state bound to this browser)
 //   GET  /t/<team>/oauth/callback   the provider's answer: the member's claims, the team's admission rule, the user
 //                                   index, and the grant (GrantProps) with a code for the host
@@ -20,7 +20,7 @@ import { urlPolicy } from "../security/policy.ts";
 import { TeamStore, readSecret } from "../teams/store.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
 import { publicBase } from "../http/origin.ts";
-import { authorizationServer, type GrantProps } from "./server.ts";
+import { authorizationServer, grantedScopes, type GrantProps } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { consentPage, errorPage, type ConsentTeam } from "./pages.ts";
 import { SignInError, finishSignIn, newSignIn, signInUrl, type SignInState } from "./sign-in.ts";
@@ -206,7 +206,8 @@ signIn.get("/t/:team/oauth/callback", async (c) => {
     userId,
     // Stored in clear beside the grant (the admin's grant list): nothing the user index does not already hold.
     metadata: { team: s.team, ...(admission.email === undefined ? {} : { email: admission.email }) },
-    scope: request.scope,
+    // The scopes the consent page showed: `mcp` when the client asked for none the server offers.
+    scope: grantedScopes(request.scope),
     props,
   });
   log({ event: "sign_in", team: s.team, outcome: "ok", user: userId, client: request.clientId });

@@ -2,6 +2,8 @@
 // HTML with no script, every value escaped (client names and URIs are the client's own words), never framed, never
 // cached.
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
+import { grantedScopes } from "./server.ts";
+import { shownClientName } from "./client-name.ts";
 
 export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
@@ -48,13 +50,21 @@ const SCOPE_WORDS: Record<string, string> = {
 /**
  * The consent page: who asks (the client's name, its verified domain for a metadata-document client, else a note
  * that the name is its own claim), where the tokens go (the redirect host, with a warning for a local app), what it
- * may do, and what it reaches. The form posts the handle back with the member's decision.
+ * may do, and what it reaches. The name is shown without the characters that could disguise it
+ * (src/oauth/client-name.ts), isolated (`<bdi>`) so that a right-to-left name cannot reorder the words around it, with
+ * a warning when any were removed. The form posts the handle back with the member's decision.
  */
 export function consentPage(action: string, handle: string, client: ConsentDescription, team: ConsentTeam, headers: Headers): Response {
+  const name = shownClientName(client.clientName, client.clientId);
+  const shown = `<strong><bdi>${escapeHtml(name.text)}</bdi></strong>`;
   const who = client.clientDomain
-    ? `<strong>${escapeHtml(client.clientName)}</strong> (verified domain <code>${escapeHtml(client.clientDomain)}</code>)`
-    : `<strong>${escapeHtml(client.clientName)}</strong> <small>(a name the application gave itself)</small>`;
-  const scopes = client.scope.length === 0 ? ["mcp"] : client.scope;
+    ? `${shown} (verified domain <code>${escapeHtml(client.clientDomain)}</code>)`
+    : `${shown} <small>(a name the application gave itself)</small>`;
+  const disguised = name.altered
+    ? '<p class="warn">The application\'s name held invisible characters that can make it read as another name; they are removed above. ' +
+      "Allow only if you know this application.</p>"
+    : "";
+  const scopes = grantedScopes(client.scope);
   const upstreams =
     team.upstreams.length === 0
       ? "<p>The team has no MCP servers configured yet.</p>"
@@ -67,6 +77,7 @@ export function consentPage(action: string, handle: string, client: ConsentDescr
     : "";
   const body =
     `<p>${who} asks to sign you in to the MCP server of team <code>${escapeHtml(team.team)}</code>.</p>` +
+    disguised +
     `<p>It will be able to:</p><ul>${scopes.map((s) => `<li>${escapeHtml(SCOPE_WORDS[s] ?? s)}</li>`).join("")}</ul>` +
     upstreams +
     `<p>Access is sent to <code>${escapeHtml(client.redirectHost)}</code>.</p>` +
@@ -76,7 +87,7 @@ export function consentPage(action: string, handle: string, client: ConsentDescr
     `<button type="submit" name="decision" value="approve">Allow</button>` +
     `<button type="submit" name="decision" value="deny">Deny</button></form>` +
     "<p><small>Next you sign in with your team's identity provider.</small></p>";
-  return htmlPage(200, `Allow ${client.clientName}?`, body, headers);
+  return htmlPage(200, `Allow ${name.text}?`, body, headers);
 }
 
 /**

@@ -6,10 +6,11 @@
 import { Hono } from "hono";
 import type { Env } from "../env.ts";
 import { publicBase } from "../http/origin.ts";
-import { OAUTH_SCOPES, authorizationServer, teamResource } from "./server.ts";
+import { MCP_SCOPE, authorizationServer, teamResource } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { signIn } from "./authorize.ts";
 import { upstreamConnect } from "./upstream-connect.ts";
+import { tokenEndpoint } from "./token-endpoint.ts";
 import { memberSignIn } from "./member-cookie.ts";
 import { REGISTRATION_LIMIT, TOKEN_FORM_LIMIT, limitedForLibrary } from "./forms.ts";
 import { log } from "../log.ts";
@@ -27,7 +28,7 @@ oauth.get("/.well-known/oauth-protected-resource/t/:team/mcp", (c) => {
     {
       resource: teamResource(base, team),
       authorization_servers: [`${base}/t/${team}`],
-      scopes_supported: [OAUTH_SCOPES[0]],
+      scopes_supported: [MCP_SCOPE],
       bearer_methods_supported: ["header"],
       resource_name: `dynmcp-edge: team ${team}`,
     },
@@ -37,7 +38,7 @@ oauth.get("/.well-known/oauth-protected-resource/t/:team/mcp", (c) => {
 });
 
 /**
- * The library's endpoints of the team's server: its metadata, token (refresh, revocation) and registration. A POST's
+ * The library's endpoints of the team's server: its metadata, metadata and registration (the token endpoint is `token` below). A POST's
  * body is read here, within the endpoint's limit, and the library gets those bytes (src/oauth/forms.ts).
  */
 const library = (limit: number) => async (c: OAuthContext): Promise<Response> => {
@@ -52,8 +53,24 @@ const library = (limit: number) => async (c: OAuthContext): Promise<Response> =>
   return authorizationServer(publicBase(c.env, c.req.raw), team).fetch(request, c.env, c.executionCtx as unknown as ExecutionContext);
 };
 
+/**
+ * The token endpoint (code exchange, refresh, revocation): the library's, its body read within the limit first, each
+ * code and refresh token used once (src/oauth/token-endpoint.ts).
+ */
+async function token(c: OAuthContext): Promise<Response> {
+  const team = teamOf(c);
+  if (!team) return absent(c);
+  const request = await limitedForLibrary(c.req.raw, TOKEN_FORM_LIMIT);
+  if (request instanceof Response) {
+    log({ event: "oauth_error", team, code: "invalid_request", category: "body", reason: "body_too_large", status: request.status });
+    return request;
+  }
+  const server = authorizationServer(publicBase(c.env, c.req.raw), team);
+  return tokenEndpoint(c.env, team, server, request, c.executionCtx as unknown as ExecutionContext);
+}
+
 oauth.get("/.well-known/oauth-authorization-server/t/:team", library(0));
-oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/token", library(TOKEN_FORM_LIMIT));
+oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/token", token);
 oauth.on(["POST", "OPTIONS"], "/t/:team/oauth/register", library(REGISTRATION_LIMIT));
 // The member's way through: authorize (consent), the team's identity provider, and back (src/oauth/authorize.ts).
 oauth.route("/", signIn);

@@ -7,9 +7,24 @@ import * as z from "zod";
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
 import { boundedRegistration } from "./registration.ts";
+import { refuseHiddenClientName } from "./client-name.ts";
 
 /** Scopes the servers offer: `mcp` is what the MCP URL needs; `offline_access` asks for a refresh token. */
 export const OAUTH_SCOPES = ["mcp", "offline_access"] as const;
+/** The scope an access token must carry at the MCP URL. */
+export const MCP_SCOPE = OAUTH_SCOPES[0];
+
+/**
+ * What a grant holds of the scopes a client asked for: those the server offers (others are dropped, as RFC 6749 §3.3
+ * lets a server do), and `mcp` when it asked for none of them (the server's default for an omitted scope). A client
+ * that asked for `offline_access` alone gets that alone: its tokens are refused at the MCP URL.
+ */
+export function grantedScopes(requested: readonly string[]): string[] {
+  const offered = new Set<string>(OAUTH_SCOPES);
+  const granted = [...new Set(requested.filter((scope) => offered.has(scope)))];
+  return granted.length === 0 ? [MCP_SCOPE] : granted;
+}
+
 /** Access tokens are short-lived (refresh tokens rotate): a revoked grant stops within this bound at most. */
 export const ACCESS_TOKEN_TTL_SECONDS = 900;
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
@@ -57,8 +72,9 @@ export function authorizationServer(base: string, team: string): OAuthAuthorizat
       accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTTL: REFRESH_TOKEN_TTL_SECONDS,
       clientRegistrationTTL: CLIENT_REGISTRATION_TTL_SECONDS,
-      // Each field's size, before the library stores anything (the document's size is limited before it reads it).
-      clientRegistrationCallback: boundedRegistration,
+      // Each field's size, before the library stores anything (the document's size is limited before it reads it),
+      // then a client name that could be disguised (bidirectional overrides, invisible characters) is refused.
+      clientRegistrationCallback: (metadata) => boundedRegistration(metadata) ?? refuseHiddenClientName(metadata),
       // Our log line instead of the library's console text: its stable category and reason, nothing of the request.
       onError: ({ code, status, internal }) => {
         log({ event: "oauth_error", team, code, category: internal.category, reason: internal.reason, status });
@@ -76,6 +92,8 @@ export interface OAuthCaller {
   user: GrantProps["user"];
   /** When the access token expires (unix seconds). */
   expiresAt: number;
+  /** Whether the token carries the `mcp` scope (without it, the MCP URL refuses it: insufficient_scope). */
+  mayUseMcp: boolean;
 }
 
 export async function oauthCaller(env: Env, base: string, team: string, token: string): Promise<OAuthCaller | null> {
@@ -84,5 +102,5 @@ export async function oauthCaller(env: Env, base: string, team: string, token: s
   const props = GrantProps.safeParse(validated.props);
   // A grant for another team (it cannot pass the audience check, but its props say whose it is) is refused too.
   if (!props.success || props.data.team !== team) return null;
-  return { binding: props.data.binding, user: props.data.user, expiresAt: validated.expiresAt };
+  return { binding: props.data.binding, user: props.data.user, expiresAt: validated.expiresAt, mayUseMcp: validated.scope.includes(MCP_SCOPE) };
 }

@@ -2,7 +2,8 @@
 // usage per UTC day. Admin reloads and reconnects find the sessions here; a session adds itself at initialize and
 // removes itself when it ends. Sessions send their usage figures here (src/session/usage.ts); the admin API reads them.
 // It also holds the team's 2026-era `subscriptions/listen` streams (src/modern/listen.ts), which the router sends here
-// and the admin API's changes are announced on (`listsChanged`).
+// and the admin API's changes are announced on (`listsChanged`), and the OAuth secrets its token endpoint honoured in
+// the last minutes (`spendOAuthSecret`: src/session/spent-secrets.ts).
 import { DurableObject } from "cloudflare:workers";
 import { logUnreadable } from "../config/keys.ts";
 import {
@@ -22,6 +23,7 @@ import { TeamListen } from "../modern/listen.ts";
 import { jsonRpcError } from "../responses.ts";
 import { accepted, type Same } from "../teams/kv.ts";
 import { CredentialVault } from "./credential-vault.ts";
+import { SpentSecrets } from "./spent-secrets.ts";
 import { USAGE_DAYS_KEPT, UsageDay, UsageFigures, addFigures, emptyFigures, firstDayOf } from "./usage.ts";
 
 /** The RPC's types (src/env.ts, which imports nothing) are the schema's. */
@@ -116,6 +118,11 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
 
   async takeMemberSignIn(team: string, state: string): Promise<MemberSignIn | undefined> {
     return this.#vaultFor(team).takeMemberSignIn(state);
+  }
+
+  async spendOAuthSecret(team: string, hash: string): Promise<boolean> {
+    if (!this.ctx.id.equals(this.env.TEAM_INDEX.idFromName(team))) throw new Error("this team index keeps another team's spent secrets");
+    return new SpentSecrets(this.ctx.storage).spend(hash);
   }
 
   async listenStreams(): Promise<number> {

@@ -9,24 +9,14 @@ import { base64url } from "../../src/bytes.ts";
 import { app } from "../../src/http/app.ts";
 import { authorizationServer, teamResource } from "../../src/oauth/server.ts";
 import { initializeBody, seedTeam, replayUrl } from "./helpers.ts";
-import { OAUTH_BASE, OAUTH_REDIRECT, mintAccessToken, pkce, withOAuth } from "./oauth-helpers.ts";
+import { OAUTH_BASE, OAUTH_REDIRECT, initializeWith, mintAccessToken, pkce, withOAuth } from "./oauth-helpers.ts";
 
 const BASE = OAUTH_BASE;
 const REDIRECT = OAUTH_REDIRECT;
 /** The bindings with OAuth for hosts turned off (it is on by default). */
 const withoutOAuth = { ...env, OAUTH_HOSTS: "off" };
 
-/** An initialize at `team`'s URL with this bearer token, through the router with the given bindings. */
-const initialize = (team: string, token: string, bindings: object = withOAuth) =>
-  app.fetch(
-    new Request(`${BASE}/t/${team}/mcp`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
-      body: JSON.stringify(initializeBody),
-    }),
-    bindings,
-    createExecutionContext(),
-  );
+const initialize = initializeWith;
 
 describe("OAuth access tokens at the MCP URL (OAUTH_HOSTS=on)", () => {
   it("opens a session with a token of the team's own authorization server, short-lived as configured", async () => {
