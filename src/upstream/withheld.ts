@@ -3,6 +3,7 @@
 // where the client's transport hands it up, before the SDK, a catalog, a cache, a log line or a host sees it: a member
 // may use a tool, never learn the key behind it.
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import { base64url } from "../bytes.ts";
 
 /** What stands where a withheld value was (it says that something was withheld, never what). */
 export const WITHHELD = "[withheld]";
@@ -19,8 +20,6 @@ interface Form {
   mark: string;
 }
 
-const bytesToBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
-
 /**
  * The base64 of a value wherever it starts in the encoded data: for each of the three alignments, the letters that
  * encode the value's bits alone (the letters at either end also hold bits of what comes before or after it).
@@ -31,9 +30,8 @@ function base64Forms(value: string): string[] {
   for (const shift of [0, 1, 2]) {
     const padded = new Uint8Array(shift + bytes.length);
     padded.set(bytes, shift);
-    const encoded = bytesToBase64(padded);
-    const inner = encoded.slice(Math.ceil((8 * shift) / 6), Math.floor((8 * (shift + bytes.length)) / 6));
-    out.push(inner, inner.replaceAll("+", "-").replaceAll("/", "_"));
+    const inner = base64url(padded).slice(Math.ceil((8 * shift) / 6), Math.floor((8 * (shift + bytes.length)) / 6));
+    out.push(inner, inner.replaceAll("-", "+").replaceAll("_", "/"));
   }
   return out;
 }
@@ -52,9 +50,8 @@ function formsOf(value: string): Form[] {
   const textual = [value, JSON.stringify(value).slice(1, -1), percentEncoded(value)].filter((form) => form !== undefined);
   const forms: Form[] = textual.map((needle) => ({ needle, mark: WITHHELD }));
   for (const needle of base64Forms(value)) forms.push({ needle, mark: BASE64_MARK.repeat(Math.ceil(needle.length / BASE64_MARK.length)).slice(0, needle.length) });
-  // Longest first, each needle once: a form that holds another is replaced whole.
   const seen = new Set<string>();
-  return forms.filter((f) => !seen.has(f.needle) && seen.add(f.needle)).sort((a, b) => b.needle.length - a.needle.length);
+  return forms.filter((f) => !seen.has(f.needle) && seen.add(f.needle));
 }
 
 /** Each value, and each long word of it ("Bearer <token>": an upstream may echo the token without its scheme). */
@@ -85,6 +82,7 @@ export class Withheld {
     this.#build();
   }
 
+  /** Longest first: a form that holds another (a whole value and its word) is replaced whole. */
   #build(): void {
     this.#forms = [...this.#fixed, ...this.#tokens].flatMap(formsOf).sort((a, b) => b.needle.length - a.needle.length);
   }
