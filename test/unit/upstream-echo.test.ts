@@ -1,7 +1,8 @@
 // An upstream that tells back the headers it was sent (harness/echo-upstream.ts), met by the upstream client itself:
 // in both eras over streamable HTTP (a 2026 upstream answers mostly JSON, a 2025 session SSE), and over the older
 // HTTP+SSE transport. Whatever the client hands on (catalog, results, errors, relayed requests, notifications, the
-// era verdict it stores) holds the team's secrets only as `[withheld]`, in none of the forms the fixture uses.
+// era verdict it stores) holds the team's secrets, and an OAuth upstream's access token, only as `[withheld]`, in
+// none of the forms the fixture uses.
 import { afterEach, describe, expect, it } from "vitest";
 import type { JSONRPCMessage, Notification, Request as McpRequest } from "@modelcontextprotocol/client";
 import { echoServer, startEchoUpstream } from "../../harness/echo-upstream.ts";
@@ -110,6 +111,25 @@ describe("an upstream that echoes the headers it was sent", () => {
       expect(leaksIn(verdict!, [API_KEY, BEARER])).toEqual([]);
     });
   }
+
+  it("an OAuth upstream: the access token the auth provider hands out is withheld as well", async () => {
+    const up = await startEchoUpstream("modern");
+    running.push(up);
+    const token = "oauth-access-token-0123456789";
+    const seen: string[] = [];
+    const client = await UpstreamClient.connect(spec(up.url), {}, {
+      fetch: (input, init) => fetch(input, init),
+      clientInfo: { name: "test", version: "1" },
+      hooks: recordingHooks(seen),
+      auth: { token: async () => token },
+    });
+    clients.push(client);
+    await tour(client, seen);
+    expect(up.headers("tools/call")?.authorization).toBe(`Bearer ${token}`);
+    const all = seen.join("\n");
+    expect(all).toContain(`authorization: Bearer ${WITHHELD}`);
+    expect(leaksIn(all, [token])).toEqual([]);
+  });
 
   it("HTTP+SSE: every message on the one stream is scrubbed too", async () => {
     const seen: string[] = [];
