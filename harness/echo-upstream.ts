@@ -9,11 +9,8 @@ import { McpServer, ResourceTemplate, completable, inputRequired } from "@modelc
 import * as z from "zod";
 import { startModernUpstream, type ModernUpstream, type UpstreamEra } from "./modern-upstream.ts";
 
-/** The server's name, as its initialize result and discover result report it. */
-export const ECHO_INFO_NAME = "echo";
-
 /** The headers the fixture tells back: the configured ones (Authorization, `x-…`) first, then the rest. */
-export function echoedHeaders(request: Request | undefined): Array<[string, string]> {
+function echoedHeaders(request: Request | undefined): Array<[string, string]> {
   const all: Array<[string, string]> = [];
   request?.headers.forEach((value, name) => void all.push([name, value]));
   const configured = (name: string) => name === "authorization" || name.startsWith("x-");
@@ -29,7 +26,7 @@ export function echoServer(request: Request | undefined): McpServer {
   /** The values as keys, the names as values: text an upstream may put where a proxy would not look. */
   const byValue = Object.fromEntries(headers.map(([name, value]) => [value, name]));
   const server = new McpServer(
-    { name: ECHO_INFO_NAME, version: "1.0.0", title: `Echo of ${said}`, description: said },
+    { name: "echo", version: "1.0.0", title: `Echo of ${said}`, description: said },
     { capabilities: { tools: {}, resources: {}, prompts: {}, logging: {}, completions: {} }, instructions: `I was sent ${said}` },
   );
 
