@@ -37,6 +37,8 @@ export default defineConfig({
                 OAUTH_UPSTREAM_CONTROL: inject<string>("oauthUpstreamControl"),
                 OAUTH_UPSTREAM_CLIENT_ID: inject<string>("oauthUpstreamClientId"),
                 OAUTH_UPSTREAM_CLIENT_SECRET: inject<string>("oauthUpstreamClientSecret"),
+                ECHO_MODERN_URL: inject<string>("echoModernUrl"),
+                ECHO_LEGACY_URL: inject<string>("echoLegacyUrl"),
               },
             },
           })),

@@ -16,7 +16,8 @@ export interface LegacySessions {
   closeAll(): Promise<void>;
 }
 
-export function legacySessions(newServer: () => McpServer): LegacySessions {
+/** `newServer` gets the `initialize` request that starts the session (a fixture may build its server from it). */
+export function legacySessions(newServer: (request: Request) => McpServer): LegacySessions {
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   return {
     async handle(request, parsedBody, authInfo) {
@@ -33,7 +34,7 @@ export function legacySessions(newServer: () => McpServer): LegacySessions {
           onsessioninitialized: (id) => void sessions.set(id, transport),
           onsessionclosed: (id) => void sessions.delete(id),
         });
-        await newServer().connect(transport);
+        await newServer(request).connect(transport);
         return transport.handleRequest(request, extra);
       }
       return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");

@@ -174,7 +174,13 @@ function fixtureServer(meeting: Shared): McpServer {
   return server;
 }
 
-export async function startModernUpstream(era: UpstreamEra, port = 0): Promise<ModernUpstream> {
+/**
+ * The server each request (2026) or session (2025) gets, built from the request that starts it: the era fixture's
+ * own tools unless another fixture brings its server (harness/echo-upstream.ts).
+ */
+export type FixtureServer = (request: Request | undefined) => McpServer;
+
+export async function startModernUpstream(era: UpstreamEra, port = 0, newServer?: FixtureServer): Promise<ModernUpstream> {
   let current = era;
   let discoverFault: DiscoverFault | undefined;
   let methods: Record<string, number> = {};
@@ -182,9 +188,10 @@ export async function startModernUpstream(era: UpstreamEra, port = 0): Promise<M
   const lastHeaders = new Map<string, Record<string, string>>();
   const meeting = shared();
   /** The 2025 leg: one sessionful transport (and server) per session. */
-  const sessions = legacySessions(() => fixtureServer(meeting));
+  const serve: FixtureServer = newServer ?? (() => fixtureServer(meeting));
+  const sessions = legacySessions(serve);
 
-  const modern = createMcpHandler(() => fixtureServer(meeting), { legacy: "reject" });
+  const modern = createMcpHandler((context) => serve(context.requestInfo), { legacy: "reject" });
 
   async function route(request: Request, parsedBody: unknown): Promise<Response> {
     if (current === "legacy") return sessions.handle(request, parsedBody);

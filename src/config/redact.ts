@@ -51,6 +51,16 @@ export function redactConfig(raw: unknown): unknown {
 const CREDENTIAL_HEADER = /authorization|token|secret|password|passwd|cookie|api[-_]?key|private|session|credential/i;
 const CREDENTIAL_VALUE = /^(?:bearer|basic|token)\s+\S{6,}|^(?:sk|pk|ghp|gho|ghs|glpat|xox[abp])[-_]\S{6,}|^[A-Za-z0-9+/_=.-]{32,}$/i;
 
+/**
+ * The literal part of a header value (secret references left out) when it looks like a credential: the header's
+ * name says so, or the text has a credential's shape. Undefined when there is no such part.
+ */
+export function literalCredential(header: string, value: string): string | undefined {
+  const literal = value.replace(SECRET_REF, "").trim();
+  if (literal === "" || HARMLESS_LITERAL.test(literal)) return undefined;
+  return CREDENTIAL_HEADER.test(header) || CREDENTIAL_VALUE.test(literal) ? literal : undefined;
+}
+
 /** Warnings for literal header values that look like credentials (they belong in team secrets). */
 export function credentialWarnings(raw: unknown): string[] {
   const warnings: string[] = [];
@@ -59,15 +69,11 @@ export function credentialWarnings(raw: unknown): string[] {
     for (const [key, value] of Object.entries(node)) {
       if (key === "headers" && typeof value === "object" && value !== null) {
         for (const [header, v] of Object.entries(value)) {
-          if (typeof v !== "string") continue;
-          const literal = v.replace(SECRET_REF, "").trim();
-          if (literal === "" || HARMLESS_LITERAL.test(literal)) continue;
-          if (CREDENTIAL_HEADER.test(header) || CREDENTIAL_VALUE.test(literal)) {
-            warnings.push(
-              `${[...path, "headers", header].join(".")}: the value looks like a credential written in clear; ` +
-                "store it as a team secret and write ${secret:NAME} instead",
-            );
-          }
+          if (typeof v !== "string" || literalCredential(header, v) === undefined) continue;
+          warnings.push(
+            `${[...path, "headers", header].join(".")}: the value looks like a credential written in clear; ` +
+              "store it as a team secret and write ${secret:NAME} instead",
+          );
         }
       } else {
         visit(value, [...path, key]);

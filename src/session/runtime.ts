@@ -119,7 +119,7 @@ async function createUpstreams(
     // Checked again before every connect: the policy of this deployment may be stricter than when it was written.
     const verdict = checkUpstreamUrl(spec.url, addresses);
     if (!verdict.ok) throw new UpstreamError(spec.name, { kind: "config", detail: verdict.reason });
-    const headers = await resolveHeaders(spec, (name) => readSecret(kv, env.SECRETS_KEY, record.team, name));
+    const { headers, withheld } = await resolveHeaders(spec, (name) => readSecret(kv, env.SECRETS_KEY, record.team, name));
     // An OAuth upstream's account (the team's or the member's): no account, no connect (and no strike: errors.ts).
     const auth = await upstreamAuth(env, record, spec);
     return UpstreamClient.connect(spec, headers, {
@@ -128,6 +128,7 @@ async function createUpstreams(
       hooks: bridge,
       gate,
       eras,
+      withheld,
       ...(auth ? { auth } : {}),
     }, signal);
   };

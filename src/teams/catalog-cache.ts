@@ -55,11 +55,17 @@ const CachedCatalog = z.object({ config: z.string(), catalog: StoredCatalog, sav
 type CachedCatalog = z.output<typeof CachedCatalog>;
 
 /**
+ * What a reading holds, by version: 2, readings cleaned of the team's secrets as they arrived (upstream/withheld.ts).
+ * Readings written before may hold a secret an upstream echoed: with another version they are never used again.
+ */
+const READING_FORMAT = 2;
+
+/**
  * What identifies an entry's catalog: everything that could change what the upstream answers or we keep. The era
  * cache (era-cache.ts) keys its verdicts by it too.
  */
 export async function configHash(spec: UpstreamSpec): Promise<string> {
-  const text = canonicalJson({ transport: spec.transport, url: spec.url, headers: spec.headers, tools: spec.tools });
+  const text = canonicalJson({ transport: spec.transport, url: spec.url, headers: spec.headers, tools: spec.tools, format: READING_FORMAT });
   return sha256Hex(text);
 }
 

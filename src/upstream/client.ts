@@ -31,6 +31,7 @@ import { faultOf, scrub } from "./faults.ts";
 import { FetchChain, ORIGIN_HEADER } from "./fetch-chain.ts";
 import { answerInputRounds } from "./input-rounds.ts";
 import type { FetchGate, ResponseTooLarge } from "./fetch-gate.ts";
+import { Withheld, cleanInbound, errorSecrets } from "./withheld.ts";
 
 /** How an upstream reaches the host through the session: capabilities, server-to-client requests, notifications. */
 export interface UpstreamHooks {
@@ -77,9 +78,14 @@ export interface ClientDeps {
   eras?: EraCache;
   /**
    * An OAuth upstream's bearer tokens (docs/oauth.md 3.3): asked before every request, told of a 401 (then the
-   * request is sent once more). Each token it gives is scrubbed from whatever the upstream says, like header values.
+   * request is sent once more). Each token it gives is withheld from whatever the upstream says, like `withheld`.
    */
   auth?: AuthProvider;
+  /**
+   * What the upstream must never show back (resolveHeaders' `withheld`: the team's secrets in its headers, literal
+   * values that look like credentials): every message it sends is cleaned of them as it arrives (withheld.ts).
+   */
+  withheld?: readonly string[];
 }
 
 export interface RequestOptions {
@@ -155,9 +161,10 @@ export class UpstreamClient {
   readonly spec: UpstreamSpec;
   readonly #headers: Record<string, string>;
   readonly #deps: ClientDeps;
-  readonly #secrets: string[];
-  /** How many of `#secrets` come from the headers (the rest are OAuth tokens, newest last). */
-  readonly #headerSecrets: number;
+  /** What every message of the upstream is cleaned of (and its error text scrubbed of). */
+  readonly #withheld: Withheld;
+  /** Header values error text is scrubbed of as well. */
+  readonly #errorSecrets: string[];
   /** The connection in use: set once connect() succeeds, replaced only when a cached modern verdict proved stale. */
   #link!: Link;
   #closed = false;
@@ -172,8 +179,8 @@ export class UpstreamClient {
     this.spec = spec;
     this.#headers = headers;
     this.#deps = deps;
-    this.#secrets = secretsOf(headers);
-    this.#headerSecrets = this.#secrets.length;
+    this.#withheld = new Withheld(deps.withheld ?? []);
+    this.#errorSecrets = errorSecrets(headers);
   }
 
   /**
@@ -259,6 +266,8 @@ export class UpstreamClient {
             // One reconnect attempt for a dropped GET stream; call-level retries are the registry's business.
             reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
           });
+    // Before anything reads a message of the upstream's (the era probe, the SDK, the chain's watch, the catalog).
+    cleanInbound(transport, (message) => this.#withheld.message(message));
     const hooks = deps.hooks;
     const capabilities = relayedCapabilities(hooks?.capabilities() ?? {});
     // `auto`: `server/discover` first, `initialize` when the upstream shows no 2026 evidence (a 401/403, a 5xx or a
@@ -287,17 +296,12 @@ export class UpstreamClient {
     return link;
   }
 
-  /** The auth provider, with every token it hands out added to the words scrubbed from upstream text. */
+  /** The auth provider, with every token it hands out withheld from what the upstream says. */
   #scrubbing(auth: AuthProvider): AuthProvider {
-    const secrets = this.#secrets;
     return {
       token: async () => {
         const token = await auth.token();
-        if (token !== undefined && token.length >= 8 && !secrets.includes(token)) {
-          // A refreshed token replaces the last one learned this way; header values stay first in the list.
-          if (secrets.length > this.#headerSecrets + 1) secrets.splice(this.#headerSecrets, 1);
-          secrets.push(token);
-        }
+        if (token !== undefined) this.#withheld.learn(token);
         return token;
       },
       ...(auth.onUnauthorized ? { onUnauthorized: (ctx) => auth.onUnauthorized!(ctx) } : {}),
@@ -577,6 +581,11 @@ export class UpstreamClient {
     return new UpstreamError(this.spec.name, this.#fault(err, link));
   }
 
+  /** What error text is scrubbed of: every withheld value in every form, and the header values. */
+  get #scrubbed(): string[] {
+    return [...this.#withheld.needles, ...this.#errorSecrets];
+  }
+
   /**
    * By type, never by message text (faults.ts); messages are scrubbed of the URL and header values before they
    * travel. A probe that failed for want of the upstream (network, an unusable reply) is judged by its cause, as
@@ -588,28 +597,18 @@ export class UpstreamClient {
     // only a 400's body as the error itself: the error is the upstream's, whatever status framed it.
     if (err instanceof SdkHttpError && link?.client.getProtocolEra() === "modern" && staleStatus(err.status)) {
       const error = rpcError(err);
-      if (error) return { kind: "rpc", code: error.code, detail: scrub(error.message, this.spec.url, this.#secrets) };
+      if (error) return { kind: "rpc", code: error.code, detail: scrub(error.message, this.spec.url, this.#scrubbed) };
     }
     const transport = link?.transport;
     return faultOf(cause ?? err, {
       spec: this.spec,
-      secrets: this.#secrets,
+      secrets: this.#scrubbed,
       overflowLimit: this.#overflow?.limit,
       sessionId: transport instanceof StreamableHTTPClientTransport ? transport.sessionId : undefined,
       retryAfterMs: link?.chain.retryAfterMs,
       closed: this.#closed,
     });
   }
-}
-
-/**
- * Header values that must not leave the proxy: each whole value, and each long word of it, since an upstream
- * may echo a token without its scheme ("Bearer <token>"). Short words (schemes, 4 to 7 characters) stay.
- */
-function secretsOf(headers: Record<string, string>): string[] {
-  const values = Object.values(headers).filter((v) => v.length >= 4);
-  const words = values.flatMap((v) => v.split(/\s+/).filter((w) => w.length >= 8 && w !== v));
-  return [...new Set([...values, ...words])];
 }
 
 /** The JSON-RPC error in the body of an HTTP error, if its body is one. */

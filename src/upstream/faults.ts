@@ -9,7 +9,7 @@ import { ExchangeTimeout, exchangeMs } from "./exchange.ts";
 /** What the client knew when the error came. */
 export interface FaultContext {
   spec: Pick<UpstreamSpec, "url" | "timeout">;
-  /** Header values that must not leave the proxy (at least 4 characters each). */
+  /** Text that must not leave the proxy: header values (at least 4 characters each), withheld values in every form. */
   secrets: readonly string[];
   /** An answer outgrew the size limit: the client was closed because of it, whatever error that caused. */
   overflowLimit?: number | undefined;

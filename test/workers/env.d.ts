@@ -15,6 +15,8 @@ declare namespace Cloudflare {
     OAUTH_UPSTREAM_CONTROL: string;
     OAUTH_UPSTREAM_CLIENT_ID: string;
     OAUTH_UPSTREAM_CLIENT_SECRET: string;
+    ECHO_MODERN_URL: string;
+    ECHO_LEGACY_URL: string;
   }
   interface GlobalProps {
     mainModule: typeof import("../../src/index.ts");
