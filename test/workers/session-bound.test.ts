@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SETTING_DEFAULTS } from "../../src/settings.ts";
-import { BASE, addToken, adminFetch, initializeBody, post, replayStats, replayUrl, seedTeam, sessionStatus, waitFor, workerFetch } from "./helpers.ts";
+import { BASE, addToken, adminFetch, initializeBody, post, replayStats, replayUrl, rpcText, seedTeam, sessionStatus, waitFor, workerFetch } from "./helpers.ts";
 
 const BOUND = SETTING_DEFAULTS.maxSessionsPerPrincipal;
 const MODERN = "2026-07-28";
@@ -103,17 +103,25 @@ describe("live sessions per principal", () => {
   it("a 2026-era token's toolsets count as its sessions: load_mcp without a handle past the bound ends the least recently used idle toolset", async () => {
     const team = "caps-toolsets";
     const token = await seedTeam(team, { mcp: { lazy: { url: replayUrl("caps-lazy"), description: "A lazy server." } } });
-    const load = async () => {
+    const call = async (name: string, args: Record<string, unknown>): Promise<string> => {
       const res = await post(
         team,
-        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "load_mcp", arguments: { mcp_name: "lazy" }, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } } },
-        { authorization: `Bearer ${token}`, "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "load_mcp" },
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } } },
+        { authorization: `Bearer ${token}`, "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": name },
       );
       expect(res.status).toBe(200);
-      expect(await res.text()).toContain("ts1.");
+      return rpcText(res);
     };
-    for (let i = 0; i < BOUND + 3; i++) await load();
+    const handles: string[] = [];
+    for (let i = 0; i < BOUND + 3; i++) handles.push(/"toolset":"(ts1\.[^"]+)"/.exec(await call("load_mcp", { mcp_name: "lazy" }))![1]!);
     const toolsets = (await listed(team)).filter((id) => id.startsWith("ts."));
     expect(toolsets).toHaveLength(BOUND);
+    // The first toolset ended for a newer one: its handle still checks, reaches an empty toolset, and is told to load again.
+    const stale = JSON.parse(await call("use_tool", { tool_name: "lazy/read_graph", tool_input: {}, toolset: handles[0] })) as { result: { isError?: boolean; content: Array<{ text: string }> } };
+    expect(stale.result.isError).toBe(true);
+    expect(stale.result.content[0]!.text).toContain(`is not loaded in this toolset: call load_mcp {"mcp_name":"lazy","toolset":"${handles[0]}"}`);
+    // The newest still has its server.
+    const fresh = JSON.parse(await call("use_tool", { tool_name: "lazy/read_graph", tool_input: {}, toolset: handles.at(-1) })) as { result: { isError?: boolean } };
+    expect(fresh.result.isError).toBeFalsy();
   });
 });
