@@ -86,8 +86,8 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
         }
       }
       if (request.method === "DELETE" && response.ok) await this.#end();
-      // Usage goes to the team's index when activity is written (at most once a minute), beside the answer, not before
-      // it; not at initialize, where the team's index is busy adding the session (the figures wait for the next one).
+      // Usage and use go to the team's index when activity is written (at most once a minute), beside the answer, not
+      // before it; not at initialize, which the index has just admitted (the figures wait for the next one).
       else if (touched && !initialize) this.ctx.waitUntil(this.#report(record));
       // Followed until its body ends: a call can outlast the idle period (a slow upstream, a program waiting for the
       // user's consent) or a reload, and neither may take its upstream clients away meanwhile.
@@ -214,6 +214,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     }
   }
 
+  /** The team's index, for a principal at its bound: this session ends if it serves nothing right now. */
   async endIfIdle(): Promise<boolean> {
     if ([this.#runtime, ...this.#retired].some((served) => served && (served.answering > 0 || served.hostStreams > 0))) return false;
     await this.#end();

@@ -1,6 +1,7 @@
 // One per team: the ids of the team's live sessions, since Durable Objects cannot be listed, and the team's token
-// usage per UTC day. Admin reloads and reconnects find the sessions here; a session is admitted at initialize (each
-// principal's bounded: src/session/live-sessions.ts) and removes itself when it ends. Sessions send their usage figures here (src/session/usage.ts); the admin API reads them.
+// usage per UTC day. Admin reloads and reconnects find the sessions here; a session is admitted at its start (each
+// principal's bounded: src/session/live-sessions.ts) and removes itself when it ends. Sessions send their usage
+// figures here (src/session/usage.ts); the admin API reads them.
 // It also holds the team's 2026-era `subscriptions/listen` streams (src/modern/listen.ts), which the router sends here
 // and the admin API's changes are announced on (`listsChanged`).
 import { DurableObject } from "cloudflare:workers";

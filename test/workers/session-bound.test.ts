@@ -58,7 +58,7 @@ describe("live sessions per principal", () => {
     })).toBe(true);
     const reload = await adminFetch("POST", `/teams/${team}/sessions/reload`);
     expect(await reload.json()).toEqual({ sessions: BOUND + 1 });
-  });
+  }, 120_000); // thirty sessions one after the other, each with its upstream connect: slow on a busy machine
 
   it("refuses a new session with 429 when every one of the token's sessions is in use, naming the bound and DELETE; another token still starts one, and a session let go makes room", async () => {
     const team = "caps-busy";
@@ -123,5 +123,5 @@ describe("live sessions per principal", () => {
     // The newest still has its server.
     const fresh = JSON.parse(await call("use_tool", { tool_name: "lazy/read_graph", tool_input: {}, toolset: handles.at(-1) })) as { result: { isError?: boolean } };
     expect(fresh.result.isError).toBeFalsy();
-  });
+  }, 60_000);
 });
