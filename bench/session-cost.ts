@@ -41,6 +41,7 @@ interface Figures {
   perSession: { heapMiB: number; heapUsedMiB: number; rssMiB: number; upstreamSessions: number };
   /** Sessions whose heap alone fills one isolate (above the heap with none open). */
   sessionsPerIsolate: number;
+  /** How long starting one took: the figures only (on a shared machine this is mostly its load), not the section. */
   startMs: { p50: number; max: number };
   errors: number;
 }
@@ -132,8 +133,8 @@ function render(f: Figures): string {
     "",
     `**Per live session**: ${ms(p.heapMiB, 2)} MiB of heap (${ms(p.heapUsedMiB, 2)} MiB used), ${ms(p.rssMiB, 2)} MiB of RSS, and ` +
       `${ms(p.upstreamSessions, 1)} upstream sessions (one per eager upstream). On Cloudflare a Durable Object's isolate has ${ISOLATE_MIB} MB, ` +
-      `which objects of one class may share: the heap of about ${Math.floor(f.sessionsPerIsolate)} such sessions fills one. Starting one ` +
-      `took ${ms(f.startMs.p50, 0)} ms at the median (${ms(f.startMs.max, 0)} ms at most). At MAX_SESSIONS_PER_PRINCIPAL's default, ${bound}, ` +
+      `which objects of one class may share: the heap of about ${Math.floor(f.sessionsPerIsolate)} such sessions fills one. ` +
+      `At MAX_SESSIONS_PER_PRINCIPAL's default, ${bound}, ` +
       `one principal's live sessions hold about ${ms(bound * p.heapMiB, 1)} MiB of heap with this team (a team with more eager upstreams ` +
       `or larger catalogs holds more per session) and ${bound} upstream sessions on each eager upstream; why ${bound}: docs/security.md.`,
   ].join("\n");
