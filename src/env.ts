@@ -10,7 +10,16 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   reload(): Promise<boolean>;
   /** Close one upstream's connection and connect it again now; false when there is no such session or upstream. */
   reconnect(name: string): Promise<boolean>;
+  /**
+   * Ends the session when it serves nothing right now (no request being answered, no host stream open) and answers
+   * true; false when it is in use. The team's index asks it of a principal's least recently used session when the
+   * principal is at its bound. An object without a session answers true: there is nothing left to end.
+   */
+  endIfIdle(): Promise<boolean>;
 }
+
+/** A session's place among its principal's live sessions: taken (another, idle, may have ended for it), or refused. */
+export type Admission = { admitted: true; ended?: string } | { admitted: false; held: number };
 
 /**
  * A team's token accounting for one UTC day, or a session's share not yet sent: numbers only (the zod schema and what
@@ -104,7 +113,15 @@ export interface ListsChanged {
 
 /** What sessions and the admin API call on a team's index (`TeamIndex` implements it). */
 export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
-  add(sessionId: string): Promise<void>;
+  /**
+   * Lists a new session (a 2025 session at initialize, a 2026-era object at its first request) as one of its
+   * principal's (`t:<token id>` or `u:<user id>`). At `max` live sessions the principal's least recently used idle
+   * one is ended to make room (`endIfIdle`); when every one is in use the session is refused. `team` must be this
+   * index's own team (checked).
+   */
+  admit(team: string, sessionId: string, principal: string, max: number): Promise<Admission>;
+  /** The session was used now (told at most once a minute): it moves to the end of its principal's order of use. */
+  seen(sessionId: string): Promise<void>;
   remove(sessionId: string): Promise<void>;
   list(): Promise<string[]>;
   /**
@@ -203,6 +220,11 @@ export interface Env {
   CODE_MAX_CALLS?: string;
   CODE_MAX_RESULT_BYTES?: string;
   CODE_MAX_LOG_BYTES?: string;
+  /** Live sessions (2025 sessions and 2026-era objects) one principal may hold in a team (default 20; src/session/team-index.ts). */
+  MAX_SESSIONS_PER_PRINCIPAL?: string;
+  /** 2026-era listen streams one principal may hold open (default 10), and the seconds one lasts at most (default 1800). */
+  LISTEN_STREAMS_PER_PRINCIPAL?: string;
+  LISTEN_STREAM_MAX_SECONDS?: string;
   /** The OAuth library's grants, tokens and clients (@cloudflare/workers-oauth-provider names this binding). */
   OAUTH_KV?: KVNamespace;
   /** Per-token request limiter (Workers rate-limiting binding). */

@@ -71,7 +71,9 @@ export type HttpErrorKind =
   | "parse_error"
   | "body_too_large"
   /** `?view=` names no view, or not the one the session started with. */
-  | "invalid_view";
+  | "invalid_view"
+  /** A principal's live sessions are at MAX_SESSIONS_PER_PRINCIPAL and every one is in use (src/session/admission.ts). */
+  | "too_many_sessions";
 
 /** Team management (the store shared by the admin API and the CLI). */
 export type StoreErrorKind = "secrets_disabled" | "invalid_secret_name";
@@ -206,6 +208,7 @@ export const HTTP_ANSWERS: Record<HttpErrorKind, { status: number; code: number 
   parse_error: { status: 400, code: JsonRpcCode.ParseError },
   body_too_large: { status: 413, code: JsonRpcCode.InvalidRequest },
   invalid_view: { status: 400, code: JsonRpcCode.ServerError },
+  too_many_sessions: { status: 429, code: JsonRpcCode.ServerError },
 };
 
 /** The words of the router's one session-not-found answer (the router and the session object both give it). */

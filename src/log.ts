@@ -8,6 +8,11 @@ export type LogEvent =
   /** One code-mode program run: how long, how many tool calls, and how it ended (never its code, arguments or output). */
   | { event: "execute"; team: string; session: string; principal: string; ms: number; calls: number; outcome: string }
   | { event: "pin_withheld"; team: string; upstream: string; tool: string }
+  /**
+   * A principal at MAX_SESSIONS_PER_PRINCIPAL started another session: its least recently used idle session ended for
+   * it (`session`: that one's id prefix), or, every one in use, the new one was refused.
+   */
+  | { event: "session_limit"; team: string; principal: string; outcome: "ended_idle" | "refused"; session?: string }
   | { event: "misconfigured"; reason: string }
   | { event: "unhandled"; error: string }
   /** A refusal of a team's OAuth server: the library's stable category and reason only (never a token or client secret). */

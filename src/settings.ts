@@ -15,6 +15,14 @@ export const SETTING_DEFAULTS = {
   codeMaxCalls: 50,
   codeMaxResultBytes: 64 * 1024,
   codeMaxLogBytes: 16 * 1024,
+  /**
+   * Live sessions one principal (a token, or a signed-in member across their grants) may hold in a team: 2025 sessions
+   * and 2026-era objects alike. Sized from bench/session-cost.ts (BENCHMARKS.md, "Sessions per principal").
+   */
+  maxSessionsPerPrincipal: 20,
+  /** 2026-era listen streams one principal may hold open in its team's index, and how long one lasts at most. */
+  listenStreamsPerPrincipal: 10,
+  listenStreamMaxSeconds: 1800,
 } as const;
 
 /**
@@ -65,6 +73,9 @@ export const SettingsSchema = z
     CODE_MAX_CALLS: numberSetting(SETTING_DEFAULTS.codeMaxCalls, 1),
     CODE_MAX_RESULT_BYTES: numberSetting(SETTING_DEFAULTS.codeMaxResultBytes, 1),
     CODE_MAX_LOG_BYTES: numberSetting(SETTING_DEFAULTS.codeMaxLogBytes, 0),
+    MAX_SESSIONS_PER_PRINCIPAL: numberSetting(SETTING_DEFAULTS.maxSessionsPerPrincipal, 1),
+    LISTEN_STREAMS_PER_PRINCIPAL: numberSetting(SETTING_DEFAULTS.listenStreamsPerPrincipal, 1),
+    LISTEN_STREAM_MAX_SECONDS: numberSetting(SETTING_DEFAULTS.listenStreamMaxSeconds, 1),
   })
   .transform((s) => ({
     upstreamIdleSeconds: s.UPSTREAM_IDLE_SECONDS,
@@ -85,6 +96,8 @@ export const SettingsSchema = z
       // A call's arguments from a program are held to what a host's use_tool body may carry.
       maxArgBytes: s.MAX_BODY_BYTES,
     },
+    maxSessionsPerPrincipal: Math.floor(s.MAX_SESSIONS_PER_PRINCIPAL),
+    listen: { perPrincipal: Math.floor(s.LISTEN_STREAMS_PER_PRINCIPAL), lifetimeMs: s.LISTEN_STREAM_MAX_SECONDS * 1000 },
   }));
 export type Settings = z.output<typeof SettingsSchema>;
 

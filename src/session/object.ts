@@ -15,6 +15,7 @@ import { createModernRuntime, createRuntime, type ObjectParts } from "./runtime.
 import { ServedRuntime } from "./served-runtime.ts";
 import { handleWithRetired, reloadTag } from "./transport.ts";
 import { SessionStore, principalOf, sessionView, type SessionRecord } from "./state.ts";
+import { admitSession } from "./admission.ts";
 import { UsageMeter } from "./usage.ts";
 
 /** Activity is written to storage at most this often, and at least four times per idle period (the alarm reads it). */
@@ -80,15 +81,14 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
           // Answer initialize at once; the first tools/list waits for these connections.
           this.ctx.waitUntil(runtime.registry.ensureEager());
           this.#meter.started(record.createdAt);
-          await this.#index(record.team).add(record.sessionId);
         } else if (!(await this.#store.transport())?.initialized) {
           await this.#end();
         }
       }
       if (request.method === "DELETE" && response.ok) await this.#end();
-      // Usage goes to the team's index when activity is written (at most once a minute), beside the answer, not before
-      // it; not at initialize, where the team's index is busy adding the session (the figures wait for the next one).
-      else if (touched && !initialize) this.ctx.waitUntil(this.#flushUsage(record));
+      // Usage and use go to the team's index when activity is written (at most once a minute), beside the answer, not
+      // before it; not at initialize, which the index has just admitted (the figures wait for the next one).
+      else if (touched && !initialize) this.ctx.waitUntil(this.#report(record));
       // Followed until its body ends: a call can outlast the idle period (a slow upstream, a program waiting for the
       // user's consent) or a reload, and neither may take its upstream clients away meanwhile.
       return request.method === "GET" && response.ok && response.body ? lease.hostStream(response) : lease.answer(response);
@@ -110,7 +110,6 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
       if (created instanceof Response) return created;
       record = created;
       this.#meter.started(record.createdAt);
-      await this.#index(team).add(objectId);
     } else if (record.era !== "modern" || record.team !== team || record.tokenId !== tokenId || record.sessionId !== objectId) {
       return sessionNotFound();
     } else if (await this.#store.reloadPending()) {
@@ -123,7 +122,7 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
       const runtime = await served.runtime;
       if (!("handler" in runtime)) return sessionNotFound();
       const response = await runtime.handler.fetch(request);
-      if (touched) this.ctx.waitUntil(this.#flushUsage(record));
+      if (touched) this.ctx.waitUntil(this.#report(record));
       return lease.answer(response);
     } finally {
       lease.done();
@@ -143,6 +142,8 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     // The URL's or the token's view, else the team's, else the default; code mode only where this deployment runs it.
     const chosen = resolveView(asked, config.config.view, codeModeAvailable(this.env));
     if ("refused" in chosen) return httpError("invalid_view", chosen.refused);
+    const refused = await admitSession(this.env, fields);
+    if (refused) return refused;
     const record: SessionRecord = { ...fields, view: chosen.view, createdAt: new Date().toISOString(), config: config.config };
     await this.#store.putSession(record);
     return record;
@@ -211,6 +212,13 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     } finally {
       lease.done();
     }
+  }
+
+  /** The team's index, for a principal at its bound: this session ends if it serves nothing right now. */
+  async endIfIdle(): Promise<boolean> {
+    if ([this.#runtime, ...this.#retired].some((served) => served && (served.answering > 0 || served.hostStreams > 0))) return false;
+    await this.#end();
+    return true;
   }
 
   /**
@@ -288,6 +296,12 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
 
   #index(team: string) {
     return this.env.TEAM_INDEX.getByName(team);
+  }
+
+  /** What a request that noted activity tells the team's index: the usage not sent yet, and that the session is in use. */
+  #report(record: SessionRecord): Promise<unknown> {
+    const seen = this.#index(record.team).seen(record.sessionId);
+    return Promise.all([this.#flushUsage(record), seen.catch((err) => log({ event: "unhandled", error: `use not told to the team index: ${err instanceof Error ? err.message : String(err)}` }))]);
   }
 
   /**

@@ -1,6 +1,7 @@
 // One per team: the ids of the team's live sessions, since Durable Objects cannot be listed, and the team's token
-// usage per UTC day. Admin reloads and reconnects find the sessions here; a session adds itself at initialize and
-// removes itself when it ends. Sessions send their usage figures here (src/session/usage.ts); the admin API reads them.
+// usage per UTC day. Admin reloads and reconnects find the sessions here; a session is admitted at its start (each
+// principal's bounded: src/session/live-sessions.ts) and removes itself when it ends. Sessions send their usage
+// figures here (src/session/usage.ts); the admin API reads them.
 // It also holds the team's 2026-era `subscriptions/listen` streams (src/modern/listen.ts), which the router sends here
 // and the admin API's changes are announced on (`listsChanged`), and the OAuth secrets its token endpoint honoured in
 // the last minutes (`spendOAuthSecret`: src/session/spent-secrets.ts).
@@ -8,6 +9,8 @@ import { DurableObject } from "cloudflare:workers";
 import { logUnreadable } from "../config/keys.ts";
 import {
   ROUTE_HEADERS,
+  sessionObjectName,
+  type Admission,
   type ConnectTransaction,
   type CredentialInfo,
   type Env,
@@ -19,24 +22,24 @@ import {
   type UsageDay as UsageDayShape,
 } from "../env.ts";
 import { JsonRpcCode } from "../errors.ts";
-import { TeamListen } from "../modern/listen.ts";
+import { TeamListen, type ListenLimits } from "../modern/listen.ts";
 import { jsonRpcError } from "../responses.ts";
+import { settings } from "../settings.ts";
 import { accepted, type Same } from "../teams/kv.ts";
 import { CredentialVault } from "./credential-vault.ts";
 import { SpentSecrets } from "./spent-secrets.ts";
+import { LiveSessions, PRINCIPAL } from "./live-sessions.ts";
+import { principalOf } from "./state.ts";
 import { USAGE_DAYS_KEPT, UsageDay, UsageFigures, addFigures, emptyFigures, firstDayOf } from "./usage.ts";
 
 /** The RPC's types (src/env.ts, which imports nothing) are the schema's. */
 const dayMatches: Same<UsageDay, UsageDayShape> = true;
 void dayMatches;
 
-const PREFIX = "session:";
 /** `usage:<YYYY-MM-DD>`: the figures of one UTC day, at most USAGE_DAYS_KEPT of them. */
 const USAGE_PREFIX = "usage:";
 /** `usage-by:<YYYY-MM-DD>:<principal>`: one principal's share of a day (same window; sorted by day like the totals). */
 const BY_PREFIX = "usage-by:";
-/** A principal as sessions name them (src/session/state.ts principalOf): `t:<token id>` or `u:<user id>`. */
-const PRINCIPAL = /^[tu]:[A-Za-z0-9._-]{1,100}$/;
 /** Upstreams whose tools digest the index remembers at most (a config names far fewer). */
 const MAX_SERVERS = 1000;
 
@@ -48,6 +51,9 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
    */
   #listen: TeamListen | undefined;
 
+  /** What one principal's listen streams may hold (the settings'; a test may shorten the lifetime before the first stream). */
+  listenLimits: ListenLimits = { ...settings(this.env).listen };
+
   /**
    * Only the router's listen streams come in here (src/http/era.ts): a 2026-era request, routed to the index of the
    * team its token belongs to. Anything else, a request without the router's headers or one named for another team's
@@ -58,8 +64,10 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
     if (request.headers.get(ROUTE_HEADERS.era) !== "modern" || !team || !this.ctx.id.equals(this.env.TEAM_INDEX.idFromName(team))) {
       return jsonRpcError(404, JsonRpcCode.InvalidRequest, "Not found: a team's index serves only the router's subscriptions/listen streams.");
     }
-    this.#listen ??= new TeamListen();
-    return this.#listen.fetch(request);
+    const tokenId = request.headers.get(ROUTE_HEADERS.tokenId) ?? "";
+    const user = request.headers.get(ROUTE_HEADERS.user) ?? undefined;
+    this.#listen ??= new TeamListen(this.listenLimits);
+    return this.#listen.fetch(request, principalOf({ tokenId, ...(user ? { user } : {}) }));
   }
 
   async listsChanged(what: ListsChanged): Promise<void> {
@@ -129,16 +137,23 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
     return this.#listen?.open ?? 0;
   }
 
-  async add(sessionId: string): Promise<void> {
-    await this.ctx.storage.put(PREFIX + sessionId, Date.now());
+  readonly #sessions = new LiveSessions(this.ctx.storage);
+
+  async admit(team: string, sessionId: string, principal: string, max: number): Promise<Admission> {
+    if (!this.ctx.id.equals(this.env.TEAM_INDEX.idFromName(team))) throw new Error("this team index lists another team's sessions");
+    return this.#sessions.admit(sessionId, principal, max, (other) => this.env.SESSIONS.getByName(sessionObjectName(team, other)).endIfIdle());
+  }
+
+  async seen(sessionId: string): Promise<void> {
+    await this.#sessions.seen(sessionId);
   }
 
   async remove(sessionId: string): Promise<void> {
-    await this.ctx.storage.delete(PREFIX + sessionId);
+    await this.#sessions.remove(sessionId);
   }
 
   async list(): Promise<string[]> {
-    return [...(await this.ctx.storage.list({ prefix: PREFIX })).keys()].map((key) => key.slice(PREFIX.length));
+    return this.#sessions.list();
   }
 
   async addUsage(days: UsageDay[], principal?: string): Promise<void> {

@@ -17,6 +17,20 @@ describe("settings", () => {
       codeMode: true,
       codeCheckpoints: true,
       code: { wallMs: 30_000, cpuMs: 5_000, maxCalls: 50, maxResultBytes: 64 * 1024, maxLogBytes: 16 * 1024, maxArgBytes: 4 * 1024 * 1024 },
+      maxSessionsPerPrincipal: 20,
+      listen: { perPrincipal: 10, lifetimeMs: 1_800_000 },
+    });
+  });
+
+  it("reads the bounds per principal as whole numbers of at least one, the listen lifetime in seconds", () => {
+    expect(settings({ MAX_SESSIONS_PER_PRINCIPAL: "5.7", LISTEN_STREAMS_PER_PRINCIPAL: "2", LISTEN_STREAM_MAX_SECONDS: "1.5" })).toMatchObject({
+      maxSessionsPerPrincipal: 5,
+      listen: { perPrincipal: 2, lifetimeMs: 1500 },
+    });
+    // Zero would refuse every session or stream: out of range, so the default.
+    expect(settings({ MAX_SESSIONS_PER_PRINCIPAL: "0", LISTEN_STREAMS_PER_PRINCIPAL: "0", LISTEN_STREAM_MAX_SECONDS: "0" })).toMatchObject({
+      maxSessionsPerPrincipal: SETTING_DEFAULTS.maxSessionsPerPrincipal,
+      listen: { perPrincipal: SETTING_DEFAULTS.listenStreamsPerPrincipal, lifetimeMs: SETTING_DEFAULTS.listenStreamMaxSeconds * 1000 },
     });
   });
 

@@ -1,12 +1,16 @@
 // subscriptions/listen in the 2026-07-28 era: the router sends each stream to its team's index object, whose SDK
 // handler acknowledges first, stamps every notification with the subscription id and ends the stream when the client
-// goes. A change announced on one team's index reaches that team's streams only; a team holds a bounded number.
+// goes. A change announced on one team's index reaches that team's streams only; a team holds a bounded number, one
+// principal a smaller one, and a stream lasts at most its lifetime.
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { ROUTE_HEADERS } from "../../src/env.ts";
 import { MAX_LISTEN_STREAMS } from "../../src/modern/listen.ts";
-import { BASE, adminFetch, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
+import type { TeamIndex } from "../../src/session/team-index.ts";
+import { SETTING_DEFAULTS } from "../../src/settings.ts";
+import { BASE, addToken, adminFetch, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
 
 const MODERN = "2026-07-28";
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
@@ -104,10 +108,10 @@ function toIndex(teamName: string, body: string, headers: Record<string, string>
   return env.TEAM_INDEX.getByName(teamName).fetch(new Request(`${BASE}/t/${teamName}/mcp`, { method: "POST", headers, body, ...(signal ? { signal } : {}) }));
 }
 
-const routeHeaders = (teamName: string, method = "subscriptions/listen"): Record<string, string> => ({
+const routeHeaders = (teamName: string, method = "subscriptions/listen", tokenId = "test-token"): Record<string, string> => ({
   ...modernHeaders(method),
   [ROUTE_HEADERS.team]: teamName,
-  [ROUTE_HEADERS.tokenId]: "test-token",
+  [ROUTE_HEADERS.tokenId]: tokenId,
   [ROUTE_HEADERS.era]: "modern",
 });
 
@@ -219,11 +223,12 @@ describe("subscriptions/listen (2026-07-28)", () => {
   it(`holds at most ${MAX_LISTEN_STREAMS} streams per team; the next one gets the SDK's refusal until one closes`, async () => {
     const token = await team("listen-cap");
     const other = await team("listen-cap-other");
-    // Filled straight through the index object (the router's rate limit is per token, and not what this is about).
+    // Filled straight through the index object (the router's rate limit is per token, and not what this is about), by
+    // twenty principals, each within its own bound.
     const held = await Promise.all(
       Array.from({ length: MAX_LISTEN_STREAMS }, async (_, i) => {
         const controller = new AbortController();
-        const response = await toIndex("listen-cap", listenBody(`cap-${i}`, { toolsListChanged: true }), routeHeaders("listen-cap"), controller.signal);
+        const response = await toIndex("listen-cap", listenBody(`cap-${i}`, { toolsListChanged: true }), routeHeaders("listen-cap", undefined, `token-${i % 20}`), controller.signal);
         return new SseStream(response, controller);
       }),
     );
@@ -251,6 +256,56 @@ describe("subscriptions/listen (2026-07-28)", () => {
     expect((await again.next())?.params?._meta?.[SUBSCRIPTION_ID]).toBe("again");
     await Promise.all([again, ...held].map((s) => s.close()));
     expect(await waitFor(async () => (await streams("listen-cap")) === 0)).toBe(true);
+  });
+
+  it(`holds at most ${SETTING_DEFAULTS.listenStreamsPerPrincipal} streams per token: the next is refused in band, naming why, while another token of the team gets its stream`, async () => {
+    const per = SETTING_DEFAULTS.listenStreamsPerPrincipal;
+    const token = await team("listen-per-token");
+    const other = await addToken("listen-per-token");
+    const held: SseStream[] = [];
+    for (let i = 0; i < per; i++) {
+      const stream = await listen("listen-per-token", token, { toolsListChanged: true }, `mine-${i}`);
+      expect((await stream.next())?.method).toBe("notifications/subscriptions/acknowledged");
+      held.push(stream);
+    }
+    const refused = await workerFetch(`${BASE}/t/listen-per-token/mcp`, {
+      method: "POST",
+      headers: { ...modernHeaders("subscriptions/listen"), authorization: `Bearer ${token}` },
+      body: listenBody("one-too-many", { toolsListChanged: true }),
+    });
+    expect(refused.status).toBe(200);
+    const answer = (await refused.json()) as Message;
+    expect(answer).toMatchObject({ id: "one-too-many", error: { code: -32603 } });
+    expect(answer.error?.message).toContain(`already holds ${per} listen streams`);
+    expect(await streams("listen-per-token")).toBe(per);
+
+    // The team's other token is not held back by it.
+    const theirs = await listen("listen-per-token", other, { toolsListChanged: true }, "theirs");
+    expect((await theirs.next())?.method).toBe("notifications/subscriptions/acknowledged");
+
+    // One of the token's streams closed, it may open one again.
+    await held.pop()!.close();
+    expect(await waitFor(async () => (await streams("listen-per-token")) === per)).toBe(true);
+    const again = await listen("listen-per-token", token, { toolsListChanged: true }, "again");
+    expect((await again.next())?.method).toBe("notifications/subscriptions/acknowledged");
+    await Promise.all([...held, theirs, again].map((s) => s.close()));
+  });
+
+  it("ends a stream at its maximum lifetime with the listen request's result, the protocol's graceful close; the host listens again", async () => {
+    const token = await team("listen-lifetime");
+    // The lifetime, shortened for this team's index before its first stream (the setting is LISTEN_STREAM_MAX_SECONDS).
+    await runInDurableObject(env.TEAM_INDEX.getByName("listen-lifetime"), (index: TeamIndex) => {
+      index.listenLimits = { ...index.listenLimits, lifetimeMs: 300 };
+    });
+    const stream = await listen("listen-lifetime", token, { toolsListChanged: true }, "short-1");
+    expect((await stream.next())?.method).toBe("notifications/subscriptions/acknowledged");
+    const closing = await stream.next();
+    expect(closing).toMatchObject({ id: "short-1", result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID]: "short-1" } } });
+    expect(await waitFor(async () => (await streams("listen-lifetime")) === 0)).toBe(true);
+
+    const again = await listen("listen-lifetime", token, { toolsListChanged: true }, "short-2");
+    expect((await again.next())?.method).toBe("notifications/subscriptions/acknowledged");
+    await again.close();
   });
 
   it("serves only the router's listen requests: other methods, missing route headers and another team's name are refused", async () => {
