@@ -1,16 +1,19 @@
 // Connecting an account to an OAuth-protected upstream (issue 16, docs/oauth.md 3.3). Served whether or not
 // OAUTH_HOSTS is on:
-//   GET /t/<team>/connect/<server>?h=<handle>  a connect link: the handle checked (the team's shared account, or a
-//                                              member's, who must prove who they are: src/oauth/member-cookie.ts); the
+//   GET /t/<team>/connect/<server>?h=<handle>  a connect link: the handle checked before the team's config is read
+//                                              (the team's shared account, or a member's, who must prove who they are:
+//                                              src/oauth/member-cookie.ts); a shared link spent at its first use, and
+//                                              refused while the shared account is connected; the
 //                                              upstream's authorization server discovered (its 401's
 //                                              `resource_metadata` or RFC 9728's well-known path, then RFC 8414 / OIDC);
 //                                              the proxy's client there (the entry's configured one, the proxy's client
 //                                              metadata document, or a dynamic registration kept in KV); the browser
 //                                              sent there with PKCE S256 and `resource` = the entry's URL
 //   GET /oauth/upstream/callback               the authorization server's answer: the code exchanged, the credential
-//                                              sealed into the team's index (src/session/credential-vault.ts)
+//                                              sealed into the team's index (src/session/credential-vault.ts), never
+//                                              over a connected shared account (an admin disconnects it first)
 //   GET /oauth/client-metadata.json            the proxy's client metadata document (https deployments only)
-// Every URL the upstream names is fetched through the upstream URL guard, with a time limit. A failure is a local page
+// Every URL the upstream names is fetched through the upstream URL guard (every redirect too), with a time limit. A failure is a local page
 // saying what failed and an `upstream_oauth` log line: never a token, a code or a secret in either.
 import { Hono } from "hono";
 import * as oauth from "oauth4webapi";
@@ -84,12 +87,6 @@ function reasonOf(err: unknown): string {
 /** An OAuth error code as a page may show it (it comes from a third party). */
 const safeCode = (code: unknown): string => (typeof code === "string" && /^[A-Za-z0-9_.-]{1,64}$/.test(code) ? code : "an unrecognised error");
 
-/** The guarded fetch, each request bounded in time (the SDK's helpers pass no signal of their own). */
-function fetchFor(policy: UrlPolicy): typeof fetch {
-  const guarded = guardedFetch(policy);
-  return (input, init) => guarded(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(GUARDED_FETCH_TIMEOUT_MS) });
-}
-
 const redirect = (location: string, headers: Headers): Response => {
   headers.set("location", location);
   headers.set("cache-control", "no-store");
@@ -126,39 +123,21 @@ async function connect(c: OAuthContext, team: string, server: string): Promise<R
     log({ event: "misconfigured", reason: "connect links need SESSION_KEY and SECRETS_KEY" });
     throw new ConnectError(500, "The proxy is not set up to keep upstream accounts (SESSION_KEY and SECRETS_KEY are needed).");
   }
-  const entry = await oauthEntry(c.env, team, server);
   const handle = c.req.query("h") ?? "";
-  const asShared = await checkConnectHandle(key, handle, team, server, SHARED_ACCOUNT);
-  if (!asShared.ok && asShared.problem === "malformed") {
-    throw new ConnectError(400, "This is not a whole connect link (its handle is missing or cut short): copy the entire link.", "refused");
-  }
-  let account: string;
-  // A shared link is one whose proof checks for the shared account (expired or not); anything else is a member's link,
-  // or no link of this server at all.
-  if (asShared.ok || asShared.problem === "expired") {
-    if (entry.auth.mode !== "shared") {
+  const holder = await linkHolder(c, key, team, server, handle);
+  if (holder instanceof Response) return holder;
+  const { account } = holder;
+  try {
+    // Only now, for a link whose MAC checked (made by the proxy for this team and server), is the config read: what a
+    // bad or foreign handle gets says nothing of which servers the team has.
+    const entry = await oauthEntry(c.env, team, server);
+    if (account === SHARED_ACCOUNT && entry.auth.mode !== "shared") {
       throw new ConnectError(400, `This link is for team ${team}'s shared account, but ${server} connects each member's own account: use the link your tool call gave you.`, "refused");
     }
-    if (!asShared.ok) throw new ConnectError(400, expiredLink("ask an admin for a new one"), "refused");
-    account = SHARED_ACCOUNT;
-  } else if (entry.auth.mode === "shared") {
-    throw new ConnectError(400, `${notThisLink(team, server)} ${server} uses one shared account for team ${team}, which an admin connects: ask an admin for a new link.`, "refused");
-  } else {
-    // The spec's rule for such links: only the member it was made for may use it.
-    const action = `/t/${team}/connect/${server}/sign-in`;
-    const user = await memberOf(key, c.req.header("cookie"), team);
-    if (!user) {
-      return memberSignInPage(action, handle, team, `Connecting your own ${server} account needs to know which member of team ${team} you are. Sign in first; you come back here.`);
+    if (account !== SHARED_ACCOUNT && entry.auth.mode === "shared") {
+      throw new ConnectError(400, `This link is for your own account, but ${server} uses one shared account for team ${team}, which an admin connects: ask an admin for a new link.`, "refused");
     }
-    const check = await checkConnectHandle(key, handle, team, server, user);
-    if (!check.ok && check.problem === "foreign") {
-      log({ event: "upstream_oauth", team, upstream: server, action: "connect", outcome: "refused", account: user, reason: "the link was made for another member" });
-      return memberSignInPage(action, handle, team, `This connect link was made for another member of team ${team} than the one signed in in this browser (or it was altered). If it is yours, sign in as yourself.`);
-    }
-    if (!check.ok) throw new ConnectError(400, check.problem === "expired" ? expiredLink("retry the tool call for a new one") : notThisLink(team, server), "refused");
-    account = user;
-  }
-  try {
+    if (account === SHARED_ACCOUNT) await spendSharedLink(c.env, team, server, entry, holder);
     return await start(c, team, server, entry, account, secretsKey, key);
   } catch (err) {
     if (err instanceof ConnectError) return failed(team, server, account, err);
@@ -166,15 +145,58 @@ async function connect(c: OAuthContext, team: string, server: string): Promise<R
   }
 }
 
+/**
+ * Whose link this is, from the handle alone: the team's shared account (its MAC checks for it), else a member's, who
+ * must be the member this browser signed in as; else the member sign-in page (the same for any server name).
+ */
+async function linkHolder(c: OAuthContext, key: string, team: string, server: string, handle: string): Promise<Response | { account: string; nonce: string; expiresAt: Date }> {
+  const asShared = await checkConnectHandle(key, handle, team, server, SHARED_ACCOUNT);
+  if (asShared.ok) return { account: SHARED_ACCOUNT, nonce: asShared.nonce, expiresAt: asShared.expiresAt };
+  if (asShared.problem === "malformed") {
+    throw new ConnectError(400, "This is not a whole connect link (its handle is missing or cut short): copy the entire link.", "refused");
+  }
+  if (asShared.problem === "expired") throw new ConnectError(400, expiredLink("ask an admin for a new one"), "refused");
+  // Not the shared account's: a member's link (or an altered one), which only the member it was made for may open.
+  const action = `/t/${team}/connect/${server}/sign-in`;
+  const user = await memberOf(key, c.req.header("cookie"), team);
+  if (!user) {
+    return memberSignInPage(action, handle, team, `Connecting your own ${server} account needs to know which member of team ${team} you are. Sign in first; you come back here.`);
+  }
+  const check = await checkConnectHandle(key, handle, team, server, user);
+  if (check.ok) return { account: user, nonce: check.nonce, expiresAt: check.expiresAt };
+  if (check.problem === "expired") throw new ConnectError(400, expiredLink("retry the tool call for a new one"), "refused");
+  log({ event: "upstream_oauth", team, upstream: server, action: "connect", outcome: "refused", account: user, reason: "the link was made for another member" });
+  return memberSignInPage(action, handle, team, `This connect link was made for another member of team ${team} than the one signed in in this browser (or it was altered). If it is yours, sign in as yourself.`);
+}
+
+/**
+ * A shared account's link works once, and never replaces a connected account: an admin disconnects it first. Checked
+ * before the link is spent (an admin who disconnects may then use the same link); the callback checks again.
+ */
+async function spendSharedLink(env: Env, team: string, server: string, entry: OAuthEntry, link: { nonce: string; expiresAt: Date }): Promise<void> {
+  const index = env.TEAM_INDEX.getByName(team);
+  const connected = await index.listCredentials(team, server);
+  if (connected.some((c) => c.account === SHARED_ACCOUNT && c.resource === entry.url)) throw alreadyConnected(team, server);
+  const spent = await index.spendConnectLink(team, link.nonce, link.expiresAt.getTime());
+  if (spent === "used") throw new ConnectError(400, "This connect link was already used (a link works once): ask an admin for a new one.", "refused");
+  if (spent === "full") throw new ConnectError(503, `Too many connect links of team ${team} are in use: try again in ten minutes.`, "refused");
+}
+
+const alreadyConnected = (team: string, server: string) =>
+  new ConnectError(
+    409,
+    `Team ${team}'s shared account is already connected to ${server}. To connect another, an admin disconnects it first (npm run team -- oauth disconnect ${team} ${server} shared), then makes a new link.`,
+    "refused",
+  );
+
 const expiredLink = (renew: string) => `This connect link has expired (links work for ten minutes): ${renew}.`;
-const notThisLink = (team: string, server: string) =>
-  `This connect link is not valid for ${server} of team ${team}: it was altered, or made for another server, team or account.`;
 
 /** Discovery, the client, PKCE and the transaction; then off to the authorization server. */
 async function start(c: OAuthContext, team: string, server: string, entry: OAuthEntry, account: string, secretsKey: string, key: string): Promise<Response> {
   const base = publicBase(c.env, c.req.raw);
   const policy = urlPolicy(c.env);
-  const fetchFn = fetchFor(policy);
+  // Each request bounded in time by the guarded fetch itself (the SDK's helpers pass no signal of their own).
+  const fetchFn = guardedFetch(policy);
   const found = await discover(entry.url, fetchFn, policy);
   const scope = scopeFor(entry, found);
   const redirectUri = `${base}${CALLBACK_PATH}`;
@@ -410,14 +432,15 @@ upstreamConnect.get(CALLBACK_PATH, async (c) => {
   }
   try {
     const credential = await exchange(c.env, team, tx, as, client, params, secretsKey);
-    await index.putCredential(team, tx.server, tx.account, credential);
+    // A member replaces their own account; the shared one is replaced only after a disconnect (another connect may
+    // have finished since this one started).
+    if (tx.account !== SHARED_ACCOUNT) await index.putCredential(team, tx.server, tx.account, credential);
+    else if (!(await index.addCredential(team, tx.server, tx.account, credential))) throw alreadyConnected(team, tx.server);
   } catch (err) {
     if (err instanceof ConnectError) return fail(err);
     throw err;
   }
   log({ event: "upstream_oauth", team, upstream: tx.server, action: "connect", outcome: "ok", account: tx.account });
-  // Only a path of the proxy itself: never a redirect elsewhere.
-  if (tx.returnTo?.startsWith("/") && !tx.returnTo.startsWith("//")) return redirect(tx.returnTo, headers);
   return connectedPage(team, tx.server, tx.account === SHARED_ACCOUNT, headers);
 });
 
