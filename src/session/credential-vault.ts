@@ -57,6 +57,8 @@ export class CredentialVault {
   readonly #env: Env;
   /** Refreshes in flight, by credential key: a second asker waits for the first's answer. */
   readonly #refreshing = new Map<string, Promise<UpstreamTokenAnswer>>();
+  /** The last `add` in line. */
+  #adding: Promise<unknown> = Promise.resolve();
 
   constructor(storage: DurableObjectStorage, env: Env) {
     this.#storage = storage;
@@ -80,11 +82,16 @@ export class CredentialVault {
    * false then, and the stored one kept. Only an explicit disconnect (`delete`) makes room; a credential that can no
    * longer be used (another resource, unreadable) is replaced.
    */
-  async add(team: string, server: string, account: string, credential: UpstreamCredential): Promise<boolean> {
-    const stored = await this.#read(team, server, account);
-    if (stored?.resource === credential.resource) return false;
-    await this.put(team, server, account, credential);
-    return true;
+  add(team: string, server: string, account: string, credential: UpstreamCredential): Promise<boolean> {
+    // One add at a time: each sees what the one before it stored, whatever the sealing between read and write awaits.
+    const turn = this.#adding.then(async () => {
+      const stored = await this.#read(team, server, account);
+      if (stored?.resource === credential.resource) return false;
+      await this.put(team, server, account, credential);
+      return true;
+    });
+    this.#adding = turn.catch(() => undefined);
+    return turn;
   }
 
   async #read(team: string, server: string, account: string): Promise<UpstreamCredential | undefined> {

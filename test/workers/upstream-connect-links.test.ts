@@ -85,6 +85,24 @@ describe("an admin's connect link for the team's shared account", () => {
   });
 });
 
+describe("the team index's credentials", () => {
+  it("stores one of two shared accounts connected at the same moment, and keeps it", async () => {
+    const credential = (accessToken: string) => ({
+      issuer: "https://as.example",
+      resource: env.OAUTH_UPSTREAM_URL,
+      tokenEndpoint: "https://as.example/token",
+      clientId: "c",
+      authMethod: "none" as const,
+      accessToken,
+      connectedAt: new Date().toISOString(),
+    });
+    const added = await Promise.all(["first", "second", "third"].map((t) => index("ucl-same-time").addCredential("ucl-same-time", SERVER, "shared", credential(t))));
+    expect(added.filter(Boolean)).toHaveLength(1);
+    const kept = ["first", "second", "third"][added.indexOf(true)];
+    expect((await sealedCredential("ucl-same-time", "shared")).accessToken).toBe(kept);
+  });
+});
+
 describe("the end of a connect", () => {
   it("is the proxy's own page, whatever the stored connect says (no way back to a path like /\\evil.example)", async () => {
     await oauthTeam("ucl-return", { mode: "shared" });
