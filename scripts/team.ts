@@ -46,8 +46,9 @@ const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
                                      revoke every grant of a user (their hosts must sign in again) and remove
                                      them from the list, with their accounts at OAuth upstreams; with --grant,
                                      that one grant only
-  oauth connect <team> <server>      a link (ten minutes) to open in a browser to connect the team's shared
-                                     account at an upstream whose entry has auth.mode "shared"
+  oauth connect <team> <server>      a link (ten minutes, works once) to open in a browser to connect the team's
+                                     shared account at an upstream whose entry has auth.mode "shared"; a
+                                     connected account is disconnected first
   oauth accounts <team> [<server>]   list the accounts connected at OAuth upstreams ("shared", or a member's
                                      user id), when they were connected and their token expires (never a token)
   oauth disconnect <team> <server> <account>
@@ -275,7 +276,7 @@ async function oauthConnect(team: string, serverArg: string | undefined): Promis
   const link = (await (await adminApi("POST", `/admin/teams/${team}/upstreams/${name}/connect`, undefined, ACCOUNTS_VIA_ADMIN)).json()) as ConnectLink;
   out(`connect link for the shared account of ${name} (team ${team}), valid until ${link.expiresAt} (ten minutes):`);
   out(link.url);
-  out(`open it in a browser and sign in at ${name}'s provider; then oauth accounts ${team} ${name} shows the account`);
+  out(`open it in a browser (it works once: keep it to yourself) and sign in at ${name}'s provider; then oauth accounts ${team} ${name} shows the account`);
 }
 
 /** `oauth accounts`: the accounts connected at the team's OAuth upstreams (one server's, or all); never a token. */

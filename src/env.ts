@@ -86,7 +86,6 @@ export interface ConnectTransaction {
   verifier: string;
   redirectUri: string;
   scope?: string | undefined;
-  returnTo?: string | undefined;
   expiresAt: number;
 }
 
@@ -151,6 +150,16 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
    * `team` must be this index's own team (checked). Stores a credential, sealed.
    */
   putCredential(team: string, server: string, account: string, credential: UpstreamCredential): Promise<void>;
+  /**
+   * Stores a newly connected credential unless the account is already connected to the same resource: false then,
+   * and nothing changed (a connected shared account is replaced only after an explicit disconnect).
+   */
+  addCredential(team: string, server: string, account: string, credential: UpstreamCredential): Promise<boolean>;
+  /**
+   * Spends a connect link's nonce (kept until `expiresAt`, unix ms): "first" at its first use, "used" after, "full"
+   * when too many unexpired links of the team were spent already.
+   */
+  spendConnectLink(team: string, nonce: string, expiresAt: number): Promise<"first" | "used" | "full">;
   /** An access token for the entry's URL `resource`, refreshed ahead of expiry or when `stale` was refused by the upstream. */
   upstreamToken(team: string, server: string, account: string, resource: string, stale?: string): Promise<UpstreamTokenAnswer>;
   /** What may be shown of the team's credentials, one server's or all. */

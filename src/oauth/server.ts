@@ -8,6 +8,8 @@ import type { Env } from "../env.ts";
 import { log } from "../log.ts";
 import { boundedRegistration } from "./registration.ts";
 import { refuseHiddenClientName } from "./client-name.ts";
+import { urlPolicy } from "../security/policy.ts";
+import { guardedMethods, withGuardedFetch } from "../security/library-fetch.ts";
 
 /** Scopes the servers offer: `mcp` is what the MCP URL needs; `offline_access` asks for a refresh token. */
 export const OAUTH_SCOPES = ["mcp", "offline_access"] as const;
@@ -51,22 +53,39 @@ export type GrantProps = z.infer<typeof GrantProps>;
 /** The team's MCP URL, the one resource its server issues tokens for. */
 export const teamResource = (base: string, team: string): string => `${base}/t/${team}/mcp`;
 
+/** What the proxy uses of a team's server: every entry point runs with the library's own fetches guarded. */
+export type TeamAuthorizationServer = Pick<OAuthAuthorizationServer<Env>, "fetch" | "getOAuthApi" | "validateToken">;
+
+/**
+ * The library fetches a host's client metadata document (its `client_id` URL) and the keys it names by itself, with
+ * the global fetch and redirects followed: each entry point runs in `withGuardedFetch` (src/security/library-fetch.ts),
+ * so those fetches pass the URL guard on every hop, as every other URL a third party names.
+ */
+function guarded(server: OAuthAuthorizationServer<Env>): TeamAuthorizationServer {
+  return {
+    fetch: (request, env, ctx) => withGuardedFetch(urlPolicy(env), () => server.fetch(request, env, ctx)),
+    getOAuthApi: (env) => guardedMethods(server.getOAuthApi(env), urlPolicy(env)),
+    validateToken: (resource, token, env) => withGuardedFetch(urlPolicy(env), () => server.validateToken(resource, token, env)),
+  };
+}
+
 /** Servers built in this isolate, by base URL and team (a host sends the same ones on every request). */
-const servers = new Map<string, OAuthAuthorizationServer<Env>>();
+const servers = new Map<string, TeamAuthorizationServer>();
 const MAX_SERVERS = 1000;
 
-export function authorizationServer(base: string, team: string): OAuthAuthorizationServer<Env> {
+export function authorizationServer(base: string, team: string): TeamAuthorizationServer {
   const key = `${base}\n${team}`;
   let server = servers.get(key);
   if (!server) {
-    server = new OAuthAuthorizationServer<Env>({
+    server = guarded(new OAuthAuthorizationServer<Env>({
       issuer: `${base}/t/${team}`,
       resources: [teamResource(base, team)],
       authorizeEndpoint: `/t/${team}/oauth/authorize`,
       tokenEndpoint: `/t/${team}/oauth/token`,
       clientRegistrationEndpoint: `/t/${team}/oauth/register`,
       // Hosts may name themselves by an https URL whose document lists their redirect URIs (CIMD, the MCP spec's
-      // preferred registration); the library fetches it (10 s, 5 KB, cached) under `global_fetch_strictly_public`.
+      // preferred registration); the library fetches it (10 s, 5 KB, cached) under `global_fetch_strictly_public`,
+      // through the guarded fetch (`guarded` above).
       clientIdMetadataDocumentEnabled: true,
       scopesSupported: [...OAUTH_SCOPES],
       accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
@@ -79,7 +98,7 @@ export function authorizationServer(base: string, team: string): OAuthAuthorizat
       onError: ({ code, status, internal }) => {
         log({ event: "oauth_error", team, code, category: internal.category, reason: internal.reason, status });
       },
-    });
+    }));
     if (servers.size >= MAX_SERVERS) servers.clear();
     servers.set(key, server);
   }

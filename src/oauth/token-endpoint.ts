@@ -11,7 +11,7 @@
 //           second use within ten minutes from the first whatever isolate or location served either
 // Revocation deletes the grant; the refused request then goes to the library, whose answer for a grant that is gone is
 // the invalid_grant a client expects, with its CORS headers and its log line.
-import type { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
+import type { TeamAuthorizationServer } from "./server.ts";
 import * as z from "zod";
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
@@ -70,7 +70,7 @@ async function firstUse(env: Env, team: string, p: Presented): Promise<boolean> 
 }
 
 /** The library's token endpoint for `request`, under the single-use rule (what is neither a code nor a refresh passes). */
-export async function tokenEndpoint(env: Env, team: string, server: OAuthAuthorizationServer<Env>, request: Request, ctx: ExecutionContext): Promise<Response> {
+export async function tokenEndpoint(env: Env, team: string, server: TeamAuthorizationServer, request: Request, ctx: ExecutionContext): Promise<Response> {
   const library = (r: Request) => server.fetch(r, env, ctx);
   if (request.method !== "POST" || !env.OAUTH_KV) return library(request);
   // Any POST is read and looked at, whatever its content type says: the rule cannot be stepped around by a header.

@@ -3,6 +3,7 @@
 //   `cred:<server>:<account>`   the credential, sealed (AES-GCM under SECRETS_KEY, bound to team, server, account)
 //   `connect:<state>`           a connect between its start and the callback (ten minutes, used once)
 //   `member-sign-in:<state>`    a connect link's sign-in at the team's identity provider (the same rules)
+//   `link-used:<nonce>`         a shared account's connect link, spent at its first use, kept until it expires
 // Sessions ask for an access token before each upstream request (cached in their memory until near expiry); the
 // vault refreshes ahead of expiry, after the upstream's 401, and single-flights refreshes per account.
 import * as z from "zod";
@@ -49,6 +50,7 @@ void memberSignInMatches;
 const CRED = "cred:";
 const CONNECT = "connect:";
 const MEMBER_SIGN_IN = "member-sign-in:";
+const LINK_USED = "link-used:";
 /** Flows kept at once per team and kind: a flood of started-and-abandoned ones cannot fill the object. */
 const MAX_PENDING = 500;
 /**
@@ -66,6 +68,8 @@ export class CredentialVault {
   readonly #env: Env;
   /** Refreshes in flight, by credential key: a second asker waits for the first's answer. */
   readonly #refreshing = new Map<string, Promise<UpstreamTokenAnswer>>();
+  /** The last `add` in line. */
+  #adding: Promise<unknown> = Promise.resolve();
 
   constructor(storage: DurableObjectStorage, env: Env) {
     this.#storage = storage;
@@ -82,6 +86,23 @@ export class CredentialVault {
     const parsed = UpstreamCredential.parse(credential);
     const sealed = await sealSecret(this.#material(), team, sealName(server, account), JSON.stringify(parsed));
     await this.#storage.put(credKey(server, account), sealed);
+  }
+
+  /**
+   * Stores a newly connected credential unless the account is already connected to this resource (the entry's URL):
+   * false then, and the stored one kept. Only an explicit disconnect (`delete`) makes room; a credential that can no
+   * longer be used (another resource, unreadable) is replaced.
+   */
+  add(team: string, server: string, account: string, credential: UpstreamCredential): Promise<boolean> {
+    // One add at a time: each sees what the one before it stored, whatever the sealing between read and write awaits.
+    const turn = this.#adding.then(async () => {
+      const stored = await this.#read(team, server, account);
+      if (stored?.resource === credential.resource) return false;
+      await this.put(team, server, account, credential);
+      return true;
+    });
+    this.#adding = turn.catch(() => undefined);
+    return turn;
   }
 
   async #read(team: string, server: string, account: string): Promise<UpstreamCredential | undefined> {
@@ -171,6 +192,24 @@ export class CredentialVault {
   /** The member sign-in this `state` started, once, within its ten minutes. */
   async takeMemberSignIn(state: string): Promise<MemberSignIn | undefined> {
     return this.#take<MemberSignIn>(MEMBER_SIGN_IN, state);
+  }
+
+  /**
+   * Spends a connect link's nonce: "first" at its first use (kept until `expiresAt`, when the link stops working
+   * anyway), "used" after. Only links whose MAC checked reach here; past MAX_PENDING unexpired ones, "full" (nothing
+   * is forgotten early, which would let a link work twice).
+   */
+  async spendLink(nonce: string, expiresAt: number): Promise<"first" | "used" | "full"> {
+    const key = LINK_USED + nonce;
+    if ((await this.#storage.get(key)) !== undefined) return "used";
+    const all = await this.#storage.list<{ expiresAt: number }>({ prefix: LINK_USED });
+    const now = Date.now();
+    const stale = [...all].filter(([, v]) => v.expiresAt <= now).map(([k]) => k);
+    // Storage deletes at most 128 keys a call.
+    for (let i = 0; i < stale.length; i += 128) await this.#storage.delete(stale.slice(i, i + 128));
+    if (all.size - stale.length >= MAX_PENDING) return "full";
+    await this.#storage.put(key, { expiresAt });
+    return "first";
   }
 
   /**

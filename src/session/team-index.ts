@@ -100,6 +100,14 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
     await this.#vaultFor(team).put(team, server, account, credential);
   }
 
+  async addCredential(team: string, server: string, account: string, credential: UpstreamCredential): Promise<boolean> {
+    return this.#vaultFor(team).add(team, server, account, credential);
+  }
+
+  async spendConnectLink(team: string, nonce: string, expiresAt: number): Promise<"first" | "used" | "full"> {
+    return this.#vaultFor(team).spendLink(nonce, expiresAt);
+  }
+
   async upstreamToken(team: string, server: string, account: string, resource: string, stale?: string): Promise<UpstreamTokenAnswer> {
     return this.#vaultFor(team).token(team, server, account, resource, stale);
   }

@@ -84,8 +84,6 @@ export const ConnectTransaction = z.object({
   verifier: z.string(),
   redirectUri: z.string(),
   scope: z.string().optional(),
-  /** Where to send the browser when done (a page of the proxy); absent: a plain "connected" page. */
-  returnTo: z.string().optional(),
   expiresAt: z.number(),
 });
 export type ConnectTransaction = z.output<typeof ConnectTransaction>;

@@ -1,6 +1,7 @@
 // The SSRF guard where it is the only defence: `wrangler dev` reaches loopback and private addresses, so with
 // ALLOW_PRIVATE_UPSTREAMS off the proxy itself must refuse them, at write time and again before every connect.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -88,5 +89,30 @@ describe("the SSRF guard under wrangler dev", () => {
     const refused = await teamCliAsync(["put", "cli", file, "--persist-to", state], { ALLOW_PRIVATE_UPSTREAMS: "false" });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain("mcp.up.url: upstream URLs cannot point at");
+  });
+
+  it("fetches no host's client metadata document from loopback (a CIMD client_id at the authorize and token endpoints)", async () => {
+    // Anything that connects is counted (an https fetch of it is a TLS handshake, never answered).
+    let connections = 0;
+    const listener = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    try {
+      const clientId = `https://127.0.0.1:${(listener.address() as AddressInfo).port}/client.json`;
+      const authorize = new URL(`${proxy.url}/t/cimd/oauth/authorize`);
+      const params = { response_type: "code", client_id: clientId, redirect_uri: "https://host.example/callback", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", state: "s" };
+      for (const [k, v] of Object.entries(params)) authorize.searchParams.set(k, v);
+      expect((await fetch(authorize, { redirect: "manual" })).status).toBe(400);
+      const token = await fetch(`${proxy.url}/t/cimd/oauth/token`, {
+        method: "POST",
+        body: new URLSearchParams({ grant_type: "authorization_code", code: "x", redirect_uri: "https://host.example/callback", client_id: clientId, code_verifier: "v".repeat(43) }),
+      });
+      expect(token.status).toBe(401);
+      expect(connections).toBe(0);
+    } finally {
+      listener.close();
+    }
   });
 });

@@ -12,6 +12,7 @@ import { memberCookie } from "../../src/oauth/member-cookie.ts";
 import { CookieJar } from "../../harness/cookie-jar.ts";
 import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";
 import { pageText, signInAs } from "../shared/oauth-driver.ts";
+import { adminFetch } from "./helpers.ts";
 import {
   SERVER,
   HOST_REDIRECT,
@@ -102,6 +103,8 @@ describe("connecting the team's shared account", () => {
     expect(page(first).status).toBe(200);
     const reg = await registration("uc-again");
     const before = await control<Counts>("/counts");
+    // A connected shared account is replaced only after a disconnect.
+    expect((await adminFetch("DELETE", `/teams/uc-again/upstreams/${SERVER}/accounts/shared`)).status).toBe(204);
     const second = await signInAs(await link("uc-again", "shared"), browser("bob", { jar }));
     expect(page(second).status).toBe(200);
     expect((await control<Counts>("/counts")).registrations).toBe(before.registrations);
@@ -116,6 +119,7 @@ describe("connecting the team's shared account", () => {
     expect(await codeGrants(reg.clientId)).toHaveLength(2);
 
     // A connect finished in another browser (the callback without this flow's cookie) is refused, its code unused.
+    expect((await adminFetch("DELETE", `/teams/uc-again/upstreams/${SERVER}/accounts/shared`)).status).toBe(204);
     const elsewhere = page(await signInAs(await link("uc-again", "shared"), browser("alice", { jar, proxy: withoutCookiesAt("/oauth/upstream/callback") })));
     expect(elsewhere.status).toBe(400);
     expect(elsewhere.text).toContain("This connect was started in another browser.");
@@ -155,31 +159,39 @@ describe("connecting the team's shared account", () => {
 });
 
 describe("connect links that are not good", () => {
-  it("refuses expired, altered, another server's, cut-short and wrong-mode links, unknown and non-OAuth servers, with a local page", async () => {
+  it("refuses expired, cut-short and wrong-mode links, unknown and non-OAuth servers, with a local page; altered ones ask who you are", async () => {
     await oauthTeam("uc-links", { mode: "shared" }, { plain: { url: "http://127.0.0.1:9/mcp" }, mine: { url: env.OAUTH_UPSTREAM_URL, auth: { type: "oauth", mode: "per_user" } } });
-    const open = async (url: string) => {
-      const res = await proxy(new Request(url));
+    const open = async (url: string, headers: Record<string, string> = {}) => {
+      const res = await proxy(new Request(url, { headers }));
       return { status: res.status, text: pageText(await res.text()), location: res.headers.get("location") };
     };
     const expired = await open(await link("uc-links", "shared", SERVER, Date.now() - 11 * 60_000));
     expect(expired).toMatchObject({ status: 400, location: null });
     expect(expired.text).toContain("This connect link has expired (links work for ten minutes): ask an admin for a new one.");
 
+    // An altered link, or another server's, is no shared link: it could be a member's, whom the page asks to sign in.
     const good = await link("uc-links", "shared");
     const altered = good.replace(/.$/, (ch) => (ch === "A" ? "B" : "A"));
     for (const url of [altered, (await link("uc-links", "shared", "other")).replace("/connect/other?", `/connect/${SERVER}?`)]) {
       const res = await open(url);
-      expect(res).toMatchObject({ status: 400, location: null });
-      expect(res.text).toContain("This connect link is not valid for up of team uc-links: it was altered, or made for another server, team or account.");
+      expect(res).toMatchObject({ status: 200, location: null });
+      expect(res.text).toContain("Connecting your own up account needs to know which member of team uc-links you are.");
     }
     const cut = await open(`${BASE}/t/uc-links/connect/${SERVER}?h=cx1.abc`);
+    expect(cut).toMatchObject({ status: 400 });
     expect(cut.text).toContain("This is not a whole connect link");
-    expect((await open(`${BASE}/t/uc-links/connect/nope?h=x`)).status).toBe(404);
-    expect((await open(`${BASE}/t/uc-links/connect/plain?h=x`)).text).toContain("plain does not sign in with OAuth");
+    // The config is read only for a link the proxy made for that server.
+    expect((await open(`${BASE}/t/uc-links/connect/nope?h=x`)).status).toBe(400);
+    const unknown = await open(await link("uc-links", "shared", "nope"));
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toContain("Team uc-links has no server named nope.");
+    expect((await open(await link("uc-links", "shared", "plain"))).text).toContain("plain does not sign in with OAuth");
     const perUser = await open(await link("uc-links", "shared", "mine"));
     expect(perUser.text).toContain("This link is for team uc-links's shared account, but mine connects each member's own account");
-    const memberLink = await open(await link("uc-links", "uc-links.AAAAAAAAAAAAAAAAAAAAAA"));
-    expect(memberLink.text).toContain("up uses one shared account for team uc-links, which an admin connects: ask an admin for a new link.");
+    const member = "uc-links.AAAAAAAAAAAAAAAAAAAAAA";
+    const cookie = (await memberCookie(env.SESSION_KEY!, "uc-links", member)).split(";")[0]!;
+    const memberLink = await open(await link("uc-links", member), { cookie });
+    expect(memberLink.text).toContain("This link is for your own account, but up uses one shared account for team uc-links, which an admin connects: ask an admin for a new link.");
     expect((await proxy(new Request(`${BASE}/t/Not_A_Team/connect/${SERVER}`))).status).toBe(404);
     expect(await index("uc-links").listCredentials("uc-links")).toEqual([]);
     expect(connectLines().every((l) => l.outcome === "refused")).toBe(true);
