@@ -34,6 +34,9 @@ export async function mintConnectHandle(secret: string, team: string, server: st
   return { handle: `cx1.${nonce}.${expiry}.${tag}.${proof}`, expiresAt: new Date(expirySeconds * 1000) };
 }
 
+/** Whether `handle` has a connect link handle's shape (its proof is not checked: that needs the account). */
+export const isConnectHandle = (handle: string): boolean => HANDLE.test(handle);
+
 export type ConnectHandleCheck =
   | { ok: true; nonce: string; expiresAt: Date }
   | { ok: false; problem: "malformed" | "foreign" | "expired" };

@@ -1,14 +1,15 @@
 // Floods from one client address (CF-Connecting-IP) that need no working credential: random team tokens at the MCP
-// endpoint, wrong admin tokens, requests of the OAuth and connect routes. Each is tried as an attacker would,
-// counting what it costs: KV reads, log lines. Every test uses addresses of its own, so the budgets do not meet.
+// endpoint, wrong admin tokens, requests of the OAuth and connect routes, and callbacks or sign-in forms naming
+// made-up teams or carrying no valid state. Each is tried as an attacker would, counting what it costs: KV reads,
+// Durable Objects created, log lines. Every test uses addresses of its own, so the budgets do not meet.
 import { env } from "cloudflare:workers";
-import { createExecutionContext } from "cloudflare:test";
+import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { mintToken } from "../../src/auth/token.ts";
 import { app } from "../../src/http/app.ts";
 import { ADDRESS_LIMIT, UNKNOWN_ADDRESS, clientAddress, countAddressEvent, overAddressLimit } from "../../src/http/address-limit.ts";
 import { ADMIN, BASE, addToken, initializeBody, replayUrl, seedTeam } from "./helpers.ts";
-import { captureConsole } from "./upstream-oauth-helpers.ts";
+import { captureConsole, oauthTeam, withIdp } from "./upstream-oauth-helpers.ts";
 import { expectThrottled } from "../shared/throttled.ts";
 
 const logged = captureConsole();
@@ -162,6 +163,48 @@ describe("the OAuth and connect routes", () => {
     // The metadata documents are constant answers and are not limited; another address is not throttled.
     expect((await proxy.fetch(new Request(`${BASE}/.well-known/oauth-protected-resource/t/th-oauth/mcp`, { headers: from("203.0.113.50") }))).status).toBe(200);
     expect((await proxy.fetch(new Request(`${BASE}/t/th-oauth/oauth/authorize?client_id=x`, { headers: from("203.0.113.51") }))).status).not.toBe(429);
+  });
+});
+
+describe("objects of teams", () => {
+  const indexes = async () => (await listDurableObjectIds(env.TEAM_INDEX)).length;
+  const state = () => crypto.randomUUID().replaceAll("-", "").slice(0, 22);
+
+  it("callbacks naming made-up teams, or carrying a state this proxy did not mint, wake no team index", async () => {
+    const proxy = proxyCounting();
+    // A team that exists, whose index has never been woken.
+    await oauthTeam("th-quiet", { mode: "per_user" });
+    const before = await indexes();
+    for (let i = 0; i < 10; i++) {
+      const address = `203.0.113.${60 + i}`;
+      for (const team of [`th-madeup-${i}`, "th-quiet"]) {
+        // States of the proxy's shape (`<team>.<nonce>.<mac>`, `m.<nonce>.<mac>`), made up.
+        const connect = await proxy.fetch(new Request(`${BASE}/oauth/upstream/callback?state=${team}.${state()}.${state()}&code=c`, { headers: from(address) }));
+        expect(connect.status).toBe(400);
+        const signIn = await proxy.fetch(new Request(`${BASE}/t/${team}/oauth/callback?state=m.${state()}.${state()}&code=c`, { headers: from(address) }));
+        expect(signIn.status).toBe(400);
+      }
+    }
+    expect(await indexes()).toBe(before);
+  });
+
+  it("a connect link's sign-in form without a handle wakes no team index", async () => {
+    await oauthTeam("th-form", { mode: "per_user" });
+    await withIdp("th-form");
+    const proxy = proxyCounting();
+    const before = await indexes();
+    for (const handle of ["", "cx1.garbage", "x".repeat(200)]) {
+      const res = await proxy.fetch(
+        new Request(`${BASE}/t/th-form/connect/up/sign-in`, {
+          method: "POST",
+          headers: from("203.0.113.80", { "content-type": "application/x-www-form-urlencoded" }),
+          body: new URLSearchParams({ h: handle }).toString(),
+        }),
+      );
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain("This is not a whole connect link");
+    }
+    expect(await indexes()).toBe(before);
   });
 });
 
