@@ -238,6 +238,11 @@ export interface Env {
   OAUTH_KV?: KVNamespace;
   /** Per-token request limiter (Workers rate-limiting binding). */
   TOKEN_LIMITER?: RateLimit;
+  /**
+   * Per-client-address limiter (Workers rate-limiting binding, 100 a minute in every environment): failed
+   * authentications, and requests of the OAuth and connect routes (src/http/address-limit.ts).
+   */
+  ADDRESS_LIMITER?: RateLimit;
 }
 
 /** Headers only the router sets on requests to a session object (stripped from client requests). */

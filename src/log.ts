@@ -2,6 +2,16 @@
 
 export type LogEvent =
   | { event: "admin"; action: string; team: string; target?: string; outcome: "ok" | "refused" }
+  /**
+   * A refused admin API request: no token or a wrong one (never any of its text), and the client address it came
+   * from (`CF-Connecting-IP`, an IPv6 address by its /64: src/http/address-limit.ts), which an operator can block.
+   */
+  | { event: "admin_auth"; outcome: "refused"; reason: "no token" | "wrong token"; address: string }
+  /**
+   * A client address went over a per-address limit (src/http/address-limit.ts): failed authentications at the MCP
+   * endpoint and the admin API, or requests of the OAuth and connect routes. Once per address as it goes over.
+   */
+  | { event: "throttled"; budget: "failed_auth" | "oauth"; address: string; route: string }
   /** `principal`: who the session acts for, `t:<token id>` or `u:<user id>` (src/session/state.ts principalOf). */
   | { event: "tool_call"; team: string; session: string; principal: string; upstream: string; tool: string; ms: number; outcome: "ok" | "tool_error" | "failed" }
   | { event: "load_mcp"; team: string; session: string; principal: string; upstream: string; ms: number; outcome: "ok" | "failed" | "evicted" }

@@ -9,16 +9,15 @@ import { loadTeamConfig } from "../config/load.ts";
 import { formatIssues, SINGLE_UPSTREAM } from "../config/validate.ts";
 import { sessionObjectName, type CredentialInfo, type Env, type SessionRpc, type UsageDay, type UsageFigures } from "../env.ts";
 import { addFigures, emptyFigures } from "../session/usage.ts";
-import { constantTimeEqual } from "../http/auth.ts";
 import { readLimitedText } from "../request-body.ts";
 import { publicBase } from "../http/origin.ts";
 import { authorizationServer } from "../oauth/server.ts";
 import { log } from "../log.ts";
-import { REALM } from "../responses.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
 import { TeamStore, TeamStoreError } from "../teams/store.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { adminOpenApi } from "./openapi.ts";
+import { adminAuth } from "./auth.ts";
 import {
   AccountParam,
   GrantParam,
@@ -46,8 +45,8 @@ const ADMIN_BODY_LIMIT = 1024 * 1024;
 /** Days the usage route answers when `?days=` is not given. */
 const USAGE_DEFAULT_DAYS = 30;
 
-const problem = (c: AdminContext, status: 400 | 401 | 404 | 409 | 413 | 415 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
-  c.json({ error, message, ...(issues ? { issues } : {}) }, status, status === 401 ? { "WWW-Authenticate": `Bearer realm="${REALM} admin"` } : undefined);
+const problem = (c: AdminContext, status: 400 | 404 | 409 | 413 | 415 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
+  c.json({ error, message, ...(issues ? { issues } : {}) }, status);
 
 function store(c: AdminContext): TeamStore {
   return new TeamStore(bindingKv(c.env.TEAMS), { secretsKey: c.env.SECRETS_KEY, urlPolicy: urlPolicy(c.env, new URL(c.req.url)) });
@@ -85,13 +84,7 @@ export const admin = new Hono<{ Bindings: Env }>();
 
 admin.get("/openapi.json", (c) => c.json(adminOpenApi()));
 
-admin.use("/teams/*", async (c, next) => {
-  const expected = c.env.ADMIN_TOKEN;
-  if (!expected) return problem(c, 503, "admin_disabled", "The admin API is disabled: set the ADMIN_TOKEN secret.");
-  const given = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-  if (!constantTimeEqual(given, expected)) return problem(c, 401, "unauthorized", "A valid admin token is required.");
-  await next();
-});
+admin.use("/teams/*", adminAuth);
 
 admin.put("/teams/:team/config", async (c) => {
   const p = params(c, TeamParam);

@@ -19,13 +19,18 @@ export async function loadTeamConfig(kv: KvText, team: string): Promise<ConfigRe
   }
 }
 
+/** Whether the team has a config at all, and its default `view` (see `loadTeamView`): one read gives both. */
+export async function loadTeamSummary(kv: KvText, team: string): Promise<{ exists: boolean; view: View | undefined }> {
+  const text = await kv.get(kvKeys.config(team));
+  return text === null ? { exists: false, view: undefined } : { exists: true, view: storedView(jsonOrUndefined(text)) };
+}
+
 /**
  * The team config's default `view` alone (undefined when the config names none, is missing or does not parse): what
  * the 2026 era's router needs of the config, without validating every entry.
  */
 export async function loadTeamView(kv: KvText, team: string): Promise<View | undefined> {
-  const text = await kv.get(kvKeys.config(team));
-  return text === null ? undefined : storedView(jsonOrUndefined(text));
+  return (await loadTeamSummary(kv, team)).view;
 }
 
 /**

@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import type { McpEnv } from "./context.ts";
 import { origin } from "./origin.ts";
 import { teamName, token } from "./auth.ts";
-import { rateLimit, withinRateLimit } from "./rate-limit.ts";
+import { failedAuthLimit, rateLimit, withinRateLimit } from "./rate-limit.ts";
 import { jsonRpc, mediaTypes, method, protocolVersion } from "./guards.ts";
 import { session, sessionKey } from "./session-id.ts";
 import { jsonMessage, sizeLimit } from "./body-steps.ts";
@@ -19,6 +19,9 @@ export const MCP_PATH = "/t/:team/mcp";
 export const mcp = new Hono<McpEnv>()
   // origin.ts: preflight (204/403), a foreign Origin 403, CORS headers on the way out.
   .use(MCP_PATH, origin)
+  // rate-limit.ts: an address over its budget of failed authentications is answered 429 here, before any read;
+  // the 401s of the two steps below count against it.
+  .use(MCP_PATH, failedAuthLimit)
   // auth.ts: the team name (zod, via Hono's validator), then the bearer token → `principal`; else the one 401.
   .use(MCP_PATH, teamName, token)
   // rate-limit.ts: asks the limiter about the token's request (→ `rateLimit`) and goes on meanwhile; over the

@@ -6,9 +6,13 @@
 // goes to the session object, so the router's other checks (protocol, body, session id) run meanwhile instead of
 // after it. The answers stay what they were when the verdict came first: an over-limit request is answered 429
 // and never reaches the object, whichever later step would have answered it otherwise (docs/security.md).
+//
+// Before the caller is known, `failedAuthLimit` holds the per-client-address limit on failed authentications
+// (address-limit.ts): it guards the team and token steps, which read KV for whatever token is sent.
 import type { Context, MiddlewareHandler } from "hono";
 import { httpError } from "../responses.ts";
 import type { McpEnv } from "./context.ts";
+import { clientAddress, countAddressEvent, overAddressLimit } from "./address-limit.ts";
 
 const tooManyRequests = (): Response =>
   httpError("rate_limited", "Too many requests for this token: slow down and retry after the time given in Retry-After.", {
@@ -51,4 +55,29 @@ export const withinRateLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
   const over = await overRateLimit(c);
   if (over) return over;
   await next();
+};
+
+const tooManyFailures = (retryAfter: number): Response =>
+  httpError("rate_limited", "Too many failed authentications from this address: retry after the time given in Retry-After.", {
+    "Retry-After": String(retryAfter),
+  });
+
+/**
+ * An address over its budget of failed authentications is answered 429 before its token is looked at (no read).
+ * A request the team or token step refuses counts against that budget when it carried a credential: one without
+ * any is how an OAuth client starts (its discovery of RFC 9728 metadata) and costs no read. The event that the
+ * binding finds over the budget is answered 429 instead of 401.
+ */
+export const failedAuthLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
+  const address = clientAddress(c.req.raw);
+  const waitSeconds = overAddressLimit("failed_auth", address);
+  if (waitSeconds) return tooManyFailures(waitSeconds);
+  await next();
+  // Only the team and token steps answer without a principal (origin, before this step, answers on its own).
+  if (c.get("principal") || !c.req.raw.headers.has("authorization")) return;
+  const refused = await countAddressEvent(c.env, "failed_auth", address, "mcp");
+  if (refused) {
+    c.res = undefined;
+    c.res = tooManyFailures(refused);
+  }
 };

@@ -1,24 +1,46 @@
-// The team config's default view as the 2026 era's router needs it: a request of that era carries no session, so the
-// router, not a session object, decides whether it goes to the code object. Read from KV (the config's `view` alone)
-// and kept per isolate for TOKEN_CACHE_SECONDS, as token lookups are: a changed default reaches 2026 clients within
-// that bound (plus KV's propagation). 2025 sessions read the config at initialize (src/session/object.ts).
-import { loadTeamView, type KvText } from "../config/load.ts";
+// What the routes need of a team's config without validating it, read from KV (the config's presence and its `view`
+// alone) and kept per isolate for TOKEN_CACHE_SECONDS, as token lookups are:
+// - its default view: a 2026 request carries no session, so the router, not a session object, decides whether it
+//   goes to the code object; a changed default reaches 2026 clients within that bound (plus KV's propagation). 2025
+//   sessions read the config at initialize (src/session/object.ts);
+// - whether the team exists: the OAuth and connect routes wake a team's index object only for a team that does, so
+//   made-up team names create nothing. An unknown team is kept only as briefly as an unknown token (REFUSAL_MS), so a
+//   team created just after it was asked for is found within seconds.
+import { loadTeamSummary, type KvText } from "../config/load.ts";
 import type { View } from "../config/view.ts";
-import { cacheTtlMs } from "./token-cache.ts";
+import { REFUSAL_MS, cacheTtlMs } from "./token-cache.ts";
 
 const MAX_TEAMS = 1000;
 
-const known = new Map<string, { view: View | undefined; until: number }>();
+interface Summary {
+  exists: boolean;
+  view: View | undefined;
+  until: number;
+}
+
+const known = new Map<string, Summary>();
+
+async function summary(kv: KvText, team: string, seconds: number, now: () => number): Promise<Summary> {
+  const ttlMs = cacheTtlMs(seconds);
+  const hit = ttlMs > 0 ? known.get(team) : undefined;
+  if (hit && hit.until > now()) return hit;
+  const read = await loadTeamSummary(kv, team);
+  const fresh = { ...read, until: now() + (read.exists ? ttlMs : Math.min(REFUSAL_MS, ttlMs)) };
+  if (ttlMs > 0) {
+    // Re-inserted, so the map's first team is the least recently read: made-up names push out only each other.
+    known.delete(team);
+    if (known.size >= MAX_TEAMS) known.delete(known.keys().next().value!);
+    known.set(team, fresh);
+  }
+  return fresh;
+}
 
 /** The team's default view (undefined: the config names none); `seconds` as TOKEN_CACHE_SECONDS, clamped to [0, 60]. */
 export async function teamDefaultView(kv: KvText, team: string, seconds: number, now: () => number = Date.now): Promise<View | undefined> {
-  const ttlMs = cacheTtlMs(seconds);
-  const hit = ttlMs > 0 ? known.get(team) : undefined;
-  if (hit && hit.until > now()) return hit.view;
-  const view = await loadTeamView(kv, team);
-  if (ttlMs > 0) {
-    if (known.size >= MAX_TEAMS) known.clear();
-    known.set(team, { view, until: now() + ttlMs });
-  }
-  return view;
+  return (await summary(kv, team, seconds, now)).view;
+}
+
+/** Whether the team has a config; `seconds` as TOKEN_CACHE_SECONDS. */
+export async function teamExists(kv: KvText, team: string, seconds: number, now: () => number = Date.now): Promise<boolean> {
+  return (await summary(kv, team, seconds, now)).exists;
 }

@@ -1,18 +1,24 @@
 // A short in-isolate cache of token lookups: saves a KV read per request; bounds how long a revoked token lingers.
 // It also keeps, per lookup, the one token already found to match it, so that a known token needs no hash again.
+// A token that was not found is kept apart, briefly and in a bounded set of its own: a flood of made-up tokens is
+// refused again without a read, cannot push found tokens out, and a token created just after it was tried works
+// within seconds. A failed read (it throws) is never kept.
 import { SETTING_DEFAULTS } from "../settings.ts";
 import type { TokenRecord } from "../config/keys.ts";
 
 export const DEFAULT_TOKEN_CACHE_SECONDS = SETTING_DEFAULTS.tokenCacheSeconds;
 export const MAX_TOKEN_CACHE_SECONDS = 60;
 const MAX_ENTRIES = 10_000;
+/** How long a token that was not found stays refused without a read (never longer than the cache's own time). */
+export const REFUSAL_MS = 5_000;
+const MAX_REFUSALS = 10_000;
 
 /** How long the router's isolate keeps what it read of a team (TOKEN_CACHE_SECONDS, clamped to [0, 60]), in ms. */
 export const cacheTtlMs = (seconds: number): number =>
   Math.min(Math.max(Number.isFinite(seconds) ? seconds : DEFAULT_TOKEN_CACHE_SECONDS, 0), MAX_TOKEN_CACHE_SECONDS) * 1000;
 
 interface Entry {
-  record: TokenRecord | null;
+  record: TokenRecord;
   expires: number;
   /** The token whose hash matched `record` (held in this isolate's memory only, until the entry expires). */
   accepted?: string;
@@ -20,12 +26,16 @@ interface Entry {
 
 export class TokenCache {
   readonly #entries = new Map<string, Entry>();
+  /** Lookups that found nothing, by when they expire; in insertion order, which is expiry order. */
+  readonly #refusals = new Map<string, number>();
   readonly #ttlMs: number;
+  readonly #refusalMs: number;
   readonly #now: () => number;
 
-  /** `seconds` is clamped to [0, 60]; 0 disables caching. */
+  /** `seconds` is clamped to [0, 60]; 0 disables caching (refusals included). */
   constructor(seconds: number, now: () => number = Date.now) {
     this.#ttlMs = cacheTtlMs(seconds);
+    this.#refusalMs = Math.min(REFUSAL_MS, this.#ttlMs);
     this.#now = now;
   }
 
@@ -33,7 +43,17 @@ export class TokenCache {
     if (this.#ttlMs === 0) return load();
     const hit = this.#live(key);
     if (hit) return hit.record;
+    const refused = this.#refusals.get(key);
+    if (refused !== undefined) {
+      if (refused > this.#now()) return null;
+      this.#refusals.delete(key);
+    }
     const record = await load();
+    if (record === null) {
+      if (this.#refusals.size >= MAX_REFUSALS) this.#refusals.delete(this.#refusals.keys().next().value!);
+      this.#refusals.set(key, this.#now() + this.#refusalMs);
+      return null;
+    }
     if (this.#entries.size > MAX_ENTRIES) this.#entries.clear();
     this.#entries.set(key, { record, expires: this.#now() + this.#ttlMs });
     return record;
@@ -47,13 +67,13 @@ export class TokenCache {
   /** The cached record `acceptedToken` matched (what the token says besides its hash: its view). */
   acceptedRecord(key: string): TokenRecord | undefined {
     const hit = this.#live(key);
-    return hit?.accepted === undefined ? undefined : (hit.record ?? undefined);
+    return hit?.accepted === undefined ? undefined : hit.record;
   }
 
   /** Notes that `token` matched the cached lookup of `key`; the entry still expires when its lookup does. */
   accept(key: string, token: string): void {
     const hit = this.#live(key);
-    if (hit?.record) hit.accepted = token;
+    if (hit) hit.accepted = token;
   }
 
   #live(key: string): Entry | undefined {

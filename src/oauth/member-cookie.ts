@@ -7,13 +7,14 @@
 //                               in at the team's identity provider (a host's sign-in, or the one below)
 //   __Host-dynmcp-flow-<tag>    one flow's binding, ten minutes: `<tag><value>` is the mac of its `state`
 // And the sign-in a connect link asks for when the browser has no member cookie for the team, or another member's:
-//   POST /t/<team>/connect/<server>/sign-in   (h=<handle>) off to the team's identity provider, state `m.<random>`
+//   POST /t/<team>/connect/<server>/sign-in   (h=<handle>) off to the team's identity provider, state `m.<random>.<mac>` (src/auth/flow-state.ts)
 //   GET  /t/<team>/oauth/callback             the provider's answer (src/oauth/authorize.ts hands `m.` states here):
 //                                             the member admitted, the cookie set, back to the connect link
 import { Hono } from "hono";
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
-import { mac128, macMatches, nonce128 } from "../auth/mac.ts";
+import { mac128, macMatches } from "../auth/mac.ts";
+import { flowStatePrefix, isFlowState, mintFlowState } from "../auth/flow-state.ts";
 import { ServerName, TeamName } from "../config/schema.ts";
 import { admit, userIdFor } from "../auth/user.ts";
 import { checkConnectHandle, checkConnectHandleOfAnyAccount } from "../auth/connect-link.ts";
@@ -22,6 +23,8 @@ import { urlPolicy } from "../security/policy.ts";
 import { TeamStore, readSecret } from "../teams/store.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
 import { publicBase } from "../http/origin.ts";
+import { teamExists } from "../http/team-view.ts";
+import { settings } from "../settings.ts";
 import { absent, type OAuthContext } from "./team-param.ts";
 import { errorPage, memberSignInPage } from "./pages.ts";
 import { SignInError, finishSignIn, newSignIn, signInUrl } from "./sign-in.ts";
@@ -31,8 +34,6 @@ const MEMBER_COOKIE = "__Host-dynmcp-member";
 const MEMBER_TTL_SECONDS = 30 * 24 * 3600;
 const FLOW_COOKIE = "__Host-dynmcp-flow-";
 const FLOW_TTL_SECONDS = 10 * 60;
-/** A member sign-in's state: the OAuth library's own states are base64url without a dot, so the two never meet. */
-const MEMBER_STATE = /^m\.[A-Za-z0-9_-]{22}$/;
 /** `<user id (src/auth/user.ts USER_ID)>.<expiry>.<mac>`. */
 const MEMBER_VALUE = /^([a-z0-9_-]{1,64}\.[A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/;
 
@@ -98,7 +99,8 @@ export async function fromFlowBrowser(secret: string, cookieHeader: string | und
 
 export const memberSignIn = new Hono<{ Bindings: Env }>();
 
-export const isMemberSignInState = (state: string | undefined): boolean => state !== undefined && MEMBER_STATE.test(state);
+/** A member sign-in's state starts `m.` (src/auth/flow-state.ts): the OAuth library's own states have no dot, so the two never meet. */
+export const isMemberSignInState = (state: string | undefined): boolean => state !== undefined && flowStatePrefix(state) === "m";
 
 const teamParam = (c: OAuthContext): string | undefined => {
   const parsed = TeamName.safeParse(c.req.param("team"));
@@ -150,7 +152,7 @@ memberSignIn.post("/t/:team/connect/:server/sign-in", async (c) => {
   const base = publicBase(c.env, c.req.raw);
   const setup = await teamProvider(c.env, team, base);
   if ("reason" in setup) return errorPage(400, TITLE, `${setup.reason}.`);
-  const state = `m.${nonce128()}`;
+  const state = await mintFlowState(key, "member-sign-in", team, "m");
   const saved = newSignIn();
   await c.env.TEAM_INDEX.getByName(team).beginMemberSignIn(team, state, {
     ...saved,
@@ -194,7 +196,9 @@ export async function finishMemberSignIn(c: OAuthContext): Promise<Response> {
     log({ event: "sign_in", team, outcome, ...(user === undefined ? {} : { user }), reason: `connect link sign-in: ${message}` });
     return errorPage(status, TITLE, message, headers);
   };
-  const saved = await c.env.TEAM_INDEX.getByName(team).takeMemberSignIn(team, state);
+  // The team's index is woken only for a state this proxy minted for this team, which still exists.
+  const minted = (await isFlowState(key, "member-sign-in", team, state)) && (await teamExists(c.env.TEAMS, team, settings(c.env).tokenCacheSeconds));
+  const saved = minted ? await c.env.TEAM_INDEX.getByName(team).takeMemberSignIn(team, state) : undefined;
   if (!saved) return page(400, "This sign-in has expired or was already used. Open the connect link again.", "refused");
   if (!(await fromFlowBrowser(key, c.req.header("cookie"), state))) {
     return page(400, "This sign-in was started in another browser. Open the connect link again in the browser you use.", "refused");

@@ -3,9 +3,10 @@
 // (RFC 8414 metadata, token with refresh and RFC 7009 revocation, RFC 7591 registration). The authorize step (sign-in
 // at the team's identity provider, consent) comes with the host flow; until then nothing here is advertised unless
 // the setting is on.
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import type { Env } from "../env.ts";
 import { publicBase } from "../http/origin.ts";
+import { addressLimitAnswer, clientAddress, countAddressEvent, overAddressLimit } from "../http/address-limit.ts";
 import { MCP_SCOPE, authorizationServer, teamResource } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { signIn } from "./authorize.ts";
@@ -16,6 +17,22 @@ import { REGISTRATION_LIMIT, TOKEN_FORM_LIMIT, limitedForLibrary } from "./forms
 import { log } from "../log.ts";
 
 export const oauth = new Hono<{ Bindings: Env }>();
+
+/**
+ * Every request of the routes that read or write (the library's token and registration, the sign-in, the connect
+ * link and their callbacks) counts against its client address's budget (src/http/address-limit.ts); over it, 429
+ * before anything is read. The metadata documents are constant answers and are not counted.
+ */
+const addressLimit: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
+  const address = clientAddress(c.req.raw);
+  const waitSeconds = overAddressLimit("oauth", address) ?? (await countAddressEvent(c.env, "oauth", address, "oauth"));
+  if (waitSeconds) return addressLimitAnswer(waitSeconds, "sign-in and connect requests");
+  await next();
+};
+// Registered before the routes, so that it runs first.
+oauth.use("/t/:team/oauth/*", addressLimit);
+oauth.use("/t/:team/connect/*", addressLimit);
+oauth.use("/oauth/upstream/callback", addressLimit);
 
 /** The protected resource metadata document's URL for a team's MCP URL (RFC 9728 §3.1: the path inserted). */
 export const resourceMetadataUrl = (base: string, team: string): string => `${base}/.well-known/oauth-protected-resource/t/${team}/mcp`;

@@ -19,13 +19,15 @@ import * as oauth from "oauth4webapi";
 import { startAuthorization } from "@modelcontextprotocol/client";
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
-import { nonce128 } from "../auth/mac.ts";
+import { flowStatePrefix, isFlowState, mintFlowState } from "../auth/flow-state.ts";
 import { ServerName, TeamName } from "../config/schema.ts";
 import { loadTeamConfig } from "../config/load.ts";
 import { checkConnectHandle } from "../auth/connect-link.ts";
 import { guardedFetch, guardedFetchOptions } from "../security/guarded-fetch.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { publicBase } from "../http/origin.ts";
+import { teamExists } from "../http/team-view.ts";
+import { settings } from "../settings.ts";
 import { CONNECT_TTL_MS, SHARED_ACCOUNT, clientAuthFor, type ConnectTransaction, type UpstreamCredential } from "../upstream/oauth-credential.ts";
 import { absent, type OAuthContext } from "./team-param.ts";
 import { connectedPage, errorPage, memberSignInPage } from "./pages.ts";
@@ -35,8 +37,6 @@ import { CLIENT_METADATA_PATH, ConnectError, clientFor, clientSecret, discover, 
 export const upstreamConnect = new Hono<{ Bindings: Env }>();
 
 const CALLBACK_PATH = "/oauth/upstream/callback";
-/** `<team>.<128 random bits>`: the callback finds the team's index from it. */
-const STATE = /^([a-z0-9_-]{1,64})\.[A-Za-z0-9_-]{22}$/;
 
 /** The failure's page and log line. */
 function failed(team: string, server: string, account: string | undefined, err: ConnectError, headers?: Headers): Response {
@@ -158,7 +158,7 @@ async function start(c: OAuthContext, team: string, server: string, entry: OAuth
   const scope = scopeFor(entry, found);
   const redirectUri = `${base}${CALLBACK_PATH}`;
   const client = await clientFor(c.env, { team, server, entry, as: found.as, base, redirectUri, scope, secretsKey, fetchFn });
-  const state = `${team}.${nonce128()}`;
+  const state = await mintFlowState(key, "connect", team, team);
   let started: { authorizationUrl: URL; codeVerifier: string };
   try {
     started = await startAuthorization(found.authorizationServerUrl, {
@@ -193,7 +193,7 @@ async function start(c: OAuthContext, team: string, server: string, entry: OAuth
 upstreamConnect.get(CALLBACK_PATH, async (c) => {
   const url = new URL(c.req.url);
   const state = url.searchParams.get("state") ?? "";
-  const team = STATE.exec(state)?.[1];
+  const team = flowStatePrefix(state);
   const key = c.env.SESSION_KEY;
   const secretsKey = c.env.SECRETS_KEY;
   if (!team || !TeamName.safeParse(team).success) {
@@ -201,7 +201,9 @@ upstreamConnect.get(CALLBACK_PATH, async (c) => {
   }
   if (!key || !secretsKey) return errorPage(500, "This connect cannot go on", "The proxy is not set up to keep upstream accounts (SESSION_KEY and SECRETS_KEY are needed).");
   const index = c.env.TEAM_INDEX.getByName(team);
-  const tx = await index.takeConnect(team, state);
+  // The team's index is woken only for a state this proxy minted for a team that still exists.
+  const minted = (await isFlowState(key, "connect", team, state)) && (await teamExists(c.env.TEAMS, team, settings(c.env).tokenCacheSeconds));
+  const tx = minted ? await index.takeConnect(team, state) : undefined;
   const headers = new Headers({ "set-cookie": await clearFlowCookie(key, state) });
   if (!tx) {
     log({ event: "upstream_oauth", team, upstream: "-", action: "connect", outcome: "refused", reason: "unknown, used or expired state at the callback" });

@@ -2,7 +2,7 @@
 // upstream exchange deadlines and the request-slot gate.
 import { describe, expect, it, vi } from "vitest";
 import { ReconnectBudget, backoffDelay, parseRetryAfter, sleep, waitAtMost } from "../../src/upstream/backoff.ts";
-import { TokenCache } from "../../src/http/token-cache.ts";
+import { REFUSAL_MS, TokenCache } from "../../src/http/token-cache.ts";
 import { ExchangeTimeout, classify, deadline, exchangeMs } from "../../src/upstream/exchange.ts";
 import { FetchGate } from "../../src/upstream/fetch-gate.ts";
 
@@ -133,6 +133,46 @@ describe("token cache", () => {
     const cache = new TokenCache(30, () => 0);
     expect(await cache.get("gone", load)).toBeNull();
     expect(await cache.get("gone", load)).toBeNull();
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+
+  it("keeps a refusal for REFUSAL_MS only: a token created just after it was tried works within seconds", async () => {
+    let now = 0;
+    let stored: { hash: string; createdAt: string } | null = null;
+    const load = vi.fn(async () => stored);
+    const cache = new TokenCache(30, () => now);
+    expect(await cache.get("new", load)).toBeNull();
+    stored = { hash: "h", createdAt: "" };
+    now += REFUSAL_MS - 1;
+    expect(await cache.get("new", load)).toBeNull();
+    now += 1;
+    expect(await cache.get("new", load)).toEqual(stored);
+    expect(load).toHaveBeenCalledTimes(2);
+    // Never longer than the cache's own time.
+    const short = new TokenCache(1, () => now);
+    expect(await short.get("other", async () => null)).toBeNull();
+    now += 1_000;
+    expect(await short.get("other", load)).toEqual(stored);
+  });
+
+  it("a flood of made-up tokens pushes out neither found tokens nor the token accepted for them", async () => {
+    const cache = new TokenCache(30, () => 0);
+    await cache.get("good", async () => ({ hash: "h", createdAt: "" }));
+    cache.accept("good", "the-token");
+    for (let i = 0; i < 30_000; i++) await cache.get(`made-up-${i}`, async () => null);
+    expect(cache.acceptedToken("good")).toBe("the-token");
+    const load = vi.fn(async () => null);
+    // The set of refusals is bounded: the oldest went first, the newest are still kept.
+    await cache.get("made-up-0", load);
+    await cache.get("made-up-29999", load);
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+
+  it("keeps nothing of a lookup that failed: the next request reads again", async () => {
+    const cache = new TokenCache(30, () => 0);
+    await expect(cache.get("k", async () => Promise.reject(new Error("KV unavailable")))).rejects.toThrow("KV unavailable");
+    const load = vi.fn(async () => null);
+    expect(await cache.get("k", load)).toBeNull();
     expect(load).toHaveBeenCalledTimes(1);
   });
 });

@@ -78,7 +78,9 @@ describe("fuzz", () => {
     const idsBefore = (await listDurableObjectIds(env.SESSIONS)).length;
     const r = random(20261122);
     // Rounds of 120 requests, each with its own token and session: the per-token rate limit (150 a minute in
-    // the tests) would otherwise answer most of them with 429 and the fuzz would not reach the session object.
+    // the tests) would otherwise answer most of them with 429 and the fuzz would not reach the session object. Each
+    // round comes from its own client address too, for the same reason: about a third of its requests fail to
+    // authenticate, and an address is limited to 100 such failures a minute (test/workers/throttle.test.ts).
     for (let round = 0; round < 13; round++) {
       const token = await addToken("fuzz");
       const { client, sessionId } = await connect("fuzz", token);
@@ -92,7 +94,7 @@ describe("fuzz", () => {
       const kvBefore = (await env.TEAMS.list()).keys.length;
       for (let i = 0; i < 120; i++) {
         const method = r.pick(["POST", "POST", "POST", "POST", "GET", "DELETE", "PUT", "PATCH"]);
-        const headers = badHeaders(r, `Bearer ${token}`, sessionId);
+        const headers: Record<string, string> = { ...badHeaders(r, `Bearer ${token}`, sessionId), "cf-connecting-ip": `198.51.100.${round}` };
         // Deleting the session would be a legitimate change: keep DELETE to foreign or malformed ids.
         if (method === "DELETE" && headers["mcp-session-id"] === sessionId) headers["mcp-session-id"] = "garbage";
         const body = method === "POST" || method === "PUT" || method === "PATCH" ? badBody(r) : undefined;
@@ -117,7 +119,9 @@ describe("fuzz", () => {
       const path = r.pick(paths);
       const auth = r.pick([ADMIN.authorization, "Bearer wrong", ""]);
       const body = method === "PUT" || method === "POST" || method === "PATCH" ? badBody(r) : undefined;
-      const headers: Record<string, string> = { "content-type": r.pick(["application/json", "text/plain"]) };
+      // A new client address every 100 requests (two thirds of them fail to authenticate), so that the fuzz reaches
+      // the routes instead of the per-address limit on failures.
+      const headers: Record<string, string> = { "content-type": r.pick(["application/json", "text/plain"]), "cf-connecting-ip": `198.51.100.${100 + Math.floor(i / 100)}` };
       if (auth) headers.authorization = auth;
       // Only bodies that cannot be a valid write: a valid one would (rightly) change state.
       const res = await workerFetch(`${BASE}/admin${path}`, { method, headers, ...(body === undefined ? {} : { body }) });

@@ -62,7 +62,7 @@ describe("connecting the team's shared account", () => {
       redirect_uri: `${BASE}/oauth/upstream/callback`,
       response_type: "code",
     });
-    expect(authorize.searchParams.get("state")).toMatch(/^uc-shared\.[A-Za-z0-9_-]{22}$/);
+    expect(authorize.searchParams.get("state")).toMatch(/^uc-shared\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}$/);
     expect(reg).toMatchObject({ authMethod: "none" });
     expect(reg.clientSecret).toBeUndefined();
 
