@@ -37,6 +37,14 @@ export const LEDGER: ReadonlyArray<{ change: string; beforeGzipKib: number; afte
       "the session's side of code mode's checkpoints 1.9 KiB (acorn itself, about 33 KiB, runs from a static asset and is refused in the bundle); " +
       "the rest: relayed requests' origins and input rounds, served runtimes and their retirement, the 2026 list with its catalog freshness",
   },
+  {
+    change: "security findings: secrets withheld from upstream echoes, limited bodies, per-address limits, per-principal caps, single-use refresh tokens and connect links",
+    beforeGzipKib: 319.13,
+    afterGzipKib: 326.42,
+    why:
+      "withholding every form of a secret in every upstream message ~0.9 KiB; the OAuth token endpoint's single use, scope and client-name rules ~1.6; " +
+      "per-address limits and signed flow states ~1.4; per-principal sessions and listen streams ~1.5; one body reader, registration bounds and the consent handle; guarded library fetches ~0.9",
+  },
 ];
 
 const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)}%`;
