@@ -11,11 +11,11 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   /** Close one upstream's connection and connect it again now; false when there is no such session or upstream. */
   reconnect(name: string): Promise<boolean>;
   /**
-   * Ends the session when it serves nothing right now (no request being answered, no host stream open) and answers
-   * true; false when it is in use. The team's index asks it of a principal's least recently used session when the
+   * Ends the session when it serves nothing right now (no request being answered and, unless `evenListening`, no
+   * host GET stream open; an open one is ended with it) and answers true; false when it is in use. The team's index asks it of a principal's least recently used session when the
    * principal is at its bound. An object without a session answers true: there is nothing left to end.
    */
-  endIfIdle(): Promise<boolean>;
+  endIfIdle(evenListening?: boolean): Promise<boolean>;
 }
 
 /** A session's place among its principal's live sessions: taken (another, idle, may have ended for it), or refused. */

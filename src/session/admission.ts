@@ -19,7 +19,7 @@ export async function admitSession(env: Env, fields: Pick<SessionRecord, "team" 
   log({ event: "session_limit", team: fields.team, principal, outcome: "refused" });
   return httpError(
     "too_many_sessions",
-    `Too many sessions: this token (or member) has ${admission.held} live sessions in this team, all in use right now, and may have ` +
+    `Too many sessions: this token (or member) has ${admission.held} live sessions in this team, each answering a request right now, and may have ` +
       `${max} (MAX_SESSIONS_PER_PRINCIPAL). End one with an HTTP DELETE of its Mcp-Session-Id, or close a host that holds one, then start again.`,
   );
 }

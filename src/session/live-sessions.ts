@@ -1,7 +1,8 @@
 // A team's live sessions, kept in its index object (Durable Objects cannot be listed): every id, for the admin API's
 // reloads and reconnects, and each principal's share, in the order its sessions were last used. A principal holds
 // at most MAX_SESSIONS_PER_PRINCIPAL: at the bound, its least recently used session that serves nothing right now
-// ends to make room for the new one; when every one is in use, the new one is refused. Hosts often go away without
+// ends to make room for the new one (else the least recently used whose only use is a host's open GET stream); when
+// every one is answering a request, the new one is refused. Hosts often go away without
 // ending their session (it then lives until SESSION_TTL_SECONDS), so a plain refusal would lock a member out for a
 // day after a few restarts of their editor; ending the stale session costs its host nothing it still uses.
 import type { Admission } from "../env.ts";
@@ -30,7 +31,7 @@ export class LiveSessions {
    * Lists `sessionId` as one of `principal`'s, ending the least recently used of its idle sessions when it already
    * holds `max` (`endIfIdle` ends one and says whether it did). A session already listed is admitted again.
    */
-  admit(sessionId: string, principal: string, max: number, endIfIdle: (sessionId: string) => Promise<boolean>): Promise<Admission> {
+  admit(sessionId: string, principal: string, max: number, endIfIdle: (sessionId: string, evenListening: boolean) => Promise<boolean>): Promise<Admission> {
     if (!PRINCIPAL.test(principal)) throw new Error("a session's principal is t:<token id> or u:<user id>");
     const turn = (this.#turns.get(principal) ?? Promise.resolve()).then(() => this.#admit(sessionId, principal, max, endIfIdle));
     const settled = turn.catch(() => {});
@@ -39,7 +40,7 @@ export class LiveSessions {
     return turn;
   }
 
-  async #admit(sessionId: string, principal: string, max: number, endIfIdle: (sessionId: string) => Promise<boolean>): Promise<Admission> {
+  async #admit(sessionId: string, principal: string, max: number, endIfIdle: (sessionId: string, evenListening: boolean) => Promise<boolean>): Promise<Admission> {
     const prefix = liveKey(principal, "");
     const live = await this.#storage.list<unknown>({ prefix });
     if (live.has(prefix + sessionId)) return { admitted: true };
@@ -51,13 +52,20 @@ export class LiveSessions {
         .map(([key, at]) => ({ id: key.slice(prefix.length), at: typeof at === "number" ? at : 0 }))
         .sort((a, b) => a.at - b.at);
       let room = 0;
-      for (const { id } of oldestFirst) {
-        if (room === needed) break;
-        // One that cannot be asked (its object failed) stays listed and counted: it may be in use.
-        if (!(await endIfIdle(id).catch(() => false))) continue;
-        await this.remove(id);
-        ended ??= id;
-        room++;
+      // First those that serve nothing at all; then, if still short, those whose only use is a host's open GET stream
+      // (hosts that exit without ending their session can leave one open): a call under way is never cut.
+      const gone = new Set<string>();
+      for (const evenListening of [false, true]) {
+        for (const { id } of oldestFirst) {
+          if (room === needed) break;
+          if (gone.has(id)) continue;
+          // One that cannot be asked (its object failed) stays listed and counted: it may be in use.
+          if (!(await endIfIdle(id, evenListening).catch(() => false))) continue;
+          await this.remove(id);
+          gone.add(id);
+          ended ??= id;
+          room++;
+        }
       }
       if (room < needed) return { admitted: false, held: live.size - room };
     }

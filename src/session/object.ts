@@ -214,9 +214,15 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     }
   }
 
-  /** The team's index, for a principal at its bound: this session ends if it serves nothing right now. */
-  async endIfIdle(): Promise<boolean> {
-    if ([this.#runtime, ...this.#retired].some((served) => served && (served.answering > 0 || served.hostStreams > 0))) return false;
+  /**
+   * The team's index, for a principal at its bound: this session ends if it answers nothing right now, and, unless
+   * `evenListening`, holds no host GET stream either (a stream left open by a host that forgot its session is ended
+   * with it; the host, if alive, gets 404 at its next request and starts a new session).
+   */
+  async endIfIdle(evenListening = false): Promise<boolean> {
+    const served = [this.#runtime, ...this.#retired].filter((one) => one !== undefined);
+    if (served.some((one) => one.answering > 0 || (!evenListening && one.hostStreams > 0))) return false;
+    for (const one of served) one.endHostStream();
     await this.#end();
     return true;
   }

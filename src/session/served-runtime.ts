@@ -104,6 +104,11 @@ export class ServedRuntime {
     return this.runtime.then((runtime) => runtime.registry.closeAll(), () => {});
   }
 
+  /** Ends the host's GET stream, if one is open: the session is ending under it (the host starts a new one at its 404). */
+  endHostStream(): void {
+    if (this.#built && "transport" in this.#built) this.#built.transport.closeStandaloneSSEStream();
+  }
+
   #retireParts(runtime: AnyRuntime): void {
     runtime.registry.retire();
     if ("transport" in runtime) runtime.transport.closeStandaloneSSEStream();

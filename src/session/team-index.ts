@@ -149,7 +149,7 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
 
   async admit(team: string, sessionId: string, principal: string, max: number): Promise<Admission> {
     if (!this.ctx.id.equals(this.env.TEAM_INDEX.idFromName(team))) throw new Error("this team index lists another team's sessions");
-    return this.#sessions.admit(sessionId, principal, max, (other) => this.env.SESSIONS.getByName(sessionObjectName(team, other)).endIfIdle());
+    return this.#sessions.admit(sessionId, principal, max, (other, evenListening) => this.env.SESSIONS.getByName(sessionObjectName(team, other)).endIfIdle(evenListening));
   }
 
   async seen(sessionId: string): Promise<void> {

@@ -1,6 +1,7 @@
 // What one principal may hold, through `wrangler dev` with small bounds: one token opening session after session (each
 // initializing the team's eager upstream) keeps MAX_SESSIONS_PER_PRINCIPAL of them, its least recently used idle ones
-// ended, so an admin reload reaches that many; with every one in use the next is refused. A v2 client's listen streams
+// ended, so an admin reload reaches that many; sessions whose hosts only hold a GET stream end for a new one too, and
+// with every one answering a call the next is refused. A v2 client's listen streams
 // are bounded per token while another token of the team still listens, and each ends gracefully at its lifetime.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, ProtocolError, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -23,7 +24,11 @@ const proxyUrl = () => `http://127.0.0.1:${stack.port}`;
 beforeAll(async () => {
   stack = await startDevStack({
     name: "caps",
-    replay: { eager: { catalog: loadCorpus("modelcontextprotocol__server-memory") } },
+    replay: {
+      eager: { catalog: loadCorpus("modelcontextprotocol__server-memory") },
+      // Calls wait at its gate until the test releases them: a session answering one is in use.
+      gated: { catalog: loadCorpus("modelcontextprotocol__server-memory"), faults: { "tools/call": { kind: "gate" } } },
+    },
     vars: {
       SESSION_KEY: "e2e-session-key",
       SECRETS_KEY: E2E_SECRETS_KEY,
@@ -34,7 +39,7 @@ beforeAll(async () => {
     },
     provision: () => {},
   });
-  const config = { mcp: { eager: { url: stack.replay.url("eager") } } };
+  const config = { mcp: { eager: { url: stack.replay.url("eager") }, gated: { url: stack.replay.url("gated") } } };
   token = await provisionByAdmin(proxyUrl(), ADMIN_TOKEN, TEAM, config);
   mate = await provisionByAdmin(proxyUrl(), ADMIN_TOKEN, TEAM, config, "mate");
 }, 120_000);
@@ -80,7 +85,7 @@ async function reload(): Promise<number> {
 }
 
 describe("sessions per principal", () => {
-  it(`one token starting ${SESSIONS * 3} sessions keeps ${SESSIONS}: the oldest end with their upstream sessions, an admin reload reaches ${SESSIONS}; all in use, the next is refused`, async () => {
+  it(`one token starting ${SESSIONS * 3} sessions keeps ${SESSIONS}: the oldest end with their upstream sessions, an admin reload reaches ${SESSIONS}; hosts holding streams make room, all answering calls, the next is refused`, async () => {
     // The route's stats are one live object: its figures are copied.
     const { sessions: opened, deletes: closed } = stack.replay.stats("eager");
     const ids: string[] = [];
@@ -94,19 +99,33 @@ describe("sessions per principal", () => {
       return after.sessions - opened - (after.deletes - closed) === SESSIONS;
     }, { tries: 100, ms: 50 })).toBe(true);
 
-    // Every live session in use (its host holds its GET stream): the next is refused, naming the bound.
+    // Every live session's host holds its GET stream, and none answers a call: the next starts, the oldest ending
+    // with its stream.
     const streams = await Promise.all(live.map((id) => send(token, undefined, id, "GET")));
     for (const stream of streams) expect(stream.status).toBe(200);
+    const newest = await start(token);
+    expect(await status(token, live[0]!)).toBe(404);
+    await streams[0]!.text();
+    await Promise.all(streams.slice(1).map((s) => s.body?.cancel()));
+
+    // Every live session answering a call (held at the upstream's gate): the next is refused, naming the bound.
+    const busy = [...live.slice(1), newest];
+    const before = stack.replay.stats("gated").methods["tools/call"] ?? 0;
+    const calls = busy.map((id) =>
+      send(token, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "use_tool", arguments: { tool_name: "gated/read_graph" } } }, id).then((r) => r.text()),
+    );
+    expect(await waitFor(() => (stack.replay.stats("gated").methods["tools/call"] ?? 0) - before === SESSIONS, { tries: 200, ms: 50 })).toBe(true);
     const refused = await initialize(token);
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(`may have ${SESSIONS} (MAX_SESSIONS_PER_PRINCIPAL)`);
     // Another token of the team is not held back.
     expect((await initialize(mate)).status).toBe(200);
     // A host ends its session with DELETE: room for the next.
-    await streams[0]!.body?.cancel();
-    expect((await send(token, undefined, live[0], "DELETE")).status).toBe(200);
+    expect((await send(token, undefined, busy[0], "DELETE")).status).toBe(200);
     expect((await initialize(token)).status).toBe(200);
-    await Promise.all(streams.slice(1).map((s) => s.body?.cancel()));
+    expect((await fetch(`http://127.0.0.1:${stack.replay.port}/__release/gated`, { method: "POST" })).status).toBe(200);
+    // The calls of the sessions still live are answered (the one whose host ended its session went with it).
+    for (const answered of (await Promise.all(calls)).slice(1)) expect(answered).toContain("read_graph");
   });
 });
 

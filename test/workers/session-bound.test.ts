@@ -1,10 +1,10 @@
 // A principal's live sessions are bounded (MAX_SESSIONS_PER_PRINCIPAL, here its default): one token opening session
 // after session ends its own least recently used idle ones, so the team's index, the upstream sessions and an admin
-// reload's fan-out stay bounded; when every one is in use the next is refused. Other principals are not affected.
+// reload's fan-out stay bounded; when every one is answering a call the next is refused. Other principals are not affected.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SETTING_DEFAULTS } from "../../src/settings.ts";
-import { BASE, addToken, adminFetch, initializeBody, post, replayStats, replayUrl, rpcText, seedTeam, sessionStatus, waitFor, workerFetch } from "./helpers.ts";
+import { BASE, addToken, adminFetch, initializeBody, post, releaseGate, replayStats, replayUrl, rpcText, seedTeam, sessionStatus, waitFor, workerFetch } from "./helpers.ts";
 
 const BOUND = SETTING_DEFAULTS.maxSessionsPerPrincipal;
 const MODERN = "2026-07-28";
@@ -17,17 +17,20 @@ async function start(team: string, token: string): Promise<string> {
   return res.headers.get("mcp-session-id")!;
 }
 
-/** The session's standalone GET stream, held open (the session is in use meanwhile) until the host lets it go. */
-async function holdStream(team: string, token: string, sessionId: string): Promise<() => Promise<void>> {
+/** The session's standalone GET stream, held open until the host lets it go. */
+async function holdStream(team: string, token: string, sessionId: string): Promise<{ res: Response; release: () => Promise<void> }> {
   const controller = new AbortController();
   const res = await workerFetch(`${BASE}/t/${team}/mcp`, {
     headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" },
     signal: controller.signal,
   });
   expect(res.status).toBe(200);
-  return async () => {
-    controller.abort();
-    await res.body?.cancel().catch(() => {});
+  return {
+    res,
+    release: async () => {
+      controller.abort();
+      await res.body?.cancel().catch(() => {});
+    },
   };
 }
 
@@ -60,15 +63,41 @@ describe("live sessions per principal", () => {
     expect(await reload.json()).toEqual({ sessions: BOUND + 1 });
   }, 120_000); // thirty sessions one after the other, each with its upstream connect: slow on a busy machine
 
-  it("refuses a new session with 429 when every one of the token's sessions is in use, naming the bound and DELETE; another token still starts one, and a session let go makes room", async () => {
-    const team = "caps-busy";
+  it("at the bound, a session whose only use is its host's open GET stream ends for a new one (the least recently used, its stream closed) when none serves nothing", async () => {
+    const team = "caps-streams";
     const token = await seedTeam(team, { mcp: { memory: { url: replayUrl("memory") } } });
     const ids: string[] = [];
+    const streams: Response[] = [];
     const held: Array<() => Promise<void>> = [];
     for (let i = 0; i < BOUND; i++) {
       const id = await start(team, token);
-      held.push(await holdStream(team, token, id));
+      const hold = await holdStream(team, token, id);
+      held.push(hold.release);
+      streams.push(hold.res);
       ids.push(id);
+    }
+    const next = await start(team, token);
+    expect(await sessionStatus(team, token, ids[0]!)).toBe(404);
+    expect(await sessionStatus(team, token, ids[1]!)).toBe(200);
+    // The ended session's stream ended with it: its host reads to the end (the test's time-out says if it never does).
+    const read = streams[0]!.body!.getReader();
+    for (let chunk = await read.read(); !chunk.done; chunk = await read.read());
+    expect((await listed(team)).sort()).toEqual([...ids.slice(1), next].sort());
+    await Promise.all(held.map((release) => release()));
+  });
+
+  it("refuses a new session with 429 when every one of the token's sessions is answering a call, naming the bound and DELETE; another token still starts one, and a call answered makes room", async () => {
+    const team = "caps-busy";
+    const token = await seedTeam(team, { mcp: { up: { url: replayUrl("caps-calls") } } });
+    const ids: string[] = [];
+    const calls: Array<Promise<string>> = [];
+    for (let i = 0; i < BOUND; i++) {
+      const id = await start(team, token);
+      const headers = { authorization: `Bearer ${token}`, "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" };
+      // The call waits at the upstream's gate: the session is answering it meanwhile.
+      calls.push(post(team, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "use_tool", arguments: { tool_name: "up/read_graph" } } }, headers).then((r) => r.text()));
+      ids.push(id);
+      expect(await waitFor(async () => ((await replayStats("caps-calls")).methods["tools/call"] ?? 0) >= i + 1)).toBe(true);
     }
 
     const refused = await post(team, initializeBody, { authorization: `Bearer ${token}` });
@@ -84,20 +113,12 @@ describe("live sessions per principal", () => {
     const other = await addToken(team);
     const theirs = await start(team, other);
 
-    // One host goes: its stream ends, its session is idle, and it ends for the next one (the oldest, in use, stays).
-    await held[5]!();
-    let next: Response | undefined;
-    // Polled slowly: every attempt counts against the token's rate limit.
-    const started = await waitFor(async () => {
-      next = await post(team, initializeBody, { authorization: `Bearer ${token}` });
-      await next.body?.cancel();
-      return next.status === 200;
-    }, { tries: 40, ms: 100 });
-    expect(started).toBe(true);
-    expect(await sessionStatus(team, token, ids[5]!)).toBe(404);
-    expect(await sessionStatus(team, token, ids[0]!)).toBe(200);
-    expect((await listed(team)).sort()).toEqual([...ids.filter((_, i) => i !== 5), next!.headers.get("mcp-session-id")!, theirs].sort());
-    await Promise.all(held.map((release) => release()));
+    // The calls are answered: the sessions serve nothing, and the least recently used ends for the next one.
+    expect(await releaseGate("caps-calls")).toBe(BOUND);
+    for (const answered of await Promise.all(calls)) expect(answered).toContain("read_graph");
+    const next = await start(team, token);
+    expect(await sessionStatus(team, token, ids[0]!)).toBe(404);
+    expect((await listed(team)).sort()).toEqual([...ids.slice(1), next, theirs].sort());
   });
 
   it("a 2026-era token's toolsets count as its sessions: load_mcp without a handle past the bound ends the least recently used idle toolset", async () => {

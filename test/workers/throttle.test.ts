@@ -202,7 +202,7 @@ describe("objects of teams", () => {
         }),
       );
       expect(res.status).toBe(400);
-      expect(await res.text()).toContain("This is not a whole connect link");
+      expect(await res.text()).toContain("This is not a connect link of this server");
     }
     expect(await indexes()).toBe(before);
   });
