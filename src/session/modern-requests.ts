@@ -1,0 +1,41 @@
+// A 2026-era request (the router chose this object: a principal's, or a toolset's by its handle). The object's record
+// is written on its first request, with the team's config of that moment; later ones take admin reloads as sessions
+// do. Each request is served whole by the per-request handler; the upstream registry stays.
+import { DEFAULT_VIEW } from "../config/view.ts";
+import { sessionNotFound } from "../responses.ts";
+import { createSessionRecord } from "./record-creation.ts";
+import { recordFields, routedTo, type RoutedRequest } from "./routed-request.ts";
+import type { SessionParts } from "./session-parts.ts";
+import type { SessionRecord } from "./state.ts";
+
+export async function serveModernRequest(parts: SessionParts, request: Request, route: RoutedRequest): Promise<Response> {
+  const record = await modernRecordFor(parts, route);
+  if (record instanceof Response) return record;
+  const touched = await parts.activity.touch();
+  const served = parts.runtimes.serve(record);
+  const lease = served.take();
+  try {
+    const runtime = await served.runtime;
+    if (!("handler" in runtime)) return sessionNotFound();
+    const response = await runtime.handler.fetch(request);
+    if (touched) parts.waitUntil(parts.reports.used(record));
+    return lease.answer(response);
+  } finally {
+    lease.done();
+  }
+}
+
+/**
+ * The object's record, written (and its start counted) at its first request; else the answer the request gets
+ * instead. The view: `code` for a principal's code object (the router sends `?view=code` there), else the meta-tools.
+ */
+async function modernRecordFor(parts: SessionParts, route: RoutedRequest): Promise<SessionRecord | Response> {
+  const record = await parts.store.session();
+  if (!record) {
+    const created = await createSessionRecord(parts.env, parts.store, recordFields(route, true), route.view === "code" ? "code" : DEFAULT_VIEW);
+    if (!(created instanceof Response)) parts.meter.started(created.createdAt);
+    return created;
+  }
+  if (record.era !== "modern" || !routedTo(record, route)) return sessionNotFound();
+  return parts.reload.takePending(record);
+}

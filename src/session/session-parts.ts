@@ -1,0 +1,51 @@
+// The parts of one session object, each with one job, made once per object instance over its storage: the object
+// (src/session/object.ts) routes each call to one of them.
+import type { Env } from "../env.ts";
+import { ResourceLinks } from "../forward/resource-links.ts";
+import { ParkedCalls } from "../modern/parked-calls.ts";
+import { IndexReports } from "./index-reports.ts";
+import { ObjectRuntimes } from "./object-runtimes.ts";
+import { SessionActivity } from "./session-activity.ts";
+import { SessionAlarm } from "./session-alarm.ts";
+import { SessionEnd } from "./session-end.ts";
+import { SessionReload } from "./session-reload.ts";
+import { SessionStore } from "./state.ts";
+import { UsageMeter } from "./usage.ts";
+
+export interface SessionParts {
+  env: Env;
+  /** Work the object finishes beside an answer, never before it. */
+  waitUntil(promise: Promise<unknown>): void;
+  /** The object's storage, typed (src/session/state.ts). */
+  store: SessionStore;
+  /** This session's token accounting (src/session/usage.ts); what it has not sent yet is in storage too. */
+  meter: UsageMeter;
+  runtimes: ObjectRuntimes;
+  activity: SessionActivity;
+  reports: IndexReports;
+  reload: SessionReload;
+  end: SessionEnd;
+  alarm: SessionAlarm;
+}
+
+export function sessionParts(ctx: DurableObjectState, env: Env): SessionParts {
+  const store = new SessionStore(ctx.storage);
+  const meter = new UsageMeter(ctx.storage);
+  // What the runtimes of this object's life share (a retired one and its successor included).
+  const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls() });
+  const activity = new SessionActivity(env, store, ctx.storage);
+  const reports = new IndexReports(env, meter);
+  const end = new SessionEnd(store, ctx.storage, runtimes, reports, meter);
+  return {
+    env,
+    waitUntil: (promise) => ctx.waitUntil(promise),
+    store,
+    meter,
+    runtimes,
+    activity,
+    reports,
+    reload: new SessionReload(env, store, runtimes),
+    end,
+    alarm: new SessionAlarm({ env, store, alarms: ctx.storage, runtimes, activity, reports, end }),
+  };
+}
