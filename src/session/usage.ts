@@ -333,6 +333,10 @@ export class UsageMeter implements UsageRecorder {
 
   async #persist(): Promise<void> {
     if (this.#closed || !this.#dirty) return;
+    // Never written before what an earlier instance left has been read: a write first would be read back as that
+    // instance's figures and counted twice (a 2026-era object counts its start before anything else reads storage).
+    await this.restore();
+    if (this.#closed || !this.#dirty) return;
     this.#dirty = false;
     await this.#storage.put(USAGE_KEY, this.#state, { allowUnconfirmed: true });
   }

@@ -114,6 +114,24 @@ describe("the session's meter", () => {
     return { meter, storage, grow: () => (tools = new Map([...tools, exposed("big", tool("write", "Writes many things to the graph, at length."))])) };
   }
 
+  it("counts a start recorded before the stored state was read once, keeping what an earlier instance left", async () => {
+    const storage = new MemoryStorage();
+    const earlier = setUp(storage).meter;
+    await earlier.restore();
+    earlier.called("tool");
+    await earlier.settle();
+    // A new instance (a 2026-era object's first request) records its start before anything has read storage, and
+    // before its runtime is attached (so the start is written at once).
+    const meter = new UsageMeter(storage, () => T0);
+    meter.started(new Date(T0).toISOString());
+    meter.called("tool");
+    await meter.restore();
+    const days = await meter.take();
+    expect(days).toHaveLength(1);
+    expect(days[0]!.figures.sessions).toBe(1);
+    expect(days[0]!.figures.calls.tools).toBe(2);
+  });
+
   it("counts a session once, a list once until it changes, answers by kind, calls by kind; direct is the most reached", async () => {
     const { meter, storage, grow } = setUp();
     await meter.restore();
