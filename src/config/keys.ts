@@ -1,6 +1,7 @@
 // The layout of the TEAMS KV namespace (documented in docs/storage.md); shared by the Worker and the team CLI.
 import * as z from "zod";
 import { log } from "../log.ts";
+import { BoundedCache } from "../bounded-cache.ts";
 import { View } from "./view.ts";
 
 export const kvKeys = {
@@ -82,11 +83,10 @@ export function jsonOrUndefined(text: string): unknown {
   }
 }
 
-const unreadable = new Set<string>();
+const unreadable = new BoundedCache<string, true>({ max: 1000 });
 /** A stored record that did not parse: logged once per key and isolate, by its key, never its contents. */
 export function logUnreadable(what: string, key: string): void {
   if (unreadable.has(key)) return;
-  if (unreadable.size >= 1000) unreadable.clear();
-  unreadable.add(key);
+  unreadable.set(key, true);
   log({ event: "misconfigured", reason: `stored ${what} at ${key} does not parse; ignored` });
 }
