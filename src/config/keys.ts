@@ -18,7 +18,7 @@ export const kvKeys = {
   idp: (team: string) => `team/${team}/idp`,
   user: (team: string, userId: string) => `team/${team}/user/${userId}`,
   userPrefix: (team: string) => `team/${team}/user/`,
-  /** The proxy's registration at an OAuth upstream's authorization server (dynamic registration, issue 16). */
+  /** The proxy's registration at an OAuth upstream's authorization server (dynamic registration, RFC 7591). */
   upstreamClient: (team: string, server: string) => `team/${team}/upstream-client/${server}`,
 } as const;
 
@@ -37,7 +37,7 @@ export interface TokenMetadata {
 }
 
 /**
- * A member who signed in through the team's identity provider (issue 16): the provider's subject and issuer (what the
+ * A member who signed in through the team's identity provider: the provider's subject and issuer (what the
  * user id is derived from), the email it last gave, and when they first and last signed in (ISO dates; `lastSeen` is
  * written at most once a day). Also the key's metadata, so a user list needs no reads.
  */

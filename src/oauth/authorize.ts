@@ -1,4 +1,4 @@
-// A member's way through a host's sign-in (issue 16, docs/oauth.md 3.2): the authorization request is checked, the
+// A member's way through a host's sign-in (docs/oauth.md 3.2): the authorization request is checked, the
 // member consents, signs in at the team's identity provider, and comes back to the host with a code bound to who
 // they are. Three steps:
 //   GET  /t/<team>/oauth/authorize  the request checked (client, registered redirect URI, resource, PKCE S256), the consent page

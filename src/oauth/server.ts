@@ -1,7 +1,7 @@
-// The proxy as an OAuth 2.1 authorization server (issue 16, docs/oauth.md): one server per team, built on demand with
+// The proxy as an OAuth 2.1 authorization server (docs/oauth.md): one server per team, built on demand with
 // @cloudflare/workers-oauth-provider, whose issuer is the team's base URL and whose only resource is the team's MCP
 // URL, so a token minted for one team's URL is refused at another's (the library checks the audience). Its records
-// live in the OAUTH_KV namespace. Dark until the host flow lands: the token step asks it only with OAUTH_HOSTS=on.
+// live in the OAUTH_KV namespace. The token step asks it only with OAUTH_HOSTS=on (the default).
 import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
 import * as z from "zod";
 import type { Env } from "../env.ts";

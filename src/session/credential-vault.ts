@@ -1,4 +1,4 @@
-// The team's OAuth credentials for its upstreams (issue 16, docs/oauth.md 3.3), kept in the team's index object:
+// The team's OAuth credentials for its upstreams (docs/oauth.md 3.3), kept in the team's index object:
 // strongly consistent storage, one writer, so a rotating refresh token is redeemed once however many sessions ask.
 //   `cred:<server>:<account>`   the credential, sealed (AES-GCM under SECRETS_KEY, bound to team, server, account)
 //   `connect:<state>`           a connect between its start and the callback (ten minutes, used once)
