@@ -2,12 +2,16 @@
 // the OAuth library): session ids, toolset handles, the member cookie, the consent page's handle and the flow cookie.
 // Each minted anew in the shared encoding; each of the form before still accepted until it expires; each altered
 // refused as before. (The encoding itself, connect handles and flow states: test/unit/signed-handles.test.ts.)
+import { env } from "cloudflare:workers";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
+import { tokenId } from "../../src/auth/token.ts";
 import { clearFlowCookie, flowCookie, fromFlowBrowser, memberCookie, memberOf } from "../../src/oauth/member-cookie.ts";
 import { MAX_CONSENT_HANDLE_CHARS, mintConsentHandle, openConsentHandle } from "../../src/oauth/consent-handle.ts";
 import { mintSessionId, sessionIdBelongsTo } from "../../src/http/session-id.ts";
 import { checkToolsetHandle, handleProblem, mintToolsetHandle } from "../../src/http/toolset-handle.ts";
 import * as old from "../shared/old-handles.ts";
+import { BASE, addToken, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
 
 const KEY = "a-session-key-of-the-tests";
 const OTHER_KEY = "another-deployment's-key";
@@ -64,6 +68,34 @@ describe("toolset handles", () => {
     expect(handleProblem("foreign")).toContain("was not issued to this token (or it was altered)");
     expect(await checkToolsetHandle(KEY, mate, before, now)).toEqual({ ok: false, problem: "foreign" });
     expect(await checkToolsetHandle(KEY, who, "ts1.nonsense", now)).toEqual({ ok: false, problem: "malformed" });
+  });
+});
+
+describe("a toolset handle of the form before, over a 2026 connection", () => {
+  const connect = async (team: string, token: string) => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), { fetch: workerFetch, requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+    const client = new Client({ name: "modern-host", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    await client.connect(transport);
+    return client;
+  };
+  const useTool = (client: Client, toolset: string) =>
+    client.callTool({ name: "use_tool", arguments: { tool_name: "lazy/read_graph", tool_input: {}, toolset } }) as Promise<{ isError?: boolean }>;
+
+  it("reaches the toolset its nonce names; altered, or another token's, it gets the same words as ever", async () => {
+    const token = await seedTeam("sv-ts", { mcp: { lazy: { url: replayUrl("ts-lazy"), description: "Knowledge graph memory." } } });
+    const client = await connect("sv-ts", token);
+    const loaded = await client.callTool({ name: "load_mcp", arguments: { mcp_name: "lazy" } });
+    const toolset = (loaded.structuredContent as { toolset: string }).toolset;
+    const before = await old.oldToolsetHandle(env.SESSION_KEY!, "sv-ts", tokenId(token)!, Date.now() + 3600_000, toolset.split(".")[0]);
+    const called = await useTool(client, before);
+    expect(called.isError, text(called)).toBeFalsy();
+    expect(text(called)).toContain('"tool":"read_graph"');
+    const altered = await useTool(client, old.alter(before, 3));
+    expect(altered.isError).toBe(true);
+    expect(text(altered)).toContain("not issued to this token (or it was altered)");
+    const mate = await connect("sv-ts", await addToken("sv-ts"));
+    expect(text(await useTool(mate, before))).toContain("not issued to this token (or it was altered)");
+    await Promise.all([client.close(), mate.close()]);
   });
 });
 
