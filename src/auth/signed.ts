@@ -64,7 +64,7 @@ export function constantTimeEqual(a: string, b: string): boolean {
 /** 128 random bits, base64url (22 characters). */
 export const nonce128 = (): string => base64url(crypto.getRandomValues(new Uint8Array(16)));
 
-/** A signed format: its tag on the wire and the schema of what it carries (`undefined`: nothing but the nonce). */
+/** A signed format: its tag on the wire and the schema of what it carries (`z.undefined()`: nothing but the nonce). */
 export interface HandleFormat<T> {
   readonly tag: string;
   readonly payload: z.ZodType<T>;
@@ -82,7 +82,7 @@ export function handleFormat<T>(tag: string, payload: z.ZodType<T>): HandleForma
 }
 
 /** The longest handle any format reads (a consent page's, which carries an authorization request, is the largest). */
-export const MAX_HANDLE_CHARS = 4_096;
+const MAX_HANDLE_CHARS = 4_096;
 const HANDLE = /^([A-Za-z0-9_-]{22})\.([a-z]{1,8}[0-9]{1,3})(?:\.([A-Za-z0-9_-]+))?\.([A-Za-z0-9_-]{22})$/;
 const SIGNED = "handle/v2";
 
@@ -104,8 +104,8 @@ export async function sealHandle<T>(secret: string, format: HandleFormat<T>, bou
 }
 
 /** Why a handle was not opened: not of the format's shape (or its payload is not), or not signed for these values. */
-export type HandleProblem = "malformed" | "foreign";
-export type OpenedHandle<T> = { ok: true; nonce: string; payload: T } | { ok: false; problem: HandleProblem };
+export type OpenProblem = "malformed" | "foreign";
+export type OpenedHandle<T> = { ok: true; nonce: string; payload: T } | { ok: false; problem: OpenProblem };
 
 /** The handle's nonce and payload when it is of `format`, signed by `secret` for the `bound` values. */
 export async function openHandle<T>(secret: string, format: HandleFormat<T>, bound: readonly string[], handle: string): Promise<OpenedHandle<T>> {
