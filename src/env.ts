@@ -217,7 +217,10 @@ export interface Env {
   MAX_UPSTREAM_RESPONSE_BYTES?: string;
   /** "off" serves 2025 sessions only, turning MCP 2026-07-28 requests away (default "on"). */
   MODERN_ERA?: string;
-  /** "on" accepts OAuth access tokens of the team's authorization server (default "off" until the host flow lands). */
+  /**
+   * "off" refuses OAuth access tokens and turns the teams' authorization servers off (default "on"; connecting accounts
+   * of OAuth upstreams works either way).
+   */
   OAUTH_HOSTS?: string;
   /** "off" refuses the code view (default "on"; it also needs the LOADER binding). */
   CODE_MODE?: string;

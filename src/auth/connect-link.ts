@@ -1,28 +1,23 @@
-// Connect links for OAuth upstreams (issue 16, docs/oauth.md 3.3): `<base>/t/<team>/connect/<server>?h=<handle>`,
-// where the handle carries its own proof: `cx1.<nonce>.<expiry>.<tag>.<mac>`, 128 random bits, the expiry in unix
-// seconds (base 36), a tag naming the account, and 128 bits of HMAC-SHA256 under SESSION_KEY over team, server,
-// the tag, nonce and expiry (src/auth/mac.ts). The account is
-// "shared" (an admin's link) or a member's user id (the link a tool result hands that member); it is in the handle
-// so that nothing personal is in the URL. Made by the admin API and the session objects, checked by the connect
-// route; it works for ten minutes. Pure apart from Web Crypto.
-import { constantTimeEqual, mac128 as mac, nonce128 } from "./mac.ts";
+// Connect links for OAuth upstreams (docs/oauth.md 3.3): `<base>/t/<team>/connect/<server>?h=<handle>`, where the
+// handle carries its own proof: `<nonce>.cx2.<payload>.<mac>`, a handle of src/auth/signed.ts bound to the team and
+// the server, whose payload is its expiry and a tag naming the account. The account is "shared" (an admin's link) or
+// a member's user id (the link a tool result hands that member); it is in the handle as a tag so that nothing
+// personal is in the URL. Made by the admin API and the session objects, checked by the connect route; it works for
+// ten minutes. Pure apart from Web Crypto.
+import * as z from "zod";
+import { constantTimeEqual, expiry, handleFormat, macOf, openHandle, sealHandle } from "./signed.ts";
+import { oldConnectHandle } from "./legacy-handles.ts";
 
 export const CONNECT_LINK_TTL_MS = 10 * 60_000;
-const HANDLE = /^cx1\.([A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{22})$/;
+
+const CONNECT = handleFormat("cx2", z.strictObject({ exp: z.int().positive(), accountTag: z.string().regex(/^[A-Za-z0-9_-]{22}$/) }));
 
 /**
- * A text no session id or toolset handle is signed over (those start with a team name or `toolset/`). It covers the
- * account's tag rather than the account: the tag stands for one account, and a handle can then be checked as the
- * proxy's own before anyone knows whose it is (the member sign-in a link asks for).
+ * The account travels in the handle as a MAC of its own (`connect-account/v1`): the handle names whose link it is
+ * without showing the user id, a handle can be checked as the proxy's own before anyone knows whose it is (the member
+ * sign-in a link asks for), and the route learns the account from the candidates it may be.
  */
-const signedText = (team: string, server: string, tag: string, nonce: string, expiry: string): string =>
-  `connect/v2\n${team}\n${server}\n${tag}\n${nonce}\n${expiry}`;
-
-/**
- * The account travels in the handle as 128 bits of HMAC under another text (`connect-account/v1`): the handle names
- * whose link it is without showing the user id, and the route learns the account from the candidates it may be.
- */
-const accountTag = (secret: string, team: string, account: string) => mac(secret, `connect-account/v1\n${team}\n${account}`);
+const accountTag = (secret: string, team: string, account: string) => macOf(secret, "connect-account/v1", team, account);
 
 export interface ConnectLinkHandle {
   handle: string;
@@ -30,25 +25,23 @@ export interface ConnectLinkHandle {
 }
 
 export async function mintConnectHandle(secret: string, team: string, server: string, account: string, now = Date.now()): Promise<ConnectLinkHandle> {
-  const nonce = nonce128();
-  const expirySeconds = Math.floor((now + CONNECT_LINK_TTL_MS) / 1000);
-  const expiry = expirySeconds.toString(36);
-  const tag = await accountTag(secret, team, account);
-  const proof = await mac(secret, signedText(team, server, tag, nonce, expiry));
-  return { handle: `cx1.${nonce}.${expiry}.${tag}.${proof}`, expiresAt: new Date(expirySeconds * 1000) };
+  const exp = Math.floor((now + CONNECT_LINK_TTL_MS) / 1000);
+  const { handle } = await sealHandle(secret, CONNECT, [team, server], { exp, accountTag: await accountTag(secret, team, account) });
+  return { handle, expiresAt: new Date(exp * 1000) };
 }
 
 export type ConnectHandleCheck =
   | { ok: true; nonce: string; expiresAt: Date }
   | { ok: false; problem: "malformed" | "foreign" | "expired" };
 
-/** The handle's parts when its proof is the proxy's for this team and server (expired or not), else the problem. */
+/**
+ * The handle's nonce, account tag and expiry when its proof is the proxy's for this team and server (expired or not);
+ * a `cx1.` handle of the form before is read too, until it expires.
+ */
 async function proven(secret: string, handle: string, team: string, server: string) {
-  const m = HANDLE.exec(handle);
-  if (!m) return { ok: false, problem: "malformed" } as const;
-  const [, nonce, expiry, tag, proof] = m as unknown as [string, string, string, string, string];
-  if (!constantTimeEqual(proof, await mac(secret, signedText(team, server, tag, nonce, expiry)))) return { ok: false, problem: "foreign" } as const;
-  return { ok: true, nonce, tag, expiresAt: new Date(parseInt(expiry, 36) * 1000) } as const;
+  const opened = (await oldConnectHandle(secret, CONNECT, team, server, handle)) ?? (await openHandle(secret, CONNECT, [team, server], handle));
+  if (!opened.ok) return opened;
+  return { ok: true, nonce: opened.nonce, tag: opened.payload.accountTag, exp: opened.payload.exp } as const;
 }
 
 /**
@@ -59,8 +52,9 @@ export async function checkConnectHandle(secret: string, handle: string, team: s
   const p = await proven(secret, handle, team, server);
   if (!p.ok) return p;
   if (!constantTimeEqual(p.tag, await accountTag(secret, team, account))) return { ok: false, problem: "foreign" };
-  if (p.expiresAt.getTime() <= now) return { ok: false, problem: "expired" };
-  return { ok: true, nonce: p.nonce, expiresAt: p.expiresAt };
+  const expires = expiry(p.exp, now);
+  if (expires.passed) return { ok: false, problem: "expired" };
+  return { ok: true, nonce: p.nonce, expiresAt: expires.at };
 }
 
 /**
@@ -76,6 +70,6 @@ export async function checkConnectHandleOfAnyAccount(
 ): Promise<{ ok: true; accountTag: string } | { ok: false; problem: "malformed" | "foreign" | "expired" }> {
   const p = await proven(secret, handle, team, server);
   if (!p.ok) return p;
-  if (p.expiresAt.getTime() <= now) return { ok: false, problem: "expired" };
+  if (expiry(p.exp, now).passed) return { ok: false, problem: "expired" };
   return { ok: true, accountTag: p.tag };
 }

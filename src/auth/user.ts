@@ -1,4 +1,4 @@
-// Who a signed-in member is, and whether the team lets them in (issue 16, docs/oauth.md 3.1): pure rules on what the
+// Who a signed-in member is, and whether the team lets them in (docs/oauth.md 3.1): pure rules on what the
 // team's identity provider said in its ID token. No I/O.
 import { base64url } from "../bytes.ts";
 import type { IdpConfig } from "../config/idp.ts";

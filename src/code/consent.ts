@@ -6,7 +6,7 @@
 // resume is stopped: nothing after the point where it diverged runs.
 import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import { sha256Hex } from "../bytes.ts";
-import { nonce128 } from "../auth/mac.ts";
+import { nonce128 } from "../auth/signed.ts";
 import type { HostExtra } from "../forward/bridge.ts";
 import type { ApprovalRule } from "../config/validate.ts";
 import type { ExposedTool } from "../upstream/registry.ts";

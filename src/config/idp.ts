@@ -1,4 +1,4 @@
-// A team's identity provider (issue 16, docs/oauth.md): the OpenID Connect provider its members sign in with when a
+// A team's identity provider (docs/oauth.md): the OpenID Connect provider its members sign in with when a
 // host connects through OAuth. One zod schema: the admin API, the CLI and the sign-in read it. The client secret is
 // never in it: it names one of the team's secrets (write-only, encrypted: src/security/secrets.ts).
 import * as z from "zod";

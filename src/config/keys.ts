@@ -1,6 +1,7 @@
 // The layout of the TEAMS KV namespace (documented in docs/storage.md); shared by the Worker and the team CLI.
 import * as z from "zod";
 import { log } from "../log.ts";
+import { BoundedCache } from "../bounded-cache.ts";
 import { View } from "./view.ts";
 
 export const kvKeys = {
@@ -17,7 +18,7 @@ export const kvKeys = {
   idp: (team: string) => `team/${team}/idp`,
   user: (team: string, userId: string) => `team/${team}/user/${userId}`,
   userPrefix: (team: string) => `team/${team}/user/`,
-  /** The proxy's registration at an OAuth upstream's authorization server (dynamic registration, issue 16). */
+  /** The proxy's registration at an OAuth upstream's authorization server (dynamic registration, RFC 7591). */
   upstreamClient: (team: string, server: string) => `team/${team}/upstream-client/${server}`,
 } as const;
 
@@ -36,7 +37,7 @@ export interface TokenMetadata {
 }
 
 /**
- * A member who signed in through the team's identity provider (issue 16): the provider's subject and issuer (what the
+ * A member who signed in through the team's identity provider: the provider's subject and issuer (what the
  * user id is derived from), the email it last gave, and when they first and last signed in (ISO dates; `lastSeen` is
  * written at most once a day). Also the key's metadata, so a user list needs no reads.
  */
@@ -82,11 +83,10 @@ export function jsonOrUndefined(text: string): unknown {
   }
 }
 
-const unreadable = new Set<string>();
+const unreadable = new BoundedCache<string, true>({ max: 1000 });
 /** A stored record that did not parse: logged once per key and isolate, by its key, never its contents. */
 export function logUnreadable(what: string, key: string): void {
   if (unreadable.has(key)) return;
-  if (unreadable.size >= 1000) unreadable.clear();
-  unreadable.add(key);
+  unreadable.set(key, true);
   log({ event: "misconfigured", reason: `stored ${what} at ${key} does not parse; ignored` });
 }

@@ -78,7 +78,7 @@ const ScopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/, "a scop
 const SecretRefValue = z.string().regex(/^\$\{secret:[A-Za-z_][A-Za-z0-9_]{0,63}\}$/, "a reference to a team secret: ${secret:NAME}");
 
 /**
- * An upstream that wants OAuth (issue 16, docs/oauth.md 3.3): the proxy discovers the server's authorization server
+ * An upstream that wants OAuth (docs/oauth.md 3.3): the proxy discovers the server's authorization server
  * from its 401, registers itself (or uses the configured client) and keeps the tokens, encrypted, per team and account.
  */
 const UpstreamAuth = z

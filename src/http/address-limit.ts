@@ -14,11 +14,10 @@
 import ipaddr from "ipaddr.js";
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
+import { BoundedCache } from "../bounded-cache.ts";
 
 export const ADDRESS_LIMIT = 100;
 export const ADDRESS_WINDOW_MS = 60_000;
-/** Addresses this isolate keeps counts of; the least recently counted is dropped first (the binding still counts it). */
-const MAX_ADDRESSES = 5_000;
 
 /** What an address's events count against: each budget has its own count per address. */
 export type AddressBudget = "failed_auth" | "oauth";
@@ -47,7 +46,8 @@ interface Counts {
   refusedUntil: number;
 }
 
-const counts = new Map<string, Counts>();
+/** Addresses this isolate keeps counts of; the least recently counted is dropped first (the binding still counts it). */
+const counts = new BoundedCache<string, Counts>({ max: 5_000 });
 
 /** Seconds until the address may be counted again (at least 1), or 0 when it is within its budget now. */
 function wait(entry: Counts | undefined, now: number): number {
@@ -57,14 +57,9 @@ function wait(entry: Counts | undefined, now: number): number {
   return until > now ? Math.max(1, Math.ceil((until - now) / 1000)) : 0;
 }
 
-/** The address's counts, made the most recently counted (a Map keeps insertion order). */
+/** The address's counts, made the most recently counted. */
 function touch(key: string): Counts {
-  let entry = counts.get(key);
-  if (entry) counts.delete(key);
-  else {
-    if (counts.size >= MAX_ADDRESSES) counts.delete(counts.keys().next().value!);
-    entry = { times: [], refusedUntil: 0 };
-  }
+  const entry = counts.get(key) ?? { times: [], refusedUntil: 0 };
   counts.set(key, entry);
   return entry;
 }

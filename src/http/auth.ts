@@ -2,7 +2,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { validator } from "hono/validator";
 import { hashToken, tokenId } from "../auth/token.ts";
-import { constantTimeEqual } from "../auth/mac.ts";
+import { constantTimeEqual } from "../auth/signed.ts";
 
 export { constantTimeEqual };
 import { TeamName } from "../config/schema.ts";
@@ -16,6 +16,7 @@ import { MCP_SCOPE, oauthCaller } from "../oauth/server.ts";
 import { resourceMetadataUrl } from "../oauth/routes.ts";
 import { publicBase } from "./origin.ts";
 import { log } from "../log.ts";
+import { BoundedCache } from "../bounded-cache.ts";
 
 
 /** One cache per TOKEN_CACHE_SECONDS value (the setting itself is parsed once per env by `settings`). */
@@ -58,8 +59,7 @@ const principal = (team: string, tokenId: string, record: TokenRecord): Principa
 type TeamInput = { out: { param: { team: string } } };
 
 /** Team names the schema already accepted in this isolate (a host sends the same one on every request). */
-const knownTeams = new Set<string>();
-const MAX_KNOWN_TEAMS = 1000;
+const knownTeams = new BoundedCache<string, true>({ max: 1000 });
 
 /** The team name in the path, validated by the config's zod schema; a bad one is the one 401 (nothing to probe). */
 export const teamName = validator("param", (params: Record<string, string>) => {
@@ -67,8 +67,7 @@ export const teamName = validator("param", (params: Record<string, string>) => {
   if (knownTeams.has(name)) return { team: name };
   const parsed = TeamName.safeParse(name);
   if (!parsed.success) return unauthorized();
-  if (knownTeams.size >= MAX_KNOWN_TEAMS) knownTeams.clear();
-  knownTeams.add(parsed.data);
+  knownTeams.set(parsed.data, true);
   return { team: parsed.data };
 });
 
@@ -77,8 +76,7 @@ export const teamName = validator("param", (params: Record<string, string>) => {
  * token's own expiry: a host's every request would otherwise read the library's KV record. The bound on a revoked
  * grant is then the same as a team token's (docs/security.md). Only acceptances are kept.
  */
-const oauthCallers = new Map<string, { principal: Principal; until: number }>();
-const MAX_OAUTH_CALLERS = 10_000;
+const oauthCallers = new BoundedCache<string, Principal>({ max: 10_000 });
 
 /**
  * An OAuth access token of the team's authorization server (src/oauth/server.ts), when OAUTH_HOSTS is on: a token
@@ -91,10 +89,9 @@ async function oauthPrincipal(c: Context<McpEnv>, team: string, header: string |
   if (!bearer || tokenId(bearer)) return null;
   const base = publicBase(c.env, c.req.raw);
   const key = `${base}\n${team}\n${bearer}`;
-  const now = Date.now();
   const seconds = Math.min(settings(c.env).tokenCacheSeconds, MAX_TOKEN_CACHE_SECONDS);
   const known = seconds > 0 ? oauthCallers.get(key) : undefined;
-  if (known && known.until > now) return known.principal;
+  if (known) return known;
   let caller: Awaited<ReturnType<typeof oauthCaller>>;
   try {
     caller = await oauthCaller(c.env, base, team, bearer);
@@ -106,10 +103,7 @@ async function oauthPrincipal(c: Context<McpEnv>, team: string, header: string |
   if (!caller) return null;
   if (!caller.mayUseMcp) return "insufficient_scope";
   const principal: Principal = { team, tokenId: `g.${caller.binding}`, user: caller.user };
-  if (seconds > 0) {
-    if (oauthCallers.size >= MAX_OAUTH_CALLERS) oauthCallers.clear();
-    oauthCallers.set(key, { principal, until: Math.min(now + seconds * 1000, caller.expiresAt * 1000) });
-  }
+  if (seconds > 0) oauthCallers.set(key, principal, Math.min(seconds * 1000, caller.expiresAt * 1000 - Date.now()));
   return principal;
 }
 

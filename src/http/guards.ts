@@ -2,6 +2,7 @@
 import type { MiddlewareHandler } from "hono";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { httpError } from "../responses.ts";
+import { BoundedCache } from "../bounded-cache.ts";
 import { MODERN_VERSION } from "../modern/server.ts";
 import type { McpEnv } from "./context.ts";
 
@@ -41,7 +42,7 @@ export const protocolVersion: MiddlewareHandler<McpEnv> = async (c, next) => {
 const ACCEPTS_JSON = 1;
 const ACCEPTS_SSE = 2;
 /** Accept header → what it takes. Hosts send the same header on every request, so it is parsed once. */
-const acceptCache = new Map<string, number>();
+const acceptCache = new BoundedCache<string, number>({ max: 256 });
 
 function accepted(header: string): number {
   let flags = acceptCache.get(header);
@@ -52,10 +53,7 @@ function accepted(header: string): number {
     if (media === "application/json" || media === "*/*") flags |= ACCEPTS_JSON;
     if (media === "text/event-stream" || media === "*/*") flags |= ACCEPTS_SSE;
   }
-  if (header.length <= 256) {
-    if (acceptCache.size >= 256) acceptCache.clear();
-    acceptCache.set(header, flags);
-  }
+  if (header.length <= 256) acceptCache.set(header, flags);
   return flags;
 }
 

@@ -14,6 +14,17 @@ import { httpError } from "../responses.ts";
 import type { McpEnv } from "./context.ts";
 import { clientAddress, countAddressEvent, overAddressLimit } from "./address-limit.ts";
 
+/**
+ * Answers `response` instead of what the later steps answered. Assigning `c.res` merges the headers of the answer it
+ * replaces into the new one (how a step adds headers to a later step's answer), so the old answer is cleared first:
+ * Hono's own way to replace a response after `next()` (its middleware guide, "Modify the Response After Next"). A 429
+ * must carry nothing of the answer it overrules.
+ */
+function answerInstead(c: Context<McpEnv>, response: Response): void {
+  c.res = undefined;
+  c.res = response;
+}
+
 const tooManyRequests = (): Response =>
   httpError("rate_limited", "Too many requests for this token: slow down and retry after the time given in Retry-After.", {
     "Retry-After": "60",
@@ -36,9 +47,7 @@ export const rateLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
   await next();
   const unread = c.get("rateLimit");
   if (unread && !(await unread)) {
-    // A fresh answer, not a copy carrying the overruled answer's headers (Hono's `c.res` setter merges them).
-    c.res = undefined;
-    c.res = tooManyRequests();
+    answerInstead(c, tooManyRequests());
     c.error = undefined;
   }
 };
@@ -76,8 +85,5 @@ export const failedAuthLimit: MiddlewareHandler<McpEnv> = async (c, next) => {
   // Only the team and token steps answer without a principal (origin, before this step, answers on its own).
   if (c.get("principal") || !c.req.raw.headers.has("authorization")) return;
   const refused = await countAddressEvent(c.env, "failed_auth", address, "mcp");
-  if (refused) {
-    c.res = undefined;
-    c.res = tooManyFailures(refused);
-  }
+  if (refused) answerInstead(c, tooManyFailures(refused));
 };

@@ -1,38 +1,35 @@
 // Session ids that carry a signature over team and token: a foreign id is refused before any object wakes. The MCP
 // route's session steps: the signing key must be configured, and the request's session id must be the caller's.
 import type { MiddlewareHandler } from "hono";
+import * as z from "zod";
 import { log } from "../log.ts";
+import { BoundedCache } from "../bounded-cache.ts";
 import { httpError, sessionNotFound } from "../responses.ts";
-import { mac128, macMatches, nonce128 } from "../auth/mac.ts";
+import { handleFormat, openHandle, sealHandle } from "../auth/signed.ts";
+import { oldSessionId } from "../auth/legacy-handles.ts";
 import type { McpEnv, Principal } from "./context.ts";
 
 const SESSION_HEADER = "mcp-session-id";
 
-const signedText = (who: Principal, nonce: string): string => `${who.team}\n${who.tokenId}\n${nonce}`;
+/** A session id carries nothing but its nonce; it is bound to the team and the token (src/auth/signed.ts). */
+const SESSION_ID = handleFormat("s2", z.undefined());
+const bound = (who: Principal) => [who.team, who.tokenId];
 
-/** `<nonce>.<signature>`: 128 random bits, then 128 bits of HMAC over team, token id and nonce. */
+/** `<nonce>.s2.<mac>`: 128 random bits, then the MAC over team, token id and the id before it. */
 export async function mintSessionId(secret: string, who: Principal): Promise<string> {
-  const nonce = nonce128();
-  return `${nonce}.${await mac128(secret, signedText(who, nonce))}`;
+  return (await sealHandle(secret, SESSION_ID, bound(who), undefined)).handle;
 }
 
 /** Ids this isolate already verified for a team and token (a hot session is checked by HMAC once). */
-const verified = new Set<string>();
-const MAX_VERIFIED = 10_000;
-const SESSION_ID = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{22})$/;
+const verified = new BoundedCache<string, true>({ max: 10_000 });
 
-/** True only for an id minted for this very team and token. */
+/** True only for an id minted for this very team and token (an id of the form before `s2` too: they live a day). */
 export async function sessionIdBelongsTo(secret: string, who: Principal, sessionId: string): Promise<boolean> {
   const key = `${secret}\n${who.team}\n${who.tokenId}\n${sessionId}`;
   if (verified.has(key)) return true;
-  const m = SESSION_ID.exec(sessionId);
-  if (!m) return false;
-  const ok = await macMatches(secret, signedText(who, m[1]!), m[2]!);
-  if (ok) {
-    if (verified.size >= MAX_VERIFIED) verified.clear();
-    verified.add(key);
-  }
-  return ok;
+  const opened = (await oldSessionId(secret, SESSION_ID, who.team, who.tokenId, sessionId)) ?? (await openHandle(secret, SESSION_ID, bound(who), sessionId));
+  if (opened.ok) verified.set(key, true);
+  return opened.ok;
 }
 
 /** The proxy cannot sign session ids without SESSION_KEY: 503 (and an error log line) until its operator sets it. */

@@ -6,11 +6,10 @@
 // - whether the team exists: the OAuth and connect routes wake a team's index object only for a team that does, so
 //   made-up team names create nothing. An unknown team is kept only as briefly as an unknown token (REFUSAL_MS), so a
 //   team created just after it was asked for is found within seconds.
+import { BoundedCache } from "../bounded-cache.ts";
 import { loadTeamSummary, type KvText } from "../config/load.ts";
 import type { View } from "../config/view.ts";
 import { REFUSAL_MS, cacheTtlMs } from "./token-cache.ts";
-
-const MAX_TEAMS = 1000;
 
 interface Summary {
   exists: boolean;
@@ -18,7 +17,11 @@ interface Summary {
   until: number;
 }
 
-const known = new Map<string, Summary>();
+/**
+ * By team, set again at each read from KV, so the oldest entry is the team read longest ago: made-up names push out
+ * only each other. Expiry is judged by the caller's clock (`until`).
+ */
+const known = new BoundedCache<string, Summary>({ max: 1000 });
 
 async function summary(kv: KvText, team: string, seconds: number, now: () => number): Promise<Summary> {
   const ttlMs = cacheTtlMs(seconds);
@@ -26,12 +29,7 @@ async function summary(kv: KvText, team: string, seconds: number, now: () => num
   if (hit && hit.until > now()) return hit;
   const read = await loadTeamSummary(kv, team);
   const fresh = { ...read, until: now() + (read.exists ? ttlMs : Math.min(REFUSAL_MS, ttlMs)) };
-  if (ttlMs > 0) {
-    // Re-inserted, so the map's first team is the least recently read: made-up names push out only each other.
-    known.delete(team);
-    if (known.size >= MAX_TEAMS) known.delete(known.keys().next().value!);
-    known.set(team, fresh);
-  }
+  if (ttlMs > 0) known.set(team, fresh);
   return fresh;
 }
 

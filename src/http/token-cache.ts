@@ -3,6 +3,7 @@
 // A token that was not found is kept apart, briefly and in a bounded set of its own: a flood of made-up tokens is
 // refused again without a read, cannot push found tokens out, and a token created just after it was tried works
 // within seconds. A failed read (it throws) is never kept.
+import { BoundedCache } from "../bounded-cache.ts";
 import { SETTING_DEFAULTS } from "../settings.ts";
 import type { TokenRecord } from "../config/keys.ts";
 
@@ -19,65 +20,51 @@ export const cacheTtlMs = (seconds: number): number =>
 
 interface Entry {
   record: TokenRecord;
-  expires: number;
   /** The token whose hash matched `record` (held in this isolate's memory only, until the entry expires). */
   accepted?: string;
 }
 
 export class TokenCache {
-  readonly #entries = new Map<string, Entry>();
-  /** Lookups that found nothing, by when they expire; in insertion order, which is expiry order. */
-  readonly #refusals = new Map<string, number>();
+  readonly #entries: BoundedCache<string, Entry>;
+  /** Lookups that found nothing (the oldest refusal goes first when full). */
+  readonly #refusals: BoundedCache<string, true>;
   readonly #ttlMs: number;
-  readonly #refusalMs: number;
-  readonly #now: () => number;
 
   /** `seconds` is clamped to [0, 60]; 0 disables caching (refusals included). */
   constructor(seconds: number, now: () => number = Date.now) {
     this.#ttlMs = cacheTtlMs(seconds);
-    this.#refusalMs = Math.min(REFUSAL_MS, this.#ttlMs);
-    this.#now = now;
+    this.#entries = new BoundedCache({ max: MAX_ENTRIES, ttlMs: this.#ttlMs, now });
+    this.#refusals = new BoundedCache({ max: MAX_REFUSALS, ttlMs: Math.min(REFUSAL_MS, this.#ttlMs), now });
   }
 
   async get(key: string, load: () => Promise<TokenRecord | null>): Promise<TokenRecord | null> {
     if (this.#ttlMs === 0) return load();
-    const hit = this.#live(key);
+    const hit = this.#entries.get(key);
     if (hit) return hit.record;
-    const refused = this.#refusals.get(key);
-    if (refused !== undefined) {
-      if (refused > this.#now()) return null;
-      this.#refusals.delete(key);
-    }
+    if (this.#refusals.has(key)) return null;
     const record = await load();
     if (record === null) {
-      if (this.#refusals.size >= MAX_REFUSALS) this.#refusals.delete(this.#refusals.keys().next().value!);
-      this.#refusals.set(key, this.#now() + this.#refusalMs);
+      this.#refusals.set(key, true);
       return null;
     }
-    if (this.#entries.size > MAX_ENTRIES) this.#entries.clear();
-    this.#entries.set(key, { record, expires: this.#now() + this.#ttlMs });
+    this.#entries.set(key, { record });
     return record;
   }
 
   /** The token accepted for `key` while its lookup is cached (the caller compares, in constant time). */
   acceptedToken(key: string): string | undefined {
-    return this.#live(key)?.accepted;
+    return this.#entries.get(key)?.accepted;
   }
 
   /** The cached record `acceptedToken` matched (what the token says besides its hash: its view). */
   acceptedRecord(key: string): TokenRecord | undefined {
-    const hit = this.#live(key);
+    const hit = this.#entries.get(key);
     return hit?.accepted === undefined ? undefined : hit.record;
   }
 
   /** Notes that `token` matched the cached lookup of `key`; the entry still expires when its lookup does. */
   accept(key: string, token: string): void {
-    const hit = this.#live(key);
-    if (hit) hit.accepted = token;
-  }
-
-  #live(key: string): Entry | undefined {
     const hit = this.#entries.get(key);
-    return hit && hit.expires > this.#now() ? hit : undefined;
+    if (hit) hit.accepted = token;
   }
 }

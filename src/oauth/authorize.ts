@@ -1,4 +1,4 @@
-// A member's way through a host's sign-in (issue 16, docs/oauth.md 3.2): the authorization request is checked, the
+// A member's way through a host's sign-in (docs/oauth.md 3.2): the authorization request is checked, the
 // member consents, signs in at the team's identity provider, and comes back to the host with a code bound to who
 // they are. Three steps:
 //   GET  /t/<team>/oauth/authorize  the request checked (client, registered redirect URI, resource, PKCE S256), the consent page
@@ -15,15 +15,12 @@ import { log } from "../log.ts";
 import { base64url } from "../bytes.ts";
 import { admit, userIdFor } from "../auth/user.ts";
 import { loadTeamConfig } from "../config/load.ts";
-import type { IdpConfig } from "../config/idp.ts";
-import { urlPolicy } from "../security/policy.ts";
-import { TeamStore, readSecret } from "../teams/store.ts";
-import { bindingKv } from "../teams/binding-kv.ts";
+import type { TeamStore } from "../teams/store.ts";
 import { publicBase } from "../http/origin.ts";
 import { authorizationServer, grantedScopes, type GrantProps } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { consentPage, errorPage, type ConsentTeam } from "./pages.ts";
-import { SignInError, finishSignIn, newSignIn, signInUrl, type SignInState } from "./sign-in.ts";
+import { SignInError, finishSignIn, newSignIn, signInUrl, teamProvider, teamStore, type SignInState } from "./sign-in.ts";
 import { clearFlowCookie, finishMemberSignIn, flowCookie, fromFlowBrowser, isMemberSignInState, memberCookie } from "./member-cookie.ts";
 import { MAX_CONSENT_HANDLE_CHARS, consentFlow, mintConsentHandle, openConsentHandle } from "./consent-handle.ts";
 import { PAGE_FORM_LIMIT, pageForm } from "./forms.ts";
@@ -67,7 +64,7 @@ function step(c: OAuthContext): Step | Response | undefined {
     base,
     key,
     api: authorizationServer(base, team).getOAuthApi(c.env),
-    store: new TeamStore(bindingKv(c.env.TEAMS), { secretsKey: c.env.SECRETS_KEY, urlPolicy: urlPolicy(c.env) }),
+    store: teamStore(c.env),
   };
 }
 
@@ -77,19 +74,8 @@ const expired = (err: unknown): Response | undefined =>
     ? errorPage(400, STOPPED, `${err.description} Start again from the application.`)
     : undefined;
 
-/** The team's provider with its client secret resolved, or why a member of this team cannot sign in. */
-async function provider(c: OAuthContext, s: Step): Promise<{ idp: IdpConfig; secret: string } | { reason: string }> {
-  const idp = await s.store.getIdp(s.team);
-  if (!idp) return { reason: `sign-in is not set up for team ${s.team}: an admin configures its identity provider (npm run team -- oauth set)` };
-  const secret = await readSecret(bindingKv(c.env.TEAMS), c.env.SECRETS_KEY, s.team, idp.client_secret);
-  if (secret === undefined) {
-    log({ event: "misconfigured", reason: `team ${s.team}: the identity provider's client secret ${idp.client_secret} cannot be read` });
-    return { reason: `sign-in for team ${s.team} is misconfigured: its identity provider's client secret is missing` };
-  }
-  return { idp, secret };
-}
-
-const callbackUrl = (s: Step): string => `${s.base}/t/${s.team}/oauth/callback`;
+/** The team's provider (src/oauth/sign-in.ts), or why a member of this team cannot sign in. */
+const provider = (c: OAuthContext, s: Step) => teamProvider(c.env, s.store, s.team, s.base);
 
 signIn.get("/t/:team/oauth/authorize", async (c) => {
   const s = step(c);
@@ -153,7 +139,7 @@ signIn.post("/t/:team/oauth/authorize", async (c) => {
   const saved = newSignIn();
   const upstream = await s.api.beginUpstream(request, { data: saved, headers });
   try {
-    const url = await signInUrl({ ...idp, callback: callbackUrl(s), policy: urlPolicy(c.env) }, upstream.state, saved);
+    const url = await signInUrl(idp, upstream.state, saved);
     return redirect(url, upstream.headers);
   } catch (err) {
     if (!(err instanceof SignInError)) throw err;
@@ -186,7 +172,7 @@ signIn.get("/t/:team/oauth/callback", async (c) => {
   if ("reason" in idp) return refuse(request, "access_denied", idp.reason, headers);
   let claims;
   try {
-    claims = await finishSignIn({ ...idp, callback: callbackUrl(s), policy: urlPolicy(c.env) }, url, data);
+    claims = await finishSignIn(idp, url, data);
   } catch (err) {
     if (!(err instanceof SignInError)) throw err;
     log({ event: "sign_in", team: s.team, outcome: "failed", client: request.clientId, reason: err.message });

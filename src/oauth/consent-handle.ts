@@ -3,18 +3,17 @@
 // an authorization request is), so it must not cost a write: the first write of a sign-in is the identity provider
 // transaction, once a member has allowed the request. The handle is bound to the browser that got the page by a flow
 // cookie (src/oauth/member-cookie.ts), cleared when the form is posted, and works for ten minutes.
-//   `c1.<nonce>.<expiry: unix seconds, base 36>.<the request as base64url JSON>.<mac>`
+//   `<nonce>.c2.<payload: the request and the handle's expiry>.<mac>`, a handle of src/auth/signed.ts bound to the team
 // Signed, not sealed: it holds the host's own request, which the browser had in the authorize URL already.
 import * as z from "zod";
 import type { AuthRequest } from "@cloudflare/workers-oauth-provider";
-import { base64url, fromBase64url } from "../bytes.ts";
-import { mac128, macMatches, nonce128 } from "../auth/mac.ts";
+import { expiry, handleFormat, openHandle, sealHandle } from "../auth/signed.ts";
+import { oldConsentHandle } from "../auth/legacy-handles.ts";
 import type { Same } from "../teams/kv.ts";
 
 const CONSENT_TTL_SECONDS = 10 * 60;
 /** The consent form's body limit (src/oauth/forms.ts) leaves room for the decision beside a handle this long. */
 export const MAX_CONSENT_HANDLE_CHARS = 3_584;
-const HANDLE = /^c1\.([A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{22})$/;
 
 const ConsentRequest = z.object({
   responseType: z.string(),
@@ -30,26 +29,22 @@ const ConsentRequest = z.object({
 const requestMatches: Same<z.infer<typeof ConsentRequest>, AuthRequest> = true;
 void requestMatches;
 
-/** A text no other signature of the proxy is made over. */
-const signedText = (team: string, nonce: string, expiry: string, payload: string) => `consent/v1\n${team}\n${nonce}\n${expiry}\n${payload}`;
+const CONSENT = handleFormat("c2", z.strictObject({ exp: z.int().positive(), request: ConsentRequest }));
 
 /** The flow `state` whose cookie binds a consent page to its browser (no other flow's state has a colon). */
 export const consentFlow = (nonce: string): string => `consent:${nonce}`;
 
 export async function mintConsentHandle(secret: string, team: string, request: AuthRequest, now = Date.now()): Promise<{ handle: string; nonce: string }> {
-  const nonce = nonce128();
-  const expiry = Math.floor(now / 1000 + CONSENT_TTL_SECONDS).toString(36);
-  const payload = base64url(new TextEncoder().encode(JSON.stringify(request)));
-  return { handle: `c1.${nonce}.${expiry}.${payload}.${await mac128(secret, signedText(team, nonce, expiry, payload))}`, nonce };
+  return sealHandle(secret, CONSENT, [team], { exp: Math.floor(now / 1000 + CONSENT_TTL_SECONDS), request });
 }
 
-/** The request a handle of this team carries, and its nonce; undefined when malformed, altered, another team's or expired. */
+/**
+ * The request a handle of this team carries, and its nonce; undefined when malformed, altered, another team's or
+ * expired. A `c1.` handle of the form before is read too, until it expires.
+ */
 export async function openConsentHandle(secret: string, team: string, handle: string, now = Date.now()): Promise<{ request: AuthRequest; nonce: string } | undefined> {
-  const m = HANDLE.exec(handle);
-  if (!m || handle.length > MAX_CONSENT_HANDLE_CHARS) return undefined;
-  const [, nonce = "", expiry = "", payload = "", mac = ""] = m;
-  if (!(await macMatches(secret, signedText(team, nonce, expiry, payload), mac))) return undefined;
-  if (parseInt(expiry, 36) * 1000 <= now) return undefined;
-  const request = ConsentRequest.safeParse(JSON.parse(new TextDecoder().decode(fromBase64url(payload))));
-  return request.success ? { request: request.data, nonce } : undefined;
+  if (handle.length > MAX_CONSENT_HANDLE_CHARS) return undefined;
+  const opened = (await oldConsentHandle(secret, CONSENT, team, handle)) ?? (await openHandle(secret, CONSENT, [team], handle));
+  if (!opened.ok || expiry(opened.payload.exp, now).passed) return undefined;
+  return { request: opened.payload.request, nonce: opened.nonce };
 }

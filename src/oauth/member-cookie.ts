@@ -1,44 +1,40 @@
-// Which member a browser is, and which browser started a flow (issue 16, docs/oauth.md 3.3). The MCP spec asks a
-// server to check that whoever opens a connect link is the member it was made for (phishing: Alice sends Bob her
-// link), and a callback must come back to the browser that started its flow (else Alice could start a connect and
-// have Bob finish it with his account). Two cookies, both HMAC-SHA256 under SESSION_KEY over texts no other signature
-// of the proxy uses:
-//   __Host-dynmcp-member        `<user id>.<expiry: unix seconds, base 36>.<mac>`, 30 days; set when a member signs
-//                               in at the team's identity provider (a host's sign-in, or the one below)
-//   __Host-dynmcp-flow-<tag>    one flow's binding, ten minutes: `<tag><value>` is the mac of its `state`
+// Which member a browser is, and which browser started a flow (docs/oauth.md 3.3). The MCP spec asks a server to
+// check that whoever opens a connect link is the member it was made for (phishing: Alice sends Bob her link), and a
+// callback must come back to the browser that started its flow (else Alice could start a connect and have Bob finish
+// it with his account). Two cookies, both signed with the proxy's MAC under SESSION_KEY (src/auth/signed.ts):
+//   __Host-dynmcp-member        a handle `<nonce>.mc2.<payload: user id, expiry>.<mac>` bound to the team, 30 days;
+//                               set when a member signs in at the team's identity provider (a host's sign-in, or the
+//                               one below)
+//   __Host-dynmcp-flow-<tag>    one flow's binding, ten minutes: `<tag><value>` is the MAC of its `state`
 // And the sign-in a connect link asks for when the browser has no member cookie for the team, or another member's:
-//   POST /t/<team>/connect/<server>/sign-in   (h=<handle>) off to the team's identity provider, state `m.<random>.<mac>` (src/auth/flow-state.ts)
+//   POST /t/<team>/connect/<server>/sign-in   (h=<handle>) off to the team's identity provider, state `m.<handle>` (src/auth/flow-state.ts)
 //   GET  /t/<team>/oauth/callback             the provider's answer (src/oauth/authorize.ts hands `m.` states here):
 //                                             the member admitted, the cookie set, back to the connect link
 import { Hono } from "hono";
+import * as z from "zod";
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
-import { mac128, macMatches } from "../auth/mac.ts";
+import { expiry, handleFormat, macMatches, macOf, openHandle, sealHandle } from "../auth/signed.ts";
+import { oldMemberCookie } from "../auth/legacy-handles.ts";
 import { flowStatePrefix, isFlowState, mintFlowState } from "../auth/flow-state.ts";
 import { ServerName, TeamName } from "../config/schema.ts";
 import { admit, userIdFor } from "../auth/user.ts";
 import { checkConnectHandle, checkConnectHandleOfAnyAccount } from "../auth/connect-link.ts";
 import { loadTeamConfig } from "../config/load.ts";
-import { urlPolicy } from "../security/policy.ts";
-import { TeamStore, readSecret } from "../teams/store.ts";
-import { bindingKv } from "../teams/binding-kv.ts";
 import { publicBase } from "../http/origin.ts";
 import { teamExists } from "../http/team-view.ts";
 import { settings } from "../settings.ts";
 import { absent, type OAuthContext } from "./team-param.ts";
 import { errorPage, memberSignInPage } from "./pages.ts";
-import { SignInError, finishSignIn, newSignIn, signInUrl } from "./sign-in.ts";
+import { SignInError, finishSignIn, newSignIn, signInUrl, teamProvider, teamStore } from "./sign-in.ts";
 import { PAGE_FORM_LIMIT, pageForm } from "./forms.ts";
 
 const MEMBER_COOKIE = "__Host-dynmcp-member";
 const MEMBER_TTL_SECONDS = 30 * 24 * 3600;
 const FLOW_COOKIE = "__Host-dynmcp-flow-";
 const FLOW_TTL_SECONDS = 10 * 60;
-/** `<user id (src/auth/user.ts USER_ID)>.<expiry>.<mac>`. */
-const MEMBER_VALUE = /^([a-z0-9_-]{1,64}\.[A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/;
-
-const sign = mac128;
-const verify = (secret: string, mac: string, text: string): Promise<boolean> => macMatches(secret, text, mac);
+/** The member cookie's handle carries the user id (src/auth/user.ts USER_ID) and its expiry; it is bound to the team. */
+const MEMBER = handleFormat("mc2", z.strictObject({ user: z.string().regex(/^[a-z0-9_-]{1,64}\.[A-Za-z0-9_-]{22}$/), exp: z.int().positive() }));
 
 const setCookie = (name: string, value: string, maxAge: number): string =>
   `${name}=${value}; Path=/; Max-Age=${maxAge}; Secure; HttpOnly; SameSite=Lax`;
@@ -52,27 +48,28 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined;
 }
 
-const memberText = (team: string, user: string, expiry: string) => `member-cookie/v1\n${team}\n${user}\n${expiry}`;
-
 /** The Set-Cookie line that tells later connect links which member of `team` this browser is. */
 export async function memberCookie(secret: string, team: string, user: string, now = Date.now()): Promise<string> {
-  const expiry = Math.floor(now / 1000 + MEMBER_TTL_SECONDS).toString(36);
-  return setCookie(MEMBER_COOKIE, `${user}.${expiry}.${await sign(secret, memberText(team, user, expiry))}`, MEMBER_TTL_SECONDS);
+  const { handle } = await sealHandle(secret, MEMBER, [team], { user, exp: Math.floor(now / 1000 + MEMBER_TTL_SECONDS) });
+  return setCookie(MEMBER_COOKIE, handle, MEMBER_TTL_SECONDS);
 }
 
-/** The member of `team` the request's cookie proves, or undefined (none, another team's, expired, altered). */
+/**
+ * The member of `team` the request's cookie proves, or undefined (none, another team's, expired, altered). A cookie of
+ * the form before (`<user id>.<expiry>.<mac>`) is read too, until it expires.
+ */
 export async function memberOf(secret: string, cookieHeader: string | undefined, team: string, now = Date.now()): Promise<string | undefined> {
-  const m = MEMBER_VALUE.exec(cookieValue(cookieHeader, MEMBER_COOKIE) ?? "");
-  if (!m) return undefined;
-  const [, user = "", expiry = "", mac = ""] = m;
-  if (!user.startsWith(`${team}.`) || parseInt(expiry, 36) * 1000 <= now) return undefined;
-  return (await verify(secret, mac, memberText(team, user, expiry))) ? user : undefined;
+  const value = cookieValue(cookieHeader, MEMBER_COOKIE) ?? "";
+  const opened = (await oldMemberCookie(secret, MEMBER, team, value)) ?? (await openHandle(secret, MEMBER, [team], value));
+  if (!opened.ok) return undefined;
+  const { user, exp } = opened.payload;
+  return user.startsWith(`${team}.`) && !expiry(exp, now).passed ? user : undefined;
 }
 
-/** A flow's cookie: its name carries the first 12 characters of the mac (concurrent flows keep their own), the value the rest. */
-const flowText = (state: string) => `flow-binding/v1\n${state}`;
+/** A flow's cookie: its name carries the first 12 characters of the MAC (concurrent flows keep their own), the value the rest. */
+const FLOW_BINDING = "flow-binding/v1";
 async function flowParts(secret: string, state: string): Promise<{ name: string; value: string }> {
-  const mac = await sign(secret, flowText(state));
+  const mac = await macOf(secret, FLOW_BINDING, state);
   return { name: FLOW_COOKIE + mac.slice(0, 12), value: mac.slice(12) };
 }
 
@@ -92,7 +89,7 @@ export async function fromFlowBrowser(secret: string, cookieHeader: string | und
   const { name } = await flowParts(secret, state);
   const sent = cookieValue(cookieHeader, name) ?? "";
   // The whole mac checked in constant time (its first part is the cookie's name, so it matched already).
-  return /^[A-Za-z0-9_-]{10}$/.test(sent) && verify(secret, name.slice(FLOW_COOKIE.length) + sent, flowText(state));
+  return /^[A-Za-z0-9_-]{10}$/.test(sent) && macMatches(secret, name.slice(FLOW_COOKIE.length) + sent, FLOW_BINDING, state);
 }
 
 // ---- the member sign-in a connect link asks for ------------------------------------------------------------------
@@ -107,24 +104,11 @@ const teamParam = (c: OAuthContext): string | undefined => {
   return parsed.success ? parsed.data : undefined;
 };
 
-const callbackUrl = (base: string, team: string) => `${base}/t/${team}/oauth/callback`;
 export const connectPath = (team: string, server: string, handle: string) =>
   `/t/${team}/connect/${encodeURIComponent(server)}?h=${encodeURIComponent(handle)}`;
 
 const TITLE = "Cannot sign you in";
 
-/** The team's provider with its client secret, or why members cannot sign in here. */
-async function teamProvider(env: Env, team: string, base: string) {
-  const store = new TeamStore(bindingKv(env.TEAMS), { secretsKey: env.SECRETS_KEY, urlPolicy: urlPolicy(env) });
-  const idp = await store.getIdp(team);
-  if (!idp) return { reason: `sign-in is not set up for team ${team}: an admin configures its identity provider (npm run team -- oauth set)` };
-  const secret = await readSecret(bindingKv(env.TEAMS), env.SECRETS_KEY, team, idp.client_secret);
-  if (secret === undefined) {
-    log({ event: "misconfigured", reason: `team ${team}: the identity provider's client secret ${idp.client_secret} cannot be read` });
-    return { reason: `sign-in for team ${team} is misconfigured: its identity provider's client secret is missing` };
-  }
-  return { store, provider: { idp, secret, callback: callbackUrl(base, team), policy: urlPolicy(env) } };
-}
 
 memberSignIn.post("/t/:team/connect/:server/sign-in", async (c) => {
   const team = teamParam(c);
@@ -150,8 +134,8 @@ memberSignIn.post("/t/:team/connect/:server/sign-in", async (c) => {
     return errorPage(400, TITLE, `${server.data} of team ${team} does not connect each member's own account: no sign-in is needed.`);
   }
   const base = publicBase(c.env, c.req.raw);
-  const setup = await teamProvider(c.env, team, base);
-  if ("reason" in setup) return errorPage(400, TITLE, `${setup.reason}.`);
+  const provider = await teamProvider(c.env, teamStore(c.env), team, base);
+  if ("reason" in provider) return errorPage(400, TITLE, `${provider.reason}.`);
   const state = await mintFlowState(key, "member-sign-in", team, "m");
   const saved = newSignIn();
   await c.env.TEAM_INDEX.getByName(team).beginMemberSignIn(team, state, {
@@ -163,7 +147,7 @@ memberSignIn.post("/t/:team/connect/:server/sign-in", async (c) => {
   });
   let location: string;
   try {
-    location = await signInUrl(setup.provider, state, saved);
+    location = await signInUrl(provider, state, saved);
   } catch (err) {
     if (!(err instanceof SignInError)) throw err;
     log({ event: "sign_in", team, outcome: "failed", reason: err.message });
@@ -205,19 +189,20 @@ export async function finishMemberSignIn(c: OAuthContext): Promise<Response> {
   }
   if (url.searchParams.has("error")) return page(400, "The sign-in at the team's identity provider was cancelled or refused.", "refused");
   const base = publicBase(c.env, c.req.raw);
-  const setup = await teamProvider(c.env, team, base);
-  if ("reason" in setup) return page(400, `${setup.reason}.`, "failed");
+  const store = teamStore(c.env);
+  const provider = await teamProvider(c.env, store, team, base);
+  if ("reason" in provider) return page(400, `${provider.reason}.`, "failed");
   let claims;
   try {
-    claims = await finishSignIn(setup.provider, url, saved);
+    claims = await finishSignIn(provider, url, saved);
   } catch (err) {
     if (!(err instanceof SignInError)) throw err;
     return page(502, `Signing in at the team's identity provider failed: ${err.message}.`, "failed");
   }
   const user = await userIdFor(team, claims.iss, claims.sub);
-  const admission = admit(setup.provider.idp, claims);
+  const admission = admit(provider.idp, claims);
   if (!admission.ok) return page(403, `${admission.reason}.`, "refused", user);
-  await setup.store.recordUser(team, user, { sub: claims.sub, issuer: claims.iss, ...(admission.email === undefined ? {} : { email: admission.email }) });
+  await store.recordUser(team, user, { sub: claims.sub, issuer: claims.iss, ...(admission.email === undefined ? {} : { email: admission.email }) });
   headers.append("set-cookie", await memberCookie(key, team, user));
   log({ event: "sign_in", team, outcome: "ok", user, reason: "connect link sign-in" });
   const check = await checkConnectHandle(key, saved.handle, team, saved.server, user);

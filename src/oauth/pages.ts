@@ -1,4 +1,4 @@
-// The pages a member sees while a host signs them in (issue 16): the consent page and the local error page. Plain
+// The pages a member sees while a host signs them in: the consent page and the local error page. Plain
 // HTML with no script, every value escaped (client names and URIs are the client's own words), never framed, never
 // cached.
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";

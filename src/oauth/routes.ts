@@ -1,4 +1,4 @@
-// The OAuth routes of each team (issue 16, docs/oauth.md), served only with OAUTH_HOSTS=on: RFC 9728 protected
+// The OAuth routes of each team (docs/oauth.md), served only with OAUTH_HOSTS=on: RFC 9728 protected
 // resource metadata for the team's MCP URL, and the library's own endpoints of the team's authorization server
 // (RFC 8414 metadata, token with refresh and RFC 7009 revocation, RFC 7591 registration). The authorize step (sign-in
 // at the team's identity provider, consent) comes with the host flow; until then nothing here is advertised unless

@@ -1,11 +1,12 @@
-// The proxy as an OAuth 2.1 authorization server (issue 16, docs/oauth.md): one server per team, built on demand with
+// The proxy as an OAuth 2.1 authorization server (docs/oauth.md): one server per team, built on demand with
 // @cloudflare/workers-oauth-provider, whose issuer is the team's base URL and whose only resource is the team's MCP
 // URL, so a token minted for one team's URL is refused at another's (the library checks the audience). Its records
-// live in the OAUTH_KV namespace. Dark until the host flow lands: the token step asks it only with OAUTH_HOSTS=on.
+// live in the OAUTH_KV namespace. The token step asks it only with OAUTH_HOSTS=on (the default).
 import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
 import * as z from "zod";
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
+import { BoundedCache } from "../bounded-cache.ts";
 import { boundedRegistration } from "./registration.ts";
 import { refuseHiddenClientName } from "./client-name.ts";
 import { urlPolicy } from "../security/policy.ts";
@@ -70,8 +71,7 @@ function guarded(server: OAuthAuthorizationServer<Env>): TeamAuthorizationServer
 }
 
 /** Servers built in this isolate, by base URL and team (a host sends the same ones on every request). */
-const servers = new Map<string, TeamAuthorizationServer>();
-const MAX_SERVERS = 1000;
+const servers = new BoundedCache<string, TeamAuthorizationServer>({ max: 1000 });
 
 export function authorizationServer(base: string, team: string): TeamAuthorizationServer {
   const key = `${base}\n${team}`;
@@ -99,7 +99,6 @@ export function authorizationServer(base: string, team: string): TeamAuthorizati
         log({ event: "oauth_error", team, code, category: internal.category, reason: internal.reason, status });
       },
     }));
-    if (servers.size >= MAX_SERVERS) servers.clear();
     servers.set(key, server);
   }
   return server;

@@ -1,16 +1,19 @@
-// The proxy as a relying party of a team's OpenID Connect provider (issue 16, docs/oauth.md 1.3): where to send a
-// member to sign in, and what the provider said about them once they are back. Built on oauth4webapi (discovery,
+// The proxy as a relying party of a team's OpenID Connect provider (docs/oauth.md 1.3): the team's provider and its
+// client secret, where to send a member to sign in, and what the provider said about them once they are back. Built on oauth4webapi (discovery,
 // PKCE, code exchange, ID token claim checks). Every URL the provider names is fetched through the upstream URL
 // guard, with a time limit; plain http only where private upstreams are allowed (local runs and tests).
 import * as oidc from "oauth4webapi";
+import type { Env } from "../env.ts";
+import { log } from "../log.ts";
 import type { IdpConfig } from "../config/idp.ts";
 import type { IdClaims } from "../auth/user.ts";
 import type { UrlPolicy } from "../security/url-guard.ts";
+import { urlPolicy } from "../security/policy.ts";
+import { TeamStore, readSecret } from "../teams/store.ts";
+import { bindingKv } from "../teams/binding-kv.ts";
+import { BoundedCache } from "../bounded-cache.ts";
 import { GUARDED_FETCH_TIMEOUT_MS, GuardedFetchError, guardedFetchOptions } from "../security/guarded-fetch.ts";
 
-/** A provider's discovery document is kept this long per isolate (two sign-in steps read it). */
-const DISCOVERY_TTL_MS = 10 * 60_000;
-const MAX_DISCOVERIES = 200;
 
 /** Why a sign-in could not go on: said on the member's page and in the log (never a secret, never a token). */
 export class SignInError extends Error {
@@ -23,7 +26,7 @@ export interface SignInState {
   nonce: string;
 }
 
-interface Provider {
+export interface Provider {
   idp: IdpConfig;
   /** The client secret's value (a team secret). */
   secret: string;
@@ -32,13 +35,32 @@ interface Provider {
   policy: UrlPolicy;
 }
 
-const discoveries = new Map<string, { server: oidc.AuthorizationServer; until: number }>();
+/** The team store the sign-in steps read the provider from and record members in. */
+export const teamStore = (env: Env): TeamStore => new TeamStore(bindingKv(env.TEAMS), { secretsKey: env.SECRETS_KEY, urlPolicy: urlPolicy(env) });
+
+/**
+ * The team's provider with its client secret resolved and the proxy's redirect URI there, or why a member of this
+ * team cannot sign in (said on the member's page, or to the host as an OAuth error).
+ */
+export async function teamProvider(env: Env, store: TeamStore, team: string, base: string): Promise<Provider | { reason: string }> {
+  const idp = await store.getIdp(team);
+  if (!idp) return { reason: `sign-in is not set up for team ${team}: an admin configures its identity provider (npm run team -- oauth set)` };
+  const secret = await readSecret(bindingKv(env.TEAMS), env.SECRETS_KEY, team, idp.client_secret);
+  if (secret === undefined) {
+    log({ event: "misconfigured", reason: `team ${team}: the identity provider's client secret ${idp.client_secret} cannot be read` });
+    return { reason: `sign-in for team ${team} is misconfigured: its identity provider's client secret is missing` };
+  }
+  return { idp, secret, callback: `${base}/t/${team}/oauth/callback`, policy: urlPolicy(env) };
+}
+
+/** Providers' discovery documents, kept 10 minutes per isolate (two sign-in steps read one), at most 200. */
+const discoveries = new BoundedCache<string, oidc.AuthorizationServer>({ max: 200, ttlMs: 10 * 60_000 });
 
 async function discover(issuer: string, policy: UrlPolicy): Promise<oidc.AuthorizationServer> {
   // Read under one policy, a document is not reused under another (a deployment that allows no private address).
   const key = `${policy.allowPrivate}\n${issuer}`;
   const cached = discoveries.get(key);
-  if (cached && cached.until > Date.now()) return cached.server;
+  if (cached) return cached;
   const url = new URL(issuer);
   let server: oidc.AuthorizationServer;
   try {
@@ -49,8 +71,7 @@ async function discover(issuer: string, policy: UrlPolicy): Promise<oidc.Authori
   if (!server.authorization_endpoint || !server.token_endpoint) {
     throw new SignInError("the identity provider's discovery document names no authorization or token endpoint");
   }
-  if (discoveries.size >= MAX_DISCOVERIES) discoveries.clear();
-  discoveries.set(key, { server, until: Date.now() + DISCOVERY_TTL_MS });
+  discoveries.set(key, server);
   return server;
 }
 

@@ -1,4 +1,4 @@
-// Connecting an account to an OAuth-protected upstream (issue 16, docs/oauth.md 3.3). Served whether or not
+// Connecting an account to an OAuth-protected upstream (docs/oauth.md 3.3). Served whether or not
 // OAUTH_HOSTS is on:
 //   GET /t/<team>/connect/<server>?h=<handle>  a connect link: the handle checked before the team's config is read
 //                                              (the team's shared account, or a member's, who must prove who they are:

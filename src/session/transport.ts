@@ -1,9 +1,13 @@
 // The host side of a session: the SDK's streamable-HTTP server transport plus what surviving eviction needs (the
 // session id, the initialized flag and the initialize parameters, persisted once and replayed into a fresh instance).
+// Only the SDK's public surface is used: the `onsessioninitialized` option says when to persist, and a fresh instance
+// is initialized by handing the stored `initialize` to the transport's own `handleRequest`, so the SDK sets its
+// session id and initialized flag itself.
 import {
   WebStandardStreamableHTTPServerTransport,
   isInitializeRequest,
   isJSONRPCRequest,
+  LATEST_PROTOCOL_VERSION,
   type HandleRequestOptions,
   type InitializeRequest,
   type JSONRPCMessage,
@@ -30,20 +34,20 @@ export const REPLAY_ID = "__dynmcp_restore__";
 export const reloadTag = (n: number): string => `reload${n}:`;
 const TAGGED = /^reload\d+:/;
 
-/**
- * The SDK's private fields this class reads and sets. They are the same in every SDK release we have used;
- * test/unit/session-transport.test.ts fails when an SDK update renames them.
- */
-export interface TransportInternals {
-  sessionId?: string | undefined;
-  _initialized: boolean;
-  _onsessioninitialized?: ((sessionId: string) => void | Promise<void>) | undefined;
-}
+/** What the replayed initialize is sent as: the headers the SDK checks, the stored message as the parsed body. */
+const REPLAY_HEADERS = { accept: "application/json, text/event-stream", "content-type": "application/json" };
+
+/** The parameters of an initialize replayed for a state stored without them: a client that declared nothing. */
+const NO_PARAMS: InitializeRequest["params"] = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "unknown", version: "0" } };
 
 export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
   readonly #storage: TransportStorage;
   #restored: Promise<void> | undefined;
   #params: InitializeRequest["params"] | undefined;
+  /** Whether the session is initialized (the SDK keeps its own flag private): at its initialize, or once restored. */
+  #initialized = false;
+  /** While the stored initialize is replayed: the SDK calls `onsessioninitialized` again, and nothing is to be written. */
+  #replaying = false;
   /**
    * A runtime built by a reload tags the ids of its requests to the host (an upstream's elicitation, sampling or roots
    * request relayed), and takes only the host's answers that carry its tag; the first runtime of an object's life
@@ -53,14 +57,12 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
   readonly #tag: string | undefined;
 
   constructor(sessionId: string, storage: TransportStorage, { tag, ...options }: { maxRequestBodySize?: number; tag?: string | undefined } = {}) {
-    super({ sessionIdGenerator: () => sessionId, ...options });
+    // The callback is built before `this` may be used; it runs only once a request is handled.
+    const self: { transport?: SessionTransport } = {};
+    super({ sessionIdGenerator: () => sessionId, onsessioninitialized: () => self.transport && self.transport.#initializedNow(), ...options });
+    self.transport = this;
     this.#storage = storage;
     this.#tag = tag;
-    this.#sdk._onsessioninitialized = () => this.#save();
-  }
-
-  get #sdk(): TransportInternals {
-    return this as unknown as TransportInternals;
   }
 
   /**
@@ -80,7 +82,7 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
         return super.handleRequest(new Request(request, { body: text }), options);
       }
     }
-    if (!this.#sdk._initialized) {
+    if (!this.#initialized) {
       const init = (Array.isArray(body) ? body : [body]).find((m) => isInitializeRequest(m));
       if (init) this.#params = (init as InitializeRequest).params;
     }
@@ -118,18 +120,31 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     return Array.isArray(body) ? body.flatMap(own) : (own(body)[0] ?? []);
   }
 
-  /** A fresh instance takes the stored state and replays initialize into the server (its answer is dropped). */
+  /**
+   * A fresh instance takes the stored state and replays initialize through the SDK's own request handling (its answer
+   * is dropped, its stream never read): the SDK takes the session as initialized, and the server knows the host's
+   * capabilities again.
+   */
   async #restore(): Promise<void> {
     const state = await this.#storage.get();
-    if (!state) return;
-    this.#sdk.sessionId = state.sessionId;
-    this.#sdk._initialized = state.initialized;
+    if (!state?.initialized) return;
     this.#params = state.initializeParams;
-    if (state.initializeParams) this.onmessage?.({ jsonrpc: "2.0", id: REPLAY_ID, method: "initialize", params: state.initializeParams });
+    const replay = { jsonrpc: "2.0", id: REPLAY_ID, method: "initialize", params: state.initializeParams ?? NO_PARAMS };
+    this.#replaying = true;
+    try {
+      const answer = await super.handleRequest(new Request("https://session.invalid/", { method: "POST", headers: REPLAY_HEADERS }), { parsedBody: replay });
+      await answer.body?.cancel();
+    } finally {
+      this.#replaying = false;
+    }
+    this.#initialized = true;
   }
 
-  #save(): Promise<void> {
-    return this.#storage.set({ sessionId: this.#sdk.sessionId, initialized: this.#sdk._initialized, initializeParams: this.#params });
+  /** The SDK initialized the session: persisted once, at the host's initialize (not at a replay). */
+  async #initializedNow(): Promise<void> {
+    this.#initialized = true;
+    if (this.#replaying) return;
+    await this.#storage.set({ sessionId: this.sessionId, initialized: true, initializeParams: this.#params });
   }
 }
 

@@ -1,4 +1,4 @@
-// Bearer tokens for a session's OAuth upstreams (issue 16, docs/oauth.md 3.3): which account a call uses (the team's
+// Bearer tokens for a session's OAuth upstreams (docs/oauth.md 3.3): which account a call uses (the team's
 // shared one, or the signed-in member's own), the token from the team's vault (the index object refreshes it), kept in
 // memory until a minute before it expires, and the connect link a member is given when they have no account yet.
 import type { AuthProvider } from "@modelcontextprotocol/client";

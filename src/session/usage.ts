@@ -1,4 +1,4 @@
-// Token accounting of one session (issue 14, point 5): what a host would have paid to see every tool the session
+// Token accounting of one session: what a host would have paid to see every tool the session
 // could reach as a direct definition, what it was sent instead (tools/list, discover_tool answers, load_mcp
 // listings), and how often each meta-tool was called. Only numbers are kept: an answer's text is counted on the next
 // turn of the event loop, after the answer has gone, and let go. The figures not yet sent to the team's index live

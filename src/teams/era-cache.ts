@@ -10,6 +10,7 @@ import type { UpstreamSpec } from "../config/validate.ts";
 import type { EraCache, PriorVerdict } from "../upstream/client.ts";
 import { configHash } from "./catalog-cache.ts";
 import { accepted, type KvLike, type Same } from "./kv.ts";
+import { BoundedCache } from "../bounded-cache.ts";
 
 /**
  * How long a verdict is supplied before the upstream is probed again. Legacy verdicts need it most: an upgraded
@@ -34,11 +35,17 @@ void eraMatches;
 const StoredEra = z.object({ config: z.string(), era: Era, checkedAt: z.iso.datetime() });
 export type StoredEra = z.output<typeof StoredEra>;
 
-/** Verdicts read or written in this isolate, by KV key (shared by the isolate's sessions unless a test brings its own). */
-export type EraMemo = Map<string, StoredEra>;
-const isolateMemo: EraMemo = new Map();
-/** The memo forgets everything past this many keys: it saves reads, it is not the store. */
-const MEMO_MAX = 1000;
+/**
+ * Verdicts read or written in this isolate, by KV key: shared by the isolate's sessions unless a test brings its
+ * own (a Map will do).
+ */
+export interface EraMemo {
+  get(key: string): StoredEra | undefined;
+  set(key: string, entry: StoredEra): unknown;
+  delete(key: string): unknown;
+}
+/** It saves reads, it is not the store: past 1000 keys the oldest verdict set goes. */
+const isolateMemo: EraMemo = new BoundedCache<string, StoredEra>({ max: 1000 });
 
 export interface EraCacheOptions {
   memo?: EraMemo;
@@ -48,10 +55,6 @@ export interface EraCacheOptions {
 export function kvEraCache(kv: KvLike, team: string, options: EraCacheOptions = {}): EraCache {
   const memo = options.memo ?? isolateMemo;
   const now = options.now ?? Date.now;
-  const keep = (key: string, entry: StoredEra) => {
-    if (memo.size >= MEMO_MAX && !memo.has(key)) memo.clear();
-    memo.set(key, entry);
-  };
   const fresh = (entry: StoredEra) => now() - Date.parse(entry.checkedAt) < REPROBE_AFTER_MS;
 
   /** The entry for this config: the memo's, else KV's (another isolate may have written a newer one). */
@@ -65,7 +68,7 @@ export function kvEraCache(kv: KvLike, team: string, options: EraCacheOptions = 
       logUnreadable("era verdict", key);
       return undefined;
     }
-    keep(key, entry);
+    memo.set(key, entry);
     return entry.config === config ? entry : undefined;
   }
 
@@ -81,7 +84,7 @@ export function kvEraCache(kv: KvLike, team: string, options: EraCacheOptions = 
       // about one write per second per key).
       const known = memo.get(key);
       if (known?.config === entry.config && fresh(known) && JSON.stringify(known.era) === JSON.stringify(verdict)) return;
-      keep(key, entry);
+      memo.set(key, entry);
       await kv.put(key, JSON.stringify(entry));
     },
     async drop(spec) {

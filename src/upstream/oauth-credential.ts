@@ -1,4 +1,4 @@
-// What the proxy holds for an OAuth-protected upstream (issue 16, docs/oauth.md 3.3): one credential per team, server
+// What the proxy holds for an OAuth-protected upstream (docs/oauth.md 3.3): one credential per team, server
 // and account ("shared", or a signed-in member's user id), sealed with SECRETS_KEY in the team's index object; the
 // state of a connect between its start and the authorization server's callback; and the refresh of an access token.
 // Shapes and pure steps only: the index object stores, the connect routes create, the session's client uses.

@@ -1,10 +1,10 @@
-// The session transport on the real SDK server: what it stores, what a fresh instance restores, the code it puts
-// back, which of the host's answers it takes beside a runtime a reload retired, and the SDK's private fields it
-// depends on (this file fails when an SDK update renames them).
+// The session transport on the real SDK server: what it stores, what a fresh instance restores (through the SDK's own
+// request handling, no private field set), the code it puts back, and which of the host's answers it takes beside a
+// runtime a reload retired.
 import { Server } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { RpcError } from "../../src/errors.ts";
-import { SessionTransport, handleWithRetired, reloadTag, type TransportInternals, type TransportState } from "../../src/session/transport.ts";
+import { SessionTransport, handleWithRetired, reloadTag, type TransportState } from "../../src/session/transport.ts";
 
 const SESSION = "team/abc";
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -58,12 +58,23 @@ const initialize = {
 };
 
 describe("SessionTransport", () => {
-  it("relies on SDK fields that still exist under these names", async () => {
-    const { transport } = await serve(memory().storage);
-    const sdk = transport as unknown as TransportInternals;
-    expect(sdk._initialized).toBe(false);
-    expect(typeof sdk._onsessioninitialized).toBe("function");
-    expect("sessionId" in transport).toBe(true);
+  it("a restored instance is initialized in the SDK's own terms: a second initialize is refused, DELETE ends the session", async () => {
+    const { box, storage } = memory();
+    await (await serve(storage)).transport.handleRequest(post(initialize));
+    const fresh = await serve(storage);
+    const again = await fresh.transport.handleRequest(post({ ...initialize, id: 5 }, SESSION));
+    expect(again.status).toBe(400);
+    expect(await again.json()).toMatchObject({ error: { code: -32600, message: "Invalid Request: Server already initialized" } });
+    expect(fresh.transport.sessionId).toBe(SESSION);
+    const ended = await fresh.transport.handleRequest(new Request("http://proxy.test/mcp", { method: "DELETE", headers: { "mcp-session-id": SESSION } }));
+    expect(ended.status).toBe(200);
+    // Restoring wrote nothing: the state is written once, at the host's initialize.
+    expect(box.writes).toBe(1);
+    // A state stored before initialize finished (never written so, but read as such) restores nothing.
+    const { storage: half } = memory();
+    await half.set({ sessionId: SESSION, initialized: false });
+    const uninitialized = await serve(half);
+    expect((await uninitialized.transport.handleRequest(post({ jsonrpc: "2.0", id: 6, method: "ping" }, SESSION))).status).toBe(400);
   });
 
   it("stores the session id, the initialized flag and the initialize parameters once, at initialize", async () => {

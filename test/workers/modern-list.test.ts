@@ -110,7 +110,7 @@ describe("the 2026-07-28 tools/list carries the team's catalog", () => {
     // A load goes into a toolset: the list stays as it was, for this client and the other.
     const loaded = (await a.client.callTool({ name: "load_mcp", arguments: { mcp_name: "lazy" } })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
     expect(loaded.isError).toBeFalsy();
-    expect(loaded.structuredContent?.["toolset"]).toMatch(/^ts1\./);
+    expect(loaded.structuredContent?.["toolset"]).toMatch(/^[A-Za-z0-9_-]{22}\.ts2\./);
     expect((await a.list()).raw).toBe(first.raw);
     expect((await b.list()).raw).toBe(first.raw);
     await Promise.all([a.client.close(), b.client.close()]);

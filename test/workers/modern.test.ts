@@ -115,7 +115,7 @@ describe("2026-07-28 clients", () => {
     expect(text(before)).toContain('call load_mcp {"mcp_name":"lazy"}');
     const loaded = await call(a.client, "load_mcp", { mcp_name: "lazy" });
     const toolset = loaded.structuredContent?.["toolset"] as string;
-    expect(toolset).toMatch(/^ts1\./);
+    expect(toolset).toMatch(/^[A-Za-z0-9_-]{22}\.ts2\./);
     expect((loaded.structuredContent?.["tools"] as Array<{ name: string }>).map((t) => t.name)).toContain("lazy/read_graph");
     await a.client.close();
     const b = await modernClient("mod-ts", token);

@@ -134,7 +134,7 @@ describe("live sessions per principal", () => {
       return rpcText(res);
     };
     const handles: string[] = [];
-    for (let i = 0; i < BOUND + 3; i++) handles.push(/"toolset":"(ts1\.[^"]+)"/.exec(await call("load_mcp", { mcp_name: "lazy" }))![1]!);
+    for (let i = 0; i < BOUND + 3; i++) handles.push(/"toolset":"([A-Za-z0-9_-]{22}\.ts2\.[^"]+)"/.exec(await call("load_mcp", { mcp_name: "lazy" }))![1]!);
     const toolsets = (await listed(team)).filter((id) => id.startsWith("ts."));
     expect(toolsets).toHaveLength(BOUND);
     // The first toolset ended for a newer one: its handle still checks, reaches an empty toolset, and is told to load again.

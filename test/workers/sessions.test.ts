@@ -122,7 +122,7 @@ describe("session routing", () => {
     const res = await post("quick", initializeBody, { authorization: `Bearer ${token}` });
     expect(res.status).toBe(200);
     const sessionId = res.headers.get("mcp-session-id")!;
-    expect(sessionId).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}$/);
+    expect(sessionId).toMatch(/^[A-Za-z0-9_-]{22}\.s2\.[A-Za-z0-9_-]{22}$/);
     expect(await res.text()).toContain('"serverInfo"');
     // The upstream has not answered its initialize (it is held), yet the host has its answer.
     const listing = post("quick", { jsonrpc: "2.0", id: 2, method: "tools/list" }, {

@@ -86,7 +86,7 @@ describe("connect links for shared OAuth upstreams", () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.json!).sort()).toEqual(["expiresAt", "url"]);
     const link = res.json as { url: string; expiresAt: string };
-    expect(link.url).toMatch(new RegExp(`^http://localhost:8787/t/${t}/connect/github\\?h=cx1\\.[A-Za-z0-9_.-]+$`));
+    expect(link.url).toMatch(new RegExp(`^http://localhost:8787/t/${t}/connect/github\\?h=[A-Za-z0-9_-]{22}\\.cx2\\.[A-Za-z0-9_.-]+$`));
     const handle = new URL(link.url).searchParams.get("h")!;
     const check = await checkConnectHandle(env.SESSION_KEY!, handle, t, "github", "shared");
     expect(check).toMatchObject({ ok: true });
@@ -107,7 +107,7 @@ describe("connect links for shared OAuth upstreams", () => {
     expect(again.url).not.toBe(link.url);
     // PUBLIC_URL, when set, is the link's base (not the request's origin).
     const deployed = await admin("POST", `/teams/${t}/upstreams/github/connect`, { bindings: { ...env, PUBLIC_URL: "https://mcp.example.com" } });
-    expect((deployed.json as { url: string }).url).toMatch(new RegExp(`^https://mcp\\.example\\.com/t/${t}/connect/github\\?h=cx1\\.`));
+    expect((deployed.json as { url: string }).url).toMatch(new RegExp(`^https://mcp\\.example\\.com/t/${t}/connect/github\\?h=[A-Za-z0-9_-]{22}\\.cx2\\.`));
     // Single-MCP mode: its one server is "mcp".
     await putConfig("uac-connect-single", { url: url("single"), auth: shared });
     expect((await admin("POST", "/teams/uac-connect-single/upstreams/mcp/connect")).status).toBe(200);
@@ -139,7 +139,7 @@ describe("connect links for shared OAuth upstreams", () => {
     const unsigned = await admin("POST", `/teams/${t}/upstreams/github/connect`, { bindings: noSessionKey });
     expect(unsigned.status).toBe(503);
     expect(unsigned.json).toMatchObject({ message: expect.stringContaining("SESSION_KEY") });
-    expect(unsigned.text).not.toContain("cx1.");
+    expect(unsigned.text).not.toContain(".cx2.");
   });
 });
 
@@ -319,7 +319,7 @@ describe("the upstream account routes", () => {
         const res = await admin(method, path, { headers });
         expect(res.status, `${method} ${path}`).toBe(401);
         expect(res.json).toMatchObject({ error: "unauthorized" });
-        expect(res.text).not.toContain("cx1.");
+        expect(res.text).not.toContain(".cx2.");
       }
     }
     expect(await held(t)).toEqual(["github/shared"]);

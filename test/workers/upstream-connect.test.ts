@@ -38,6 +38,11 @@ import {
 /** Every console line of the current test (the proxy's log lines), for searches. */
 const logged = captureConsole();
 
+/** The payload of the member cookie in a Cookie header (a handle of src/auth/signed.ts: `<nonce>.mc2.<payload>.<mac>`). */
+const MEMBER_VALUE = /(__Host-dynmcp-member=[A-Za-z0-9_-]{22}\.mc2\.)([A-Za-z0-9_-]+)(\.[A-Za-z0-9_-]{22})/;
+const fromBase64url = (text: string) => JSON.parse(atob(text.replace(/-/g, "+").replace(/_/g, "/"))) as { user: string; exp: number };
+const toBase64url = (value: unknown) => btoa(JSON.stringify(value)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
 const connectLines = () => logged.filter((l) => l.includes('"upstream_oauth"')).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe("connecting the team's shared account", () => {
@@ -62,7 +67,7 @@ describe("connecting the team's shared account", () => {
       redirect_uri: `${BASE}/oauth/upstream/callback`,
       response_type: "code",
     });
-    expect(authorize.searchParams.get("state")).toMatch(/^uc-shared\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}$/);
+    expect(authorize.searchParams.get("state")).toMatch(/^uc-shared\.[A-Za-z0-9_-]{22}\.fs2\.[A-Za-z0-9_-]{22}$/);
     expect(reg).toMatchObject({ authMethod: "none" });
     expect(reg.clientSecret).toBeUndefined();
 
@@ -230,7 +235,12 @@ describe("a member's own account (per_user)", () => {
     expect((await index("uc-member").listCredentials("uc-member")).map((c) => c.account)).toEqual([alice]);
 
     // The same cookie altered (its expiry pushed out) proves nobody: the link asks for a sign-in.
-    const cookie = jar.header(new URL(BASE)).replace(/(__Host-dynmcp-member=[^.]+\.[^.]+\.)([0-9a-z]+)/, (_m, head: string, exp: string) => `${head}${(parseInt(exp, 36) + 1).toString(36)}`);
+    const sent = jar.header(new URL(BASE));
+    expect(sent).toMatch(MEMBER_VALUE);
+    const cookie = sent.replace(MEMBER_VALUE, (_m, head: string, body: string, mac: string) => {
+      const payload = fromBase64url(body);
+      return `${head}${toBase64url({ ...payload, exp: payload.exp + 1 })}${mac}`;
+    });
     const again = await proxy(new Request(await link("uc-member", alice), { headers: { cookie } }));
     expect(again.status).toBe(200);
     expect(pageText(await again.text())).toContain("Connecting your own up account needs to know which member of team uc-member you are.");
@@ -277,7 +287,9 @@ describe("a member's own account (per_user)", () => {
     // The member cookie: the member's id, its expiry and a mac; Secure, HttpOnly, SameSite=Lax, Path=/, 30 days.
     const callback = outcome.trail.steps.find((s) => s.url.includes("/t/uc-nocookie/oauth/callback"))!;
     expect(callback.status).toBe(302);
-    expect(jar.header(new URL(BASE))).toMatch(/__Host-dynmcp-member=uc-nocookie\.[A-Za-z0-9_-]{22}\.[0-9a-z]+\.[A-Za-z0-9_-]{22}/);
+    const payload = fromBase64url(MEMBER_VALUE.exec(jar.header(new URL(BASE)))![2]!);
+    expect(payload.user).toBe(bob);
+    expect(Math.abs(payload.exp * 1000 - (Date.now() + 30 * 24 * 3600_000))).toBeLessThan(60_000);
     expect(await memberCookie(env.SESSION_KEY!, "uc-nocookie", bob)).toMatch(/^__Host-dynmcp-member=[^;]+; Path=\/; Max-Age=2592000; Secure; HttpOnly; SameSite=Lax$/);
   });
 

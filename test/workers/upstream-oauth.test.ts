@@ -140,7 +140,7 @@ describe("a per_user OAuth upstream", () => {
     const aliceToken = await memberSignsIn("uo-user", "alice", jar);
     const alice = await session("uo-user", aliceToken);
     const asked = text(await whoami(alice.client));
-    const linkUrl = /(http:\/\/localhost:8787\/t\/uo-user\/connect\/up\?h=cx1\.[A-Za-z0-9._-]+)/.exec(asked)?.[1];
+    const linkUrl = /(http:\/\/localhost:8787\/t\/uo-user\/connect\/up\?h=[A-Za-z0-9_-]{22}\.cx2\.[A-Za-z0-9._-]+)/.exec(asked)?.[1];
     expect(linkUrl, asked).toBeDefined();
     // Her browser opens it (her sign-in's cookie says who she is) and she signs in at the upstream.
     const connected = page(await signInAs(linkUrl!, browser("alice", { jar })));
@@ -154,7 +154,7 @@ describe("a per_user OAuth upstream", () => {
     const bobJar = new CookieJar();
     const bob = await session("uo-user", await memberSignsIn("uo-user", "bob", bobJar));
     const bobAsked = text(await whoami(bob.client));
-    const bobLink = /(http:\/\/localhost:8787\/t\/uo-user\/connect\/up\?h=cx1\.[A-Za-z0-9._-]+)/.exec(bobAsked)?.[1];
+    const bobLink = /(http:\/\/localhost:8787\/t\/uo-user\/connect\/up\?h=[A-Za-z0-9_-]{22}\.cx2\.[A-Za-z0-9._-]+)/.exec(bobAsked)?.[1];
     expect(bobLink, bobAsked).toBeDefined();
     expect(bobLink).not.toBe(linkUrl);
     expect(page(await signInAs(bobLink!, browser("bob", { jar: bobJar }))).status).toBe(200);
@@ -199,7 +199,7 @@ describe("a per_user OAuth upstream", () => {
     const declined = await call();
     expect(declined.isError).toBe(true);
     expect(JSON.stringify(declined.content)).toContain("did not connect an account");
-    expect(opened[0]).toMatch(/\/t\/uo-url\/connect\/up\?h=cx1\./);
+    expect(opened[0]).toMatch(/\/t\/uo-url\/connect\/up\?h=[A-Za-z0-9_-]{22}\.cx2\./);
 
     // Accepted: the member connects, and the same call goes through with her account.
     answer = "accept";
