@@ -22,7 +22,7 @@ import { loadTeamConfig } from "../config/load.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { TeamStore, readSecret } from "../teams/store.ts";
 import { bindingKv } from "../teams/binding-kv.ts";
-import { publicBase } from "../http/origin.ts";
+import { publicBase } from "../public-url.ts";
 import { teamExists } from "../http/team-view.ts";
 import { settings } from "../settings.ts";
 import { absent, type OAuthContext } from "./team-param.ts";
