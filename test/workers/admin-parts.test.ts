@@ -1,13 +1,11 @@
-// The admin API's shared parts on their own: what every route reads and answers with (src/admin/route-context.ts,
-// over a Hono app in Node: nothing of it needs workerd), which OAuth upstreams a config change makes stale
-// (src/admin/stale-upstream-accounts.ts), and the proxy's public base URL (src/public-url.ts). The routes that use
-// them run in the workerd pool (test/workers/security.test.ts, oauth-admin.test.ts, upstream-accounts.test.ts).
+// The admin API's shared parts on their own: what every route reads and answers with (src/admin/route-context.ts, over
+// a Hono app of this test's) and which OAuth upstreams a config change makes stale (src/admin/stale-upstream-accounts.ts).
+// The routes that use them: test/workers/security.test.ts, oauth-admin.test.ts, upstream-accounts.test.ts.
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { isResponse, jsonBody, params, type AdminEnv } from "../../src/admin/route-context.ts";
 import { staleOAuthUpstreams } from "../../src/admin/stale-upstream-accounts.ts";
-import { publicBase, publicOrigin } from "../../src/public-url.ts";
 
 const app = new Hono<AdminEnv>();
 app.put("/things/:id", async (c) => {
@@ -61,22 +59,5 @@ describe("staleOAuthUpstreams", () => {
     expect(staleOAuthUpstreams({ url: "https://s.example", auth: oauth }, { url: "https://t.example", auth: oauth })).toHaveLength(1);
     expect(staleOAuthUpstreams("not a config", undefined)).toEqual([]);
     expect(staleOAuthUpstreams({ mcp: [] }, undefined)).toEqual([]);
-  });
-});
-
-describe("public base URL", () => {
-  const request = new Request("http://127.0.0.1:8787/t/acme/mcp");
-
-  it("is PUBLIC_URL's origin when set, else the request's", () => {
-    expect(publicBase({ PUBLIC_URL: "https://proxy.example/some/path" }, request)).toBe("https://proxy.example");
-    expect(publicBase({}, request)).toBe("http://127.0.0.1:8787");
-    expect(publicOrigin({})).toBeUndefined();
-  });
-
-  it("takes a malformed PUBLIC_URL as none", () => {
-    expect(publicOrigin({ PUBLIC_URL: "not a url" })).toBeUndefined();
-    expect(publicBase({ PUBLIC_URL: "not a url" }, request)).toBe("http://127.0.0.1:8787");
-    // A change of the setting is read anew.
-    expect(publicOrigin({ PUBLIC_URL: "https://other.example" })).toBe("https://other.example");
   });
 });
