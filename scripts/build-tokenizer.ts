@@ -1,5 +1,5 @@
 // `node scripts/build-tokenizer.ts`: writes assets/tokenizer/o200k_base.bin (generated, git-ignored), the table the
-// Worker counts o200k_base tokens with (src/catalog/tokenizer.ts has its layout), from js-tiktoken's ranks, the ones
+// Worker counts o200k_base tokens with (src/catalog/token-table.ts has its layout), from js-tiktoken's ranks, the ones
 // the benchmarks count with. scripts/setup.mjs runs it when the file is missing or its build key is not that of
 // the current inputs. Prints the table's size, raw and gzipped, and how far its lookups probe.
 import { createHash } from "node:crypto";
@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import ranks from "js-tiktoken/ranks/o200k_base";
-import { O200K_PATTERN, TABLE_FORMAT, hashBytes, readTable } from "../src/catalog/tokenizer.ts";
+import { O200K_PATTERN, TABLE_FORMAT, hashBytes, readTable } from "../src/catalog/token-table.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 export const TABLE_PATH = join(ROOT, "assets", "tokenizer", "o200k_base.bin");
@@ -16,7 +16,7 @@ export const TABLE_PATH = join(ROOT, "assets", "tokenizer", "o200k_base.bin");
  * What the table is made from, relative to the project root: this script, the reader (its layout and hash), and
  * the ranks' package. scripts/setup.mjs hashes the same files the same way; keep the two in step.
  */
-export const KEY_INPUTS = ["scripts/build-tokenizer.ts", "src/catalog/tokenizer.ts", "node_modules/js-tiktoken/package.json"] as const;
+export const KEY_INPUTS = ["scripts/build-tokenizer.ts", "src/catalog/token-table.ts", "node_modules/js-tiktoken/package.json"] as const;
 
 /** sha256 over each input as `path \0 length \0 bytes`, in KEY_INPUTS order. */
 export function buildKey(root = ROOT): Buffer {
@@ -56,7 +56,7 @@ export interface TableStats {
   maxProbes: number;
 }
 
-/** The table's bytes for tokens in rank order (the layout is in src/catalog/tokenizer.ts). */
+/** The table's bytes for tokens in rank order (the layout is in src/catalog/token-table.ts). */
 export function buildTable(tokens: readonly Uint8Array[], key: Uint8Array): { table: Uint8Array; stats: TableStats } {
   const f = TABLE_FORMAT;
   const n = tokens.length;
@@ -125,7 +125,7 @@ export function buildTable(tokens: readonly Uint8Array[], key: Uint8Array): { ta
 /** Builds the table from the installed js-tiktoken and writes it (through a temporary file, so readers never see half). */
 export function writeTable(path = TABLE_PATH): TableStats {
   if (ranks.pat_str !== O200K_PATTERN) {
-    throw new Error("js-tiktoken's o200k_base pattern is not src/catalog/tokenizer.ts's O200K_PATTERN: update the constant");
+    throw new Error("js-tiktoken's o200k_base pattern is not src/catalog/token-table.ts's O200K_PATTERN: update the constant");
   }
   const { table, stats } = buildTable(decodeRanks(ranks.bpe_ranks), buildKey());
   mkdirSync(dirname(path), { recursive: true });

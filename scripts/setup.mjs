@@ -102,7 +102,7 @@ if (!installed) {
 // sha256 of its inputs (bytes 40 to 72); scripts/build-tokenizer.ts computes it the same way (its KEY_INPUTS,
 // buildKey): keep the two in step. A missing table or another key means a rebuild (about two seconds).
 const tokenTable = "assets/tokenizer/o200k_base.bin";
-const tokenTableInputs = ["scripts/build-tokenizer.ts", "src/catalog/tokenizer.ts", "node_modules/js-tiktoken/package.json"];
+const tokenTableInputs = ["scripts/build-tokenizer.ts", "src/catalog/token-table.ts", "node_modules/js-tiktoken/package.json"];
 
 function tokenTableKey() {
   const hash = createHash("sha256");

@@ -3,8 +3,8 @@
 // (src/http/address-limit.ts): an address over it is answered 429 before its token is compared. Each refusal is
 // logged with the address, never with any of the token's text.
 import type { Context, Next } from "hono";
+import { constantTimeEqual } from "../auth/signed.ts";
 import type { Env } from "../env.ts";
-import { constantTimeEqual } from "../http/auth.ts";
 import { addressLimitAnswer, clientAddress, countAddressEvent, overAddressLimit } from "../http/address-limit.ts";
 import { log } from "../log.ts";
 import { REALM } from "../responses.ts";

@@ -3,8 +3,6 @@ import type { Context, MiddlewareHandler } from "hono";
 import { validator } from "hono/validator";
 import { hashToken, tokenId } from "../auth/token.ts";
 import { constantTimeEqual } from "../auth/signed.ts";
-
-export { constantTimeEqual };
 import { TeamName } from "../config/schema.ts";
 import { loadToken } from "../config/load.ts";
 import type { TokenRecord } from "../config/keys.ts";
@@ -14,7 +12,7 @@ import type { McpEnv, Principal } from "./context.ts";
 import { MAX_TOKEN_CACHE_SECONDS, TokenCache } from "./token-cache.ts";
 import { MCP_SCOPE, oauthCaller } from "../oauth/server.ts";
 import { resourceMetadataUrl } from "../oauth/routes.ts";
-import { publicBase } from "./origin.ts";
+import { publicBase } from "../public-url.ts";
 import { log } from "../log.ts";
 import { BoundedCache } from "../bounded-cache.ts";
 

@@ -8,6 +8,7 @@
 // work this step avoids by setting three headers on the answer in place.
 import type { MiddlewareHandler } from "hono";
 import type { Env } from "../env.ts";
+import { publicOrigin } from "../public-url.ts";
 import type { McpEnv } from "./context.ts";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -36,25 +37,9 @@ let cached: { allowedOrigins: string | undefined; publicUrl: string | undefined;
 function policyFor(env: Env): OriginPolicy {
   if (cached && cached.allowedOrigins === env.ALLOWED_ORIGINS && cached.publicUrl === env.PUBLIC_URL) return cached.policy;
   const listed = new Set((env.ALLOWED_ORIGINS ?? "").split(",").map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean));
-  let publicOrigin: string | undefined;
-  if (env.PUBLIC_URL) {
-    try {
-      publicOrigin = new URL(env.PUBLIC_URL).origin;
-    } catch {
-      // A malformed PUBLIC_URL adds nothing.
-    }
-  }
-  const policy = { listed, publicOrigin, hasPublicUrl: Boolean(env.PUBLIC_URL) };
+  const policy = { listed, publicOrigin: publicOrigin(env), hasPublicUrl: Boolean(env.PUBLIC_URL) };
   cached = { allowedOrigins: env.ALLOWED_ORIGINS, publicUrl: env.PUBLIC_URL, policy };
   return policy;
-}
-
-/**
- * The proxy's base URL as OAuth names it (issuer, resource): PUBLIC_URL's origin when set, else the request's own
- * origin (local runs; a deployment sets PUBLIC_URL, so a forged Host cannot change what tokens are minted for).
- */
-export function publicBase(env: Env, request: Request): string {
-  return policyFor(env).publicOrigin ?? new URL(request.url).origin;
 }
 
 function allowed(policy: OriginPolicy, origin: string, self: URL): boolean {

@@ -16,10 +16,10 @@ import { base64url } from "../bytes.ts";
 import { admit, userIdFor } from "../auth/user.ts";
 import { loadTeamConfig } from "../config/load.ts";
 import type { TeamStore } from "../teams/store.ts";
-import { publicBase } from "../http/origin.ts";
+import { publicBase } from "../public-url.ts";
 import { authorizationServer, grantedScopes, type GrantProps } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
-import { consentPage, errorPage, type ConsentTeam } from "./pages.ts";
+import { consentPage, errorPage, redirect, type ConsentTeam } from "./pages.ts";
 import { SignInError, finishSignIn, newSignIn, signInUrl, teamProvider, teamStore, type SignInState } from "./sign-in.ts";
 import { clearFlowCookie, finishMemberSignIn, flowCookie, fromFlowBrowser, isMemberSignInState, memberCookie } from "./member-cookie.ts";
 import { MAX_CONSENT_HANDLE_CHARS, consentFlow, mintConsentHandle, openConsentHandle } from "./consent-handle.ts";
@@ -28,13 +28,6 @@ import { PAGE_FORM_LIMIT, pageForm } from "./forms.ts";
 export const signIn = new Hono<{ Bindings: Env }>();
 
 const STOPPED = "This sign-in cannot go on";
-
-const redirect = (location: string, headers: Headers = new Headers()): Response => {
-  const out = new Headers(headers);
-  out.set("location", location);
-  out.set("cache-control", "no-store");
-  return new Response(null, { status: 302, headers: out });
-};
 
 /** Back to the host with an OAuth error (only for a request the library validated). */
 const refuse = (request: AuthRequest, code: Parameters<typeof authorizationErrorRedirect>[1], reason: string, headers?: Headers): Response =>

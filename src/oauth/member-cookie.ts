@@ -21,7 +21,7 @@ import { ServerName, TeamName } from "../config/schema.ts";
 import { admit, userIdFor } from "../auth/user.ts";
 import { checkConnectHandle, checkConnectHandleOfAnyAccount } from "../auth/connect-link.ts";
 import { loadTeamConfig } from "../config/load.ts";
-import { publicBase } from "../http/origin.ts";
+import { publicBase } from "../public-url.ts";
 import { teamExists } from "../http/team-view.ts";
 import { settings } from "../settings.ts";
 import { absent, type OAuthContext } from "./team-param.ts";

@@ -1,6 +1,6 @@
-// The pages a member sees while a host signs them in: the consent page and the local error page. Plain
-// HTML with no script, every value escaped (client names and URIs are the client's own words), never framed, never
-// cached.
+// The pages a member sees while a host signs them in: the consent page and the local error page, and the redirect
+// that sends the browser on. Plain HTML with no script, every value escaped (client names and URIs are the client's
+// own words), never framed, never cached.
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
 import { grantedScopes } from "./server.ts";
 import { shownClientName } from "./client-name.ts";
@@ -29,6 +29,14 @@ export function htmlPage(status: number, title: string, body: string, headers: H
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
     `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
   return new Response(html, { status, headers: out });
+}
+
+/** The browser sent on to `location` (302, never cached); `headers` (cookies) are kept. */
+export function redirect(location: string, headers: Headers = new Headers()): Response {
+  const out = new Headers(headers);
+  out.set("location", location);
+  out.set("cache-control", "no-store");
+  return new Response(null, { status: 302, headers: out });
 }
 
 /** A step that cannot go on and must not send the browser anywhere (no client redirect was validated). */

@@ -5,7 +5,7 @@
 // the setting is on.
 import { Hono, type MiddlewareHandler } from "hono";
 import type { Env } from "../env.ts";
-import { publicBase } from "../http/origin.ts";
+import { publicBase } from "../public-url.ts";
 import { addressLimitAnswer, clientAddress, countAddressEvent, overAddressLimit } from "../http/address-limit.ts";
 import { MCP_SCOPE, authorizationServer, teamResource } from "./server.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";

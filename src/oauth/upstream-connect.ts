@@ -25,12 +25,12 @@ import { loadTeamConfig } from "../config/load.ts";
 import { checkConnectHandle } from "../auth/connect-link.ts";
 import { guardedFetch, guardedFetchOptions } from "../security/guarded-fetch.ts";
 import { urlPolicy } from "../security/policy.ts";
-import { publicBase } from "../http/origin.ts";
+import { publicBase } from "../public-url.ts";
 import { teamExists } from "../http/team-view.ts";
 import { settings } from "../settings.ts";
 import { CONNECT_TTL_MS, SHARED_ACCOUNT, clientAuthFor, type ConnectTransaction, type UpstreamCredential } from "../upstream/oauth-credential.ts";
 import { absent, type OAuthContext } from "./team-param.ts";
-import { connectedPage, errorPage, memberSignInPage } from "./pages.ts";
+import { connectedPage, errorPage, memberSignInPage, redirect } from "./pages.ts";
 import { clearFlowCookie, flowCookie, fromFlowBrowser, memberOf } from "./member-cookie.ts";
 import { CLIENT_METADATA_PATH, ConnectError, clientFor, clientSecret, discover, reasonOf, safeCode, scopeFor, type OAuthEntry } from "./upstream-discovery.ts";
 
@@ -43,12 +43,6 @@ function failed(team: string, server: string, account: string | undefined, err: 
   log({ event: "upstream_oauth", team, upstream: server, action: "connect", outcome: err.outcome, ...(account === undefined ? {} : { account }), reason: err.message });
   return errorPage(err.status, `Cannot connect ${server}`, err.message, headers);
 }
-
-const redirect = (location: string, headers: Headers): Response => {
-  headers.set("location", location);
-  headers.set("cache-control", "no-store");
-  return new Response(null, { status: 302, headers });
-};
 
 /** The team's entry `server` when it is an OAuth upstream, or why not. */
 async function oauthEntry(env: Env, team: string, server: string): Promise<OAuthEntry> {

@@ -1,4 +1,4 @@
-// The Worker's token counter (src/catalog/tokenizer.ts over assets/tokenizer/o200k_base.bin) against the benchmarks'
+// The Worker's token counter (src/catalog/tokenizer.ts and token-table.ts over assets/tokenizer/o200k_base.bin) against the benchmarks'
 // (js-tiktoken o200k_base, `encode(text, [], [])`): the same count for the corpus, hard strings, every token of the
 // vocabulary and a seeded fuzz; and a table that is stale, foreign or cut short is refused.
 import { existsSync, readFileSync } from "node:fs";
@@ -7,7 +7,8 @@ import ranks from "js-tiktoken/ranks/o200k_base";
 import { beforeAll, describe, expect, it } from "vitest";
 import { corpusFiles, loadCorpus } from "../../harness/replay-server.ts";
 import { TABLE_PATH, buildKey, decodeRanks } from "../../scripts/build-tokenizer.ts";
-import { TABLE_FORMAT, createTokenCounterLoader, readTable, tokenCounterFromTable, type TokenCounter } from "../../src/catalog/tokenizer.ts";
+import { TABLE_FORMAT, readTable } from "../../src/catalog/token-table.ts";
+import { createTokenCounterLoader, tokenCounterFromTable, type TokenCounter } from "../../src/catalog/tokenizer.ts";
 
 const reference = getEncoding("o200k_base");
 const expected = (text: string) => reference.encode(text, [], []).length;
