@@ -158,7 +158,7 @@ describe("corpus declarations", () => {
     expect(ratio).toBeLessThanOrEqual(1.0);
   });
 
-  it("shortens descriptions in the brief form (what describe answers by default), still valid TypeScript, saying so with …", () => {
+  it("shortens descriptions in the brief form (what describe answers by default), still valid TypeScript, saying so with …", { timeout: 60_000 }, () => {
     const encoder = getEncoding("o200k_base");
     const count = (text: string) => encoder.encode(text, [], []).length;
     const brief = { ...DECLARATION_LIMITS, brief: true };

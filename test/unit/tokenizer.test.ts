@@ -51,7 +51,7 @@ describe("token counts equal js-tiktoken's (o200k_base, special tokens as text)"
     expect(readTable(tableBytes).buildKey).toBe(buildKey().toString("hex"));
   });
 
-  it("every tool of the corpus: its compact JSON, its description, and each server's whole list", () => {
+  it("every tool of the corpus: its compact JSON, its description, and each server's whole list", { timeout: 60_000 }, () => {
     const texts: string[] = [];
     const files = corpusFiles();
     expect(files.length).toBeGreaterThanOrEqual(20);
