@@ -3,7 +3,7 @@
 // Namespaces come from every configured server, so a program may name a lazy server's namespace before it is loaded.
 import { PATH_SEPARATOR, methodNames, namespaceNames, splitCodePath } from "../catalog/code-names.ts";
 import { byCodePoint } from "../catalog/render.ts";
-import type { ToolNames } from "../meta/call.ts";
+import type { ToolNames } from "../meta/find-tool.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 
 /** The paths the session serves now, both ways. */

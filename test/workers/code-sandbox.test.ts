@@ -166,7 +166,7 @@ describe("tool calls", () => {
 
   it("answers a ReferenceError for an unknown namespace", async () => {
     const report = await run("async () => {\n  return await gitlab.list({});\n}");
-    expect(report.failure).toMatchObject({ cause: "error", message: "ReferenceError: gitlab is not defined", line: 2 });
+    expect(report.failure).toMatchObject({ cause: "error", message: "ReferenceError: gitlab is not defined", line: 2, thrown: "ReferenceError" });
   });
 
   it("never turns `await namespace`, printing or converting a namespace into tool calls", async () => {
@@ -222,7 +222,7 @@ describe("errors and line numbers", () => {
   it("reports a runtime error on line 1 with a column relative to the agent's text", async () => {
     // V8 places the error at the identifier here (for `return undefinedThing.x` it would place it at `return`).
     const report = await run("return 1 + undefinedThing.x;");
-    expect(report.failure).toEqual({ cause: "error", message: "ReferenceError: undefinedThing is not defined", line: 1, column: 12 });
+    expect(report.failure).toEqual({ cause: "error", message: "ReferenceError: undefinedThing is not defined", line: 1, column: 12, thrown: "ReferenceError" });
   });
 
   it("reports a syntax error with its line and column (arrow form)", async () => {
