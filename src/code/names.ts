@@ -82,7 +82,7 @@ export class CodeNames {
     return [...this.#index().byPath].filter(([path]) => path.startsWith(prefix)).sort(([a], [b]) => byCodePoint(a, b));
   }
 
-  /** The names calls from a program resolve by (callUpstreamTool). */
+  /** The names calls from a program and describe's paths resolve by (src/meta/find-tool.ts). */
   toolNames(): ToolNames {
     return {
       serverOf: (path) => {
