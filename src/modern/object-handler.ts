@@ -40,7 +40,7 @@ export interface ModernObjectParts extends ViewSession {
 /** The meta view of each request: its toolset as the scope, over one list the object keeps (remembered while unchanged). */
 function metaViews(parts: ModernObjectParts, rounds: InputPort): (request: Request | undefined) => ToolView {
   const list = new ModernToolList(parts.registry, parts.counter, parts.handleLifetimeSeconds, parts.meter);
-  return (request) => metaView(parts, toolsetScope(parts, list, toolsetRoute(request)), rounds);
+  return (request) => metaView(parts, toolsetScope(parts, () => list.list(), toolsetRoute(request)), rounds);
 }
 
 /** `code`: the code view over this object's registry (a principal's code object), served in place of the meta view. */

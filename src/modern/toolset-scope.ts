@@ -14,9 +14,8 @@ import { loggedLoad } from "../meta/lazy-loads.ts";
 import type { MetaScope } from "../meta/meta-view.ts";
 import { ToolsetDiscoverInput, ToolsetLoadInput, ToolsetUseInput } from "../meta/schemas.ts";
 import { isResult, parseArgs, toolError } from "../meta/tool-errors.ts";
-import type { ViewSession } from "../meta/tool-view.ts";
+import type { ToolListAnswer, ViewSession } from "../meta/tool-view.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
-import type { ModernToolList } from "./tool-list.ts";
 
 /** What the router learned of the request's toolset handle (ROUTE_HEADERS.toolset*). */
 export interface ToolsetRoute {
@@ -26,11 +25,11 @@ export interface ToolsetRoute {
   problem?: string;
 }
 
-/** The scope of one 2026 request: the object's list (the team's catalog), the toolset the router found for it. */
-export function toolsetScope(session: ViewSession, list: ModernToolList, route: ToolsetRoute): MetaScope {
+/** The scope of one 2026 request: the object's list (the team's catalog: src/modern/tool-list.ts), the toolset the router found for it. */
+export function toolsetScope(session: ViewSession, list: () => Promise<ToolListAnswer>, route: ToolsetRoute): MetaScope {
   const { registry } = session;
   return {
-    list: () => list.list(),
+    list,
     discoverInput: ToolsetDiscoverInput,
     useInput: ToolsetUseInput,
     names: toolsetNames(registry, route),
