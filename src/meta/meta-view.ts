@@ -56,9 +56,9 @@ export function metaView(session: ViewSession, scope: MetaScope, rounds: InputPo
     list: () => scope.list(),
     call: async (params, host) => {
       const answer = await answerCall(session, scope, rounds, params, host);
-      const kind = meter && callKind(registry, params.name, params.arguments);
-      if (kind === "tool") meter!.called(kind);
-      else if (kind) meter!.called(kind, answerText(answer));
+      const kind = meter ? callKind(registry, params.name, params.arguments) : undefined;
+      if (kind === "tool") meter?.called(kind);
+      else if (kind) meter?.called(kind, answerText(answer));
       return answer;
     },
   };
