@@ -13,7 +13,7 @@ export interface Layer {
 
 /** src/'s layers, bottom first: a file may import from its own layer and the ones below, never from above. */
 export const LAYERS: readonly Layer[] = [
-  { name: "base", members: ["bytes.ts", "bounded-cache.ts", "errors.ts", "log.ts", "streams.ts", "request-body.ts", "responses.ts", "env.ts", "settings.ts", "public-url.ts"] },
+  { name: "base", members: ["bytes.ts", "bounded-cache.ts", "errors.ts", "upstream-fault.ts", "log.ts", "streams.ts", "request-body.ts", "responses.ts", "env.ts", "settings.ts", "public-url.ts"] },
   { name: "rules", members: ["config/", "auth/", "security/"] },
   { name: "catalog", members: ["catalog/"] },
   { name: "upstream", members: ["upstream/"] },

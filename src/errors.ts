@@ -1,28 +1,10 @@
 // One closed union of the proxy's failures (`ProxyError`, told apart by its `kind`), and the one place that turns
 // them into words and answers: a tool result (`toToolResult`), a JSON-RPC error (`toJsonRpcError`, `RpcError`), and
 // the router's HTTP answer (status and code per kind in `HTTP_ANSWERS`, the Response made by `httpError` in
-// responses.ts).
+// responses.ts). What an upstream's fault is and how it is worded: upstream-fault.ts.
+import { describeFault, type UpstreamFault } from "./upstream-fault.ts";
 
-/** Why an upstream could not serve a request: the upstream client classifies what the wire did; the registry adds throttled and unknown_outcome; the header resolver and the URL check add config. */
-export type UpstreamFault =
-  | { kind: "unreachable"; detail: string }
-  | { kind: "http"; status: number; detail: string; retryAfterMs?: number }
-  | { kind: "timeout"; ms: number }
-  | { kind: "rpc"; code: number; detail: string }
-  | { kind: "protocol"; detail: string }
-  | { kind: "config"; detail: string }
-  | { kind: "closed" }
-  /** The upstream no longer knows our session (404/400 to its id). */
-  | { kind: "expired" }
-  | { kind: "too_large"; limit: number }
-  /** The connection broke after a call was sent: it may or may not have run. */
-  | { kind: "unknown_outcome"; detail: string }
-  | { kind: "throttled"; detail: string }
-  /**
-   * An OAuth upstream (docs/oauth.md 3.3) with no usable account for this caller: `detail` says why and what to do,
-   * `connectUrl` (when there is one) is where the member connects their account.
-   */
-  | { kind: "auth_required"; detail: string; connectUrl?: string };
+export type { UpstreamFault } from "./upstream-fault.ts";
 
 /** The proxy's own failures of a tool call, answered as an `isError` result. */
 export type ToolErrorKind =
@@ -213,81 +195,6 @@ export const HTTP_ANSWERS: Record<HttpErrorKind, { status: number; code: number 
 
 /** The words of the router's one session-not-found answer (the router and the session object both give it). */
 export const SESSION_NOT_FOUND_MESSAGE = "Session not found: start a new session with initialize.";
-
-/** The readable reason, safe to show to the agent: names the server, never its URL or headers. */
-export function describeFault(upstream: string, fault: UpstreamFault): string {
-  switch (fault.kind) {
-    case "unreachable":
-      return `could not reach "${upstream}" (${fault.detail})`;
-    case "http":
-      return `"${upstream}" answered HTTP ${fault.status}${fault.detail ? ` (${fault.detail})` : ""}`;
-    case "timeout":
-      return `"${upstream}" did not answer within ${fault.ms} ms; the request was cancelled`;
-    case "rpc":
-      return `"${upstream}" returned an error: ${fault.detail}`;
-    case "protocol":
-      return `"${upstream}" broke the MCP protocol (${fault.detail})`;
-    case "config":
-      return `"${upstream}" is misconfigured: ${fault.detail}`;
-    case "closed":
-      return `the connection to "${upstream}" closed`;
-    case "expired":
-      return `"${upstream}" no longer knows this session and a new one failed too`;
-    case "too_large":
-      return `"${upstream}" sent an answer larger than ${fault.limit} bytes; it was refused`;
-    case "unknown_outcome":
-      return `the connection to "${upstream}" broke after the call was sent (${fault.detail}); it may or may not have run, and it was not repeated because the tool is not marked read-only or idempotent`;
-    case "throttled":
-      return `"${upstream}" is reconnecting too often (${fault.detail}); try again then`;
-    case "auth_required":
-      return fault.connectUrl
-        ? `"${upstream}" needs your account: ${fault.detail}. Ask the user to open ${fault.connectUrl} to connect it (the link works for 10 minutes), then call again`
-        : `"${upstream}" needs an account: ${fault.detail}`;
-  }
-}
-
-/** How an `auth_required` reason starts: such a reason is an instruction, shown whole (not cut to one line). */
-export const NEEDS_ACCOUNT = "needs an account: ";
-
-/** The connect link in a stored `auth_required` reason (the registry keeps reasons as text), if it has one. */
-export function connectUrlOf(reason: string): string | undefined {
-  return reason.startsWith(NEEDS_ACCOUNT) ? /the user connects it at (https?:\/\/\S+) \(valid/.exec(reason)?.[1] : undefined;
-}
-
-/** A reason as a catalog line or a call's answer shows it: one short line, or an account instruction whole. */
-export const reasonLine = (reason: string, oneLine: (text: string) => string): string =>
-  reason.startsWith(NEEDS_ACCOUNT) ? reason.replace(/\s+/g, " ").trim() : oneLine(reason);
-
-/** The short reason shown in the catalog line `name: unavailable — <reason>`. */
-export function shortReason(fault: UpstreamFault): string {
-  switch (fault.kind) {
-    case "unreachable":
-      return `unreachable (${fault.detail})`;
-    case "http":
-      return `HTTP ${fault.status}`;
-    case "timeout":
-      return `no answer within ${fault.ms} ms`;
-    case "rpc":
-      return `error: ${fault.detail}`;
-    case "protocol":
-      return `protocol error (${fault.detail})`;
-    case "config":
-      return `misconfigured: ${fault.detail}`;
-    case "closed":
-      return "connection closed";
-    case "expired":
-      return "session expired";
-    case "too_large":
-      return `answer over ${fault.limit} bytes`;
-    case "unknown_outcome":
-      return "connection broke mid-call";
-    case "throttled":
-      return "reconnecting too often";
-    case "auth_required":
-      // The whole instruction: the catalog line and a call's answer are how the agent learns what to ask of the user.
-      return `${NEEDS_ACCOUNT}${fault.detail}${fault.connectUrl ? `; the user connects it at ${fault.connectUrl} (valid 10 minutes; calling a tool of it again gives a new link)` : ""}`;
-  }
-}
 
 /** An `isError` tool result: the text, and the kind in `_meta` (`ERROR_META_KEY`) so nobody has to read the text. */
 export interface ToolErrorResult {

@@ -9,6 +9,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/server";
 import type { ConfigMode } from "../config/validate.ts";
+import type { KeptFailure } from "../upstream-fault.ts";
 
 /** What an upstream offers, as read right after connecting. Stored per session, so plain JSON. */
 export interface UpstreamCatalog {
@@ -38,7 +39,7 @@ export interface CatalogTool {
 /** One upstream as the catalog shows it: its tools, or why it has none. */
 export type CatalogGroup =
   | { server: string; state: "ready"; tools: readonly CatalogTool[]; description?: string | undefined }
-  | { server: string; state: "unavailable"; reason: string }
+  | ({ server: string; state: "unavailable" } & Pick<KeptFailure, "reason" | "kind">)
   /** An eager upstream whose first connection is still under way when the list is served. */
   | { server: string; state: "connecting" };
 

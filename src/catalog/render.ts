@@ -3,7 +3,7 @@ import type { ConfigMode } from "../config/validate.ts";
 import type { CatalogGroup, CatalogTool, CatalogView } from "./catalog.ts";
 import { stem } from "porter2";
 import { bareName } from "./names.ts";
-import { reasonLine } from "../errors.ts";
+import { reasonLine } from "../upstream-fault.ts";
 
 /** The first instruction line, in every mode. */
 export const DISCOVER_PREAMBLE =
@@ -130,7 +130,7 @@ const summaries = new WeakMap<readonly CatalogTool[], string>();
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
 function renderGroup(group: CatalogGroup, mode: ConfigMode, detail: "names" | "summary" | undefined): string {
-  if (group.state === "unavailable") return `${group.server}: unavailable — ${reasonLine(group.reason, oneLine)}`;
+  if (group.state === "unavailable") return `${group.server}: unavailable — ${reasonLine(group, oneLine)}`;
   if (group.state === "connecting") return `${group.server}: connecting — its tools appear when it answers`;
   const names = group.tools.map((t) => t.name).sort(byCodePoint);
   const label = mode === "single" ? "tools" : group.server;

@@ -4,11 +4,10 @@
 // consent. A resumed run (`approve`) is served the kept results in the order the program asks for them, so no call is
 // made twice; the waiting call is then made, and the program goes on. A program that asks for something else on
 // resume is stopped: nothing after the point where it diverged runs.
-import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import { sha256Hex } from "../bytes.ts";
 import { nonce128 } from "../auth/signed.ts";
-import type { HostExtra } from "../forward/bridge.ts";
 import type { ApprovalRule } from "../config/validate.ts";
+import type { AskNow } from "../meta/input-port.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
 import { PAUSE_MAX_BYTES, PAUSE_TTL_MS, consentPreview, needsApproval, pausedBytes, preview, type LoggedCall, type PausedRun } from "./approval.ts";
 import { StopRun } from "./run-state.ts";
@@ -26,15 +25,9 @@ export interface PausedRuns {
 /** The SHA-256 of a program's text, hex: what a resume is checked against. */
 export const programHash = (code: string): Promise<string> => sha256Hex(code);
 
-/** Whether the host can be asked: form elicitation (a bare `elicitation: {}` means form, as before modes existed). */
-export function canAsk(capabilities: ClientCapabilities): boolean {
-  const e = capabilities.elicitation as { form?: unknown; url?: unknown } | undefined;
-  return e !== undefined && (e.form !== undefined || e.url === undefined);
-}
-
 /**
  * The form-mode elicitation that asks the user about one call: on a 2025 execute request's stream, or as a 2026
- * `input_required` round (src/code/tools.ts).
+ * `input_required` round (src/code/execute.ts).
  */
 export function consentQuestion(path: string, argsJson: string) {
   return {
@@ -52,10 +45,9 @@ export function consentQuestion(path: string, argsJson: string) {
 export const allows = (answer: { action?: unknown; content?: unknown } | undefined): boolean =>
   answer?.action === "accept" && (answer.content as { allow?: unknown } | undefined)?.allow === true;
 
-/** Asks the user about one call (form elicitation on the execute request's stream); true only for an explicit yes. */
-async function ask(extra: HostExtra, path: string, argsJson: string, signal: AbortSignal): Promise<boolean> {
-  const answer = await extra.mcpReq.send({ method: "elicitation/create", params: consentQuestion(path, argsJson) }, { timeout: APPROVAL_WAIT_MS, signal });
-  return allows(answer);
+/** Asks the user about one call (on the execute request's stream); true only for an explicit yes. */
+async function ask(askNow: AskNow, path: string, argsJson: string, signal: AbortSignal): Promise<boolean> {
+  return allows(await askNow(consentQuestion(path, argsJson), { signal, timeoutMs: APPROVAL_WAIT_MS }));
 }
 
 /** The words a call the user did not allow throws in the program. */
@@ -80,8 +72,8 @@ export function pausedMessage(id: string, path: string, argsJson: string, made: 
 /** One run's consent: built per execute, from the team's rule, the host, and a paused run being resumed. */
 export class RunConsent {
   readonly #rule: ApprovalRule | undefined;
-  readonly #extra: HostExtra;
-  readonly #canAsk: boolean;
+  /** How the user is asked while the run goes on; undefined where they cannot be (the run pauses instead). */
+  readonly #ask: AskNow | undefined;
   readonly #paused: PausedRuns;
   readonly #codeHash: string;
   readonly #resume: PausedRun | undefined;
@@ -96,8 +88,7 @@ export class RunConsent {
 
   constructor(options: {
     rule: ApprovalRule | undefined;
-    extra: HostExtra;
-    canAsk: boolean;
+    ask: AskNow | undefined;
     paused: PausedRuns;
     codeHash: string;
     resume?: PausedRun | undefined;
@@ -106,8 +97,7 @@ export class RunConsent {
   }) {
     this.#denied = options.denied === true;
     this.#rule = options.rule;
-    this.#extra = options.extra;
-    this.#canAsk = options.canAsk;
+    this.#ask = options.ask;
     this.#paused = options.paused;
     this.#codeHash = options.codeHash;
     this.#resume = options.resume;
@@ -172,8 +162,8 @@ export class RunConsent {
     }
     if (this.#pausing) throw await this.#pausing;
     if (!allowed && this.needs(found)) {
-      if (this.#canAsk) {
-        if (!(await hold(ask(this.#extra, path, args, signal)))) throw new Error(notAllowed(path));
+      if (this.#ask) {
+        if (!(await hold(ask(this.#ask, path, args, signal)))) throw new Error(notAllowed(path));
         if (this.#pausing) throw await this.#pausing;
       } else {
         throw await (this.#pausing = this.#pause(index, path, args, signal));

@@ -3,7 +3,7 @@
 // Namespaces come from every configured server, so a program may name a lazy server's namespace before it is loaded.
 import { PATH_SEPARATOR, methodNames, namespaceNames, splitCodePath } from "../catalog/code-names.ts";
 import { byCodePoint } from "../catalog/render.ts";
-import type { ToolNames } from "../meta/call.ts";
+import type { ToolNames } from "../meta/find-tool.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 
 /** The paths the session serves now, both ways. */
@@ -82,7 +82,7 @@ export class CodeNames {
     return [...this.#index().byPath].filter(([path]) => path.startsWith(prefix)).sort(([a], [b]) => byCodePoint(a, b));
   }
 
-  /** The names calls from a program resolve by (callUpstreamTool). */
+  /** The names calls from a program and describe's paths resolve by (src/meta/find-tool.ts). */
   toolNames(): ToolNames {
     return {
       serverOf: (path) => {

@@ -3,7 +3,7 @@
 // program's Error carries, and a run's report as the tool result the host reads (the returned JSON and the console
 // output; on failure the cause, the program's line and the calls made so far).
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { toolError } from "../meta/call.ts";
+import { toolError } from "../meta/tool-errors.ts";
 import type { RunReport } from "./run-state.ts";
 
 /** Text as the JSON value it spells, or the text itself. */

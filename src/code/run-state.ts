@@ -60,7 +60,8 @@ export interface RunReport {
   ok: boolean;
   /** The program's return value as JSON text (ok only); "null" for undefined. */
   resultJson?: string;
-  failure?: { cause: RunFailureCause; message: string; line?: number; column?: number };
+  /** `thrown`: the name of the Error the program threw when it is not a plain `Error` (it also heads the message). */
+  failure?: { cause: RunFailureCause; message: string; line?: number; column?: number; thrown?: string };
   logs: string[];
   /** Lines of console output dropped past maxLogBytes. */
   logsDropped: number;

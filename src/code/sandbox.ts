@@ -19,6 +19,7 @@ import { PRELUDE_MODULE, childWorkerCode } from "./child-modules.ts";
 import { clockNames } from "./clock.ts";
 import { Bridge, MAX_HELD_MS, RunState, callLimitMessage, clip, cpuLimitMessage, messageOf, utf8, type RunFailureCause, type RunReport, type SandboxLimits, type StopOutcome, type ToolCall } from "./run-state.ts";
 import { applyCheckpoints, type CheckpointFinder } from "./instrument.ts";
+import { WallClock } from "./wall-clock.ts";
 
 /** The runner's entrypoint as the host calls it. */
 interface RunnerStub {
@@ -29,7 +30,8 @@ interface RunnerStub {
 type Attempt =
   | { kind: "report"; program: ProgramModule; report: ChildReport }
   | { kind: "syntax"; program: ProgramModule; message: string; position: ProgramPosition }
-  | { kind: "failed"; message: string };
+  /** The sandbox or the platform failed (`cause` read from the platform's words where it came: runner.ts). */
+  | { kind: "failed"; cause: "cpu" | "hung" | "sandbox"; message: string };
 
 /** How the whole run ended, before the report is written. */
 type Outcome = Attempt | { kind: "timeout" } | { kind: "aborted" } | { kind: "tool_calls" } | StopOutcome;
@@ -63,6 +65,51 @@ async function withCheckpoints(program: ProgramModule, finder: CheckpointFinder 
   return placed ? { ...program, source: placed.source, shifts: placed.shifts } : program;
 }
 
+/** Loads a program module into a fresh child and runs it; a startup failure is a syntax error, other failures classified as they arrive. */
+async function attempt(sandbox: Sandbox, written: ProgramModule, run: RunState, namespaces: readonly string[], limits: SandboxLimits, stubs: unknown[]): Promise<Attempt> {
+  const program = await withCheckpoints(written, sandbox.checkpoints);
+  try {
+    const worker = sandbox.loader.load(childWorkerCode(program.source, limits.cpuMs));
+    const entry = worker.getEntrypoint();
+    stubs.push(entry, worker);
+    if (run.ended) return { kind: "failed", cause: "sandbox", message: "The run ended before the program started." };
+    // The first RPC starts the child.
+    const answer = await (entry as unknown as RunnerStub).run(new Bridge(run), [...namespaces], {
+      maxLogBytes: limits.maxLogBytes,
+      maxResultBytes: limits.maxResultBytes,
+      maxArgBytes: limits.maxArgBytes,
+    });
+    const report = readChildReport(answer);
+    return report ? { kind: "report", program, report } : { kind: "failed", cause: "sandbox", message: "The sandbox answered something that is not a report." };
+  } catch (err) {
+    // The platform's failures come as text only: read once, here, and carried on as their cause.
+    const message = messageOf(err);
+    const syntax = startupSyntaxError(message);
+    if (syntax) return { kind: "syntax", program, message: syntax.message, position: agentPosition(program, syntax.line, syntax.column ?? 0) };
+    return { kind: "failed", cause: platformFailureCause(message), message };
+  }
+}
+
+/** Tries each program module in turn while it fails to parse; every form failing, the error of the form the code reads as. */
+async function attempts(
+  sandbox: Sandbox,
+  { attempts: modules, reported }: ReturnType<typeof programAttempts>,
+  run: RunState,
+  namespaces: readonly string[],
+  limits: SandboxLimits,
+  stubs: unknown[],
+): Promise<Outcome> {
+  const tried: Attempt[] = [];
+  for (const program of modules) {
+    if (run.ended) break;
+    const a = await attempt(sandbox, program, run, namespaces, limits, stubs);
+    if (a.kind !== "syntax") return a;
+    tried.push(a);
+  }
+  // The error of the form the code reads as is the one that makes sense to the agent.
+  return tried.find((a) => a.kind === "syntax" && a.program.form === reported) ?? tried[0] ?? { kind: "failed", cause: "sandbox", message: "Nothing was run." };
+}
+
 /**
  * Runs `code` in a fresh Dynamic Worker, with one variable per namespace whose methods go through `call`, within
  * `limits`; optionally cancelled by `signal`. Every failure of the program or the sandbox is in the report; it
@@ -78,90 +125,18 @@ export async function runProgram(
 ): Promise<RunReport> {
   const started = Date.now();
   const run = new RunState(namespaces, call, limits);
-  const { attempts, reported } = programAttempts(code, namespaces);
-  const stubs: unknown[] = [];
+  // Written first: a namespace that is no identifier throws before anything is loaded.
+  const modules = programAttempts(code, namespaces);
   if (signal?.aborted) {
     run.end();
     return report({ kind: "aborted" }, run, limits, started);
   }
-
-  /** Loads one program module and runs it; the first RPC starts the child, and a startup failure is a syntax error. */
-  const attempt = async (written: ProgramModule): Promise<Attempt> => {
-    const program = await withCheckpoints(written, sandbox.checkpoints);
-    try {
-      const worker = sandbox.loader.load(childWorkerCode(program.source, limits.cpuMs));
-      const entry = worker.getEntrypoint();
-      stubs.push(entry, worker);
-      if (run.ended) return { kind: "failed", message: "The run ended before the program started." };
-      const answer = await (entry as unknown as RunnerStub).run(new Bridge(run), [...namespaces], {
-        maxLogBytes: limits.maxLogBytes,
-        maxResultBytes: limits.maxResultBytes,
-        maxArgBytes: limits.maxArgBytes,
-      });
-      const report = readChildReport(answer);
-      return report ? { kind: "report", program, report } : { kind: "failed", message: "The sandbox answered something that is not a report." };
-    } catch (err) {
-      const message = messageOf(err);
-      const syntax = startupSyntaxError(message);
-      if (syntax) return { kind: "syntax", program, message: syntax.message, position: agentPosition(program, syntax.line, syntax.column ?? 0) };
-      return { kind: "failed", message };
-    }
-  };
-
-  const work = (async (): Promise<Outcome> => {
-    const tried: Attempt[] = [];
-    for (const program of attempts) {
-      if (run.ended) break;
-      const a = await attempt(program);
-      if (a.kind !== "syntax") return a;
-      tried.push(a);
-    }
-    // Every form failed to parse: the error of the form the code reads as is the one that makes sense to the agent.
-    return tried.find((a) => a.kind === "syntax" && a.program.form === reported) ?? tried[0] ?? { kind: "failed", message: "Nothing was run." };
-  })();
-
-  // The wall clock: it runs from the load to the answer, except while a call holds it (a person deciding), and
-  // then for at most maxHeldMs in all: other calls of the program may go on meanwhile, and they are the program's time.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let left = Math.max(0, limits.wallMs);
-  let since = Date.now();
-  let holds = 0;
-  let heldLeft = Math.max(0, limits.maxHeldMs ?? MAX_HELD_MS);
-  let heldSince = 0;
-  let heldTimer: ReturnType<typeof setTimeout> | undefined;
-  let expire: (outcome: Outcome) => void = () => {};
-  const deadline = new Promise<Outcome>((resolve) => (expire = resolve));
-  const arm = () => {
-    since = Date.now();
-    timer = setTimeout(() => expire({ kind: "timeout" }), left);
-  };
-  arm();
-  run.hold = async <T>(during: Promise<T>): Promise<T> => {
-    if (holds++ === 0 && timer !== undefined && heldLeft > 0) {
-      clearTimeout(timer);
-      timer = undefined;
-      left = Math.max(0, left - (Date.now() - since));
-      heldSince = Date.now();
-      // The clock starts again when the hold budget is spent, whether or not the question is answered by then.
-      heldTimer = setTimeout(() => {
-        heldTimer = undefined;
-        heldLeft = 0;
-        if (!run.ended) arm();
-      }, heldLeft);
-    }
-    try {
-      return await during;
-    } finally {
-      if (--holds === 0 && heldTimer !== undefined) {
-        clearTimeout(heldTimer);
-        heldTimer = undefined;
-        heldLeft = Math.max(0, heldLeft - (Date.now() - heldSince));
-        if (!run.ended) arm();
-      }
-    }
-  };
+  const stubs: unknown[] = [];
+  const work = attempts(sandbox, modules, run, namespaces, limits, stubs);
+  const clock = new WallClock(limits.wallMs, limits.maxHeldMs ?? MAX_HELD_MS);
+  run.hold = (during) => clock.hold(during);
   let onAbort: (() => void) | undefined;
-  const racers: Array<Promise<Outcome>> = [work, run.overLimit.then((): Outcome => ({ kind: "tool_calls" })), run.stopped, deadline];
+  const racers: Array<Promise<Outcome>> = [work, run.overLimit.then((): Outcome => ({ kind: "tool_calls" })), run.stopped, clock.expired.then((): Outcome => ({ kind: "timeout" }))];
   if (signal) {
     racers.push(
       new Promise((resolve) => {
@@ -170,14 +145,12 @@ export async function runProgram(
       }),
     );
   }
-
   let outcome: Outcome;
   try {
     outcome = await Promise.race(racers);
   } finally {
     run.end();
-    if (timer !== undefined) clearTimeout(timer);
-    if (heldTimer !== undefined) clearTimeout(heldTimer);
+    clock.stop();
     if (signal && onAbort) signal.removeEventListener("abort", onAbort);
     // Released now and again once the last load settles: a load can still be under way when the deadline falls.
     for (const stub of stubs) dispose(stub);
@@ -192,7 +165,7 @@ function report(outcome: Outcome, run: RunState, limits: SandboxLimits, started:
   if (run.overLimitHit && outcome.kind !== "timeout" && outcome.kind !== "aborted" && outcome.kind !== "stopped") outcome = { kind: "tool_calls" };
   const now = Date.now();
   const base = { logs: [...run.logs.lines], logsDropped: run.logs.dropped, calls: run.calls(now), ms: now - started };
-  const fail = (cause: RunFailureCause, message: string, position: ProgramPosition = {}): RunReport => ({
+  const fail = (cause: RunFailureCause, message: string, position: ProgramPosition & { thrown?: string } = {}): RunReport => ({
     ok: false,
     failure: { cause, message, ...position },
     ...base,
@@ -209,7 +182,7 @@ function report(outcome: Outcome, run: RunState, limits: SandboxLimits, started:
     case "syntax":
       return fail("syntax", outcome.message, outcome.position);
     case "failed":
-      switch (platformFailureCause(outcome.message)) {
+      switch (outcome.cause) {
         case "cpu":
           return fail("cpu", cpuLimitMessage(limits.cpuMs));
         case "hung":
@@ -225,9 +198,11 @@ function report(outcome: Outcome, run: RunState, limits: SandboxLimits, started:
       const r = outcome.report;
       if (!r.ok && r.cause === "cpu") return fail("cpu", cpuLimitMessage(limits.cpuMs));
       if (!r.ok) {
-        // "TypeError: x is not a function" says what went wrong; a plain Error's name says nothing.
-        const message = r.cause === "error" && r.name !== "Error" ? clip(`${r.name}: ${r.message}`) : clip(r.message);
-        return fail(r.cause, message, r.cause === "error" ? positionInStack(outcome.program, r.stack) : {});
+        if (r.cause !== "error") return fail(r.cause, clip(r.message));
+        // "TypeError: x is not a function" says what went wrong (and the name goes on as data); a plain Error's name says nothing.
+        const named = r.name !== "Error";
+        const message = named ? clip(`${r.name}: ${r.message}`) : clip(r.message);
+        return fail(r.cause, message, { ...positionInStack(outcome.program, r.stack), ...(named ? { thrown: clip(r.name) } : {}) });
       }
       // The child's own checks ran next to the agent's code; these are the ones that count.
       const bytes = utf8.encode(r.resultJson).length;

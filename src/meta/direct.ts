@@ -1,17 +1,18 @@
-// The direct view's tools/list and tools/call: every tool the team may use, first-class under a host-safe name
-// (src/catalog/direct-names.ts), paged, with the `_meta` hints hosts that search tools themselves read; calls go
-// the way use_tool's do (src/meta/call.ts). There are no meta-tools: lazy servers are loaded for the session at its
-// first tools/list (or at the first call of one of their tools), since a host that defers tools itself has no use
-// for a second, model-driven indirection.
-import type { CallToolResult, Server, Tool } from "@modelcontextprotocol/server";
-import type { HostBridge } from "../forward/bridge.ts";
+// The direct view: every tool the team may use, first-class under a host-safe name (src/catalog/direct-names.ts),
+// paged, with the `_meta` hints hosts that search tools themselves read; calls go through the one call function
+// (src/meta/tool-call.ts), as use_tool's do. There are no meta-tools: lazy servers are loaded for the session at its
+// first tools/list (or at the first call of one of their tools), since a host that defers tools itself has no use for
+// a second, model-driven indirection. The 2026 era refuses this view: its list would change on a load.
+import type { Tool } from "@modelcontextprotocol/server";
 import { paginate } from "../forward/paging.ts";
 import { DIRECT_SEPARATOR, ambiguousServers, directNames } from "../catalog/direct-names.ts";
 import { oneLine } from "../catalog/render.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
-import { callUpstreamTool, type SessionIdentity, type ToolNames, type ToolResultLinks } from "./call.ts";
-import type { UsageRecorder } from "./tools.ts";
+import type { ToolNames } from "./find-tool.ts";
+import type { InputPort } from "./input-port.ts";
 import { LazyLoads } from "./lazy-loads.ts";
+import { callTool } from "./tool-call.ts";
+import type { ToolView, ViewSession } from "./tool-view.ts";
 
 /** Claude Code's keys (read by its MCP client for any server): a phrase its tool search matches, and "never defer". */
 export const SEARCH_HINT_KEY = "anthropic/searchHint";
@@ -77,14 +78,9 @@ function serverOfDirect(registry: UpstreamRegistry, name: string): string | unde
   return best;
 }
 
-export function registerDirectTools(
-  server: Server,
-  registry: UpstreamRegistry,
-  bridge: HostBridge,
-  who: SessionIdentity,
-  links?: ToolResultLinks,
-  meter?: UsageRecorder,
-): void {
+/** The direct view: its list loads every lazy server first (at most EAGER_WAIT_MS), its calls go through the one call function. */
+export function directView(session: ViewSession, rounds: InputPort): ToolView {
+  const { registry, bridge, who, meter } = session;
   const index = indexer(registry);
   const lazy = new LazyLoads(registry, bridge, who);
   const naming: ToolNames = {
@@ -93,28 +89,27 @@ export function registerDirectTools(
     names: () => [...index().byName.keys()],
     notLoaded: (name, upstream) => `Unknown tool: "${name}". The server "${upstream}" is not loaded yet; list the tools again to load it.`,
   };
-
-  server.setRequestHandler("tools/list", async (request) => {
-    await Promise.all([registry.ensureEager(), lazy.all()]);
-    registry.retryFailed();
-    const { listing } = index();
-    lazy.listed = true;
-    const { page, nextCursor } = paginate(listing, request.params?.cursor);
-    return nextCursor === undefined ? { tools: page } : { tools: page, nextCursor };
-  });
-
-  server.setRequestHandler("tools/call", async (request, extra): Promise<CallToolResult> => {
-    const { name, arguments: raw } = request.params;
-    registry.retryFailed();
-    // A tool of a lazy server not loaded yet (the host kept a name from an earlier session): its server is loaded now.
-    const upstream = naming.serverOf(name);
-    if (upstream !== undefined && naming.find(name) === undefined) {
-      const failedLoad = await lazy.ensure(upstream, extra);
-      if (failedLoad) return failedLoad;
-    }
-    const result = await callUpstreamTool({ registry, bridge, who, links }, naming, name, raw ?? {}, request.params._meta?.progressToken, extra);
-    // Counted as use_tool's calls are: a call of a tool the session has, whatever its outcome.
-    if (naming.find(name) !== undefined) meter?.called("tool");
-    return result;
-  });
+  return {
+    list: async (cursor) => {
+      await Promise.all([registry.ensureEager(), lazy.all()]);
+      registry.retryFailed();
+      const { listing } = index();
+      lazy.listed = true;
+      const { page, nextCursor } = paginate(listing, cursor);
+      return nextCursor === undefined ? { tools: page } : { tools: page, nextCursor };
+    },
+    call: async ({ name, arguments: raw, _meta }, host) => {
+      registry.retryFailed();
+      // A tool of a lazy server not loaded yet (the host kept a name from an earlier session): its server is loaded now.
+      const upstream = naming.serverOf(name);
+      if (upstream !== undefined && naming.find(name) === undefined) {
+        const failedLoad = await lazy.ensure(upstream, host);
+        if (failedLoad) return failedLoad;
+      }
+      const answer = await callTool({ session, tool: { name, naming }, input: raw ?? {}, host, progressToken: _meta?.progressToken, rounds });
+      // Counted as use_tool's calls are: a call of a tool the session has, whatever its outcome.
+      if (naming.find(name) !== undefined) meter?.called("tool");
+      return answer;
+    },
+  };
 }

@@ -5,11 +5,27 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { LoadError, toToolResult } from "../errors.ts";
 import { log } from "../log.ts";
 import type { HostBridge, HostExtra } from "../forward/bridge.ts";
-import { arrival } from "../catalog/catalog.ts";
+import { arrival, type UpstreamCatalog } from "../catalog/catalog.ts";
 import { EAGER_WAIT_MS } from "../upstream/startup.ts";
 import { waitAtMost } from "../upstream/backoff.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
-import type { SessionIdentity } from "./call.ts";
+import type { SessionIdentity } from "./tool-view.ts";
+
+/** A load of a lazy server for the session, logged as load_mcp's are: a load that changed something, or a failed attempt. */
+export async function loggedLoad(registry: UpstreamRegistry, who: SessionIdentity, name: string): Promise<{ catalog: UpstreamCatalog; changed: boolean }> {
+  const started = Date.now();
+  try {
+    const outcome = await registry.load(name);
+    if (outcome.changed) log({ event: "load_mcp", ...who, upstream: name, ms: Date.now() - started, outcome: "ok" });
+    return outcome;
+  } catch (err) {
+    // A name that is no server to load (a typo, or one already evicted) is answered but not logged.
+    if (err instanceof LoadError && err.attempted) {
+      log({ event: "load_mcp", ...who, upstream: name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
+    }
+    throw err;
+  }
+}
 
 /**
  * Loads lazy servers for the session: every one still loadable at a tools/list, one at the call of its tool.
@@ -36,18 +52,8 @@ export class LazyLoads {
   }
 
   async load(name: string, extra?: HostExtra): Promise<void> {
-    const started = Date.now();
-    try {
-      const outcome = await this.#registry.load(name);
-      if (!outcome.changed) return;
-      log({ event: "load_mcp", ...this.#who, upstream: name, ms: Date.now() - started, outcome: "ok" });
-      if (this.listed) await this.#bridge.announce(arrival(outcome.catalog), extra);
-    } catch (err) {
-      if (err instanceof LoadError && err.attempted) {
-        log({ event: "load_mcp", ...this.#who, upstream: name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
-      }
-      throw err;
-    }
+    const outcome = await loggedLoad(this.#registry, this.#who, name);
+    if (outcome.changed && this.listed) await this.#bridge.announce(arrival(outcome.catalog), extra);
   }
 
   /**

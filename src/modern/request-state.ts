@@ -24,7 +24,7 @@ export interface ParkState {
   k?: 1;
   /** A code-mode program paused for the user's consent (its id): the retry resumes it with their answer. */
   p?: string;
-  /** The consent rounds one execute has asked so far, this one included (src/code/tools.ts caps them). */
+  /** The consent rounds one execute has asked so far, this one included (src/code/execute.ts caps them). */
   r?: number;
   /**
    * The tool the host called through use_tool and a digest of its arguments, or `execute` and the SHA-256 of its

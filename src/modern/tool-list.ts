@@ -11,7 +11,7 @@ import { LIST_WORDING } from "../catalog/render.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import { modernDefinitions } from "../meta/definitions.ts";
 import { sameView } from "../meta/tool-list.ts";
-import type { UsageRecorder } from "../meta/tools.ts";
+import type { UsageRecorder } from "../meta/tool-view.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import { RETRY_FAILED_MS } from "../upstream/startup.ts";
 import { LIST_TTL_MS } from "./server.ts";

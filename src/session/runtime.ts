@@ -19,12 +19,17 @@ import { requestStateCodec } from "../modern/request-state.ts";
 import { PAUSE_TTL_MS } from "../code/approval.ts";
 import { registerResources, resubscribe } from "../forward/resources.ts";
 import { registerRoots } from "../forward/roots.ts";
-import { codeTools, registerCodeTools, type CodeRuntime } from "../code/tools.ts";
+import type { CodeRuntime, CodeSessionParts } from "../code/code-context.ts";
+import { codeView } from "../code/code-view.ts";
 import { checkpointFinder } from "../code/instrument.ts";
 import { CHILD_COMPATIBILITY_DATE } from "../code/child-modules.ts";
 import type { PausedRuns } from "../code/consent.ts";
-import { registerDirectTools } from "../meta/direct.ts";
-import { registerMetaTools } from "../meta/tools.ts";
+import { directView } from "../meta/direct.ts";
+import { metaView } from "../meta/meta-view.ts";
+import { sessionScope } from "../meta/session-scope.ts";
+import type { InputPort } from "../meta/input-port.ts";
+import { serveView, type ToolView, type ViewSession } from "../meta/tool-view.ts";
+import { elicitationInput } from "./elicitation-input.ts";
 import { loadTokenCounter } from "../catalog/tokenizer.ts";
 import { urlPolicy } from "../security/policy.ts";
 import { checkUpstreamUrl } from "../security/url-guard.ts";
@@ -196,23 +201,11 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const level = await store.logLevel();
   if (level) await registry.setLogLevel(level);
 
-  // The view the session started with: the meta-tools (and promoted tools) within the budget, every tool first-class,
-  // or code mode's three tools (a code session whose deployment has since turned code mode off falls back to meta).
   const who = { team: record.team, session: record.sessionId.slice(0, 8), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
-  const view = sessionView(record);
-  if (view === "direct") registerDirectTools(server, registry, bridge, who, links, meter);
-  else if (view === "code" && env.LOADER && settings(env).codeMode) {
-    registerCodeTools(server, registry, bridge, who, codeRuntime(env, env.LOADER), {
-      counter,
-      links,
-      meter,
-      paused: pausedRuns(store),
-      approve: record.config.approve,
-    });
-  } else registerMetaTools(server, registry, bridge, who, counter, links, meter);
+  serveView(server, sessionToolView(env, record, store, { registry, bridge, who, links, meter, counter }));
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
   registerCompletion(server, registry, bridge, links);
@@ -228,6 +221,19 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   return { transport, registry, gate, listsChanged: () => bridge.announce({ tools: true, resources: true, prompts: true }) };
 }
 
+/**
+ * The view the session started with, asking its host on the request's stream: the meta-tools (and promoted tools)
+ * within the budget, every tool first-class, or code mode's three tools (a code session whose deployment has since
+ * turned code mode off falls back to meta).
+ */
+function sessionToolView(env: Env, record: SessionRecord, store: SessionStore, session: ViewSession): ToolView {
+  const input = elicitationInput(session.bridge);
+  const view = sessionView(record);
+  if (view === "direct") return directView(session, input);
+  if (view === "code" && env.LOADER && settings(env).codeMode) return codeView(session, codeRuntime(env, env.LOADER), codeParts(record, store), input);
+  return metaView(session, sessionScope(session), input);
+}
+
 /** Where and within what the code view runs programs: the loader, the checkpoint finder (a static asset), the limits. */
 const codeRuntime = (env: Env, loader: WorkerLoader): CodeRuntime => ({
   loader,
@@ -235,8 +241,11 @@ const codeRuntime = (env: Env, loader: WorkerLoader): CodeRuntime => ({
   limits: settings(env).code,
 });
 
-/** Where a session's programs paused for consent wait: its storage. */
-const pausedRuns = (store: SessionStore): PausedRuns => ({ get: (id) => store.paused(id), delete: (id) => store.deletePaused(id), put: (id, run) => store.putPaused(id, run) });
+/** Where a session's programs paused for consent wait (its storage), and the team's rule of which calls need consent. */
+const codeParts = (record: SessionRecord, store: SessionStore): CodeSessionParts => {
+  const paused: PausedRuns = { get: (id) => store.paused(id), delete: (id) => store.deletePaused(id), put: (id, run) => store.putPaused(id, run) };
+  return { paused, approve: record.config.approve };
+};
 
 /** A 2026-era object's parts: the registry, and the per-request handler over it. */
 export interface ModernRuntime {
@@ -257,22 +266,19 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
   const who = { team: record.team, session: record.sessionId.slice(0, 11), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: false });
-  const inputs = { parks, codec: await requestStateCodec(env.SESSION_KEY ?? "", record) };
+  const session: ViewSession = { registry, bridge, who, counter, links, meter };
+  // A view's own rounds (code mode's consent) live as long as the paused run they name (an hour), not as long as a park.
+  let viewCodec: ReturnType<typeof requestStateCodec> | undefined;
+  const rounds = {
+    parks,
+    codec: await requestStateCodec(env.SESSION_KEY ?? "", record),
+    viewCodec: () => (viewCodec ??= requestStateCodec(env.SESSION_KEY ?? "", record, PAUSE_TTL_MS / 1000)),
+  };
   // A principal's code object (the router sends `?view=code` there): the code view's three tools. A consent the team
   // asks for pauses the run (the era has no elicitation on a request's stream): a host whose request declares
   // elicitation is asked in an input_required round, whose answer resumes it; any other resumes it with `approve`.
-  const code =
-    sessionView(record) === "code" && env.LOADER && settings(env).codeMode
-      ? codeTools(
-          registry,
-          bridge,
-          who,
-          codeRuntime(env, env.LOADER),
-          { counter, links, meter, paused: pausedRuns(store), approve: record.config.approve },
-          // Its rounds' state lives as long as the paused run it names (an hour), not as long as a park.
-          { ask: false, rounds: await requestStateCodec(env.SESSION_KEY ?? "", record, PAUSE_TTL_MS / 1000) },
-        )
-      : undefined;
-  const handler = objectHandler({ registry, bridge, who, counter, links, meter, inputs }, settings(env).sessionTtlSeconds, code);
+  const loader = sessionView(record) === "code" && settings(env).codeMode ? env.LOADER : undefined;
+  const code = loader ? (input: InputPort) => codeView(session, codeRuntime(env, loader), codeParts(record, store), input) : undefined;
+  const handler = objectHandler({ ...session, links, rounds, handleLifetimeSeconds: settings(env).sessionTtlSeconds }, code);
   return { handler, registry, gate };
 }

@@ -10,6 +10,7 @@ import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { DEFAULT_VIEW, View } from "../config/view.ts";
 import { StoredCatalog } from "../teams/catalog-cache.ts";
 import { accepted, type Same } from "../teams/kv.ts";
+import { UPSTREAM_FAULT_KINDS } from "../upstream-fault.ts";
 import type { RegistryStore, UpstreamRecord } from "../upstream/records.ts";
 import type { LinkStore, StoredLink } from "../forward/resource-links.ts";
 import { MAX_PAUSED, PausedRun } from "../code/approval.ts";
@@ -78,7 +79,13 @@ const StoredActivity = z.number().refine(Number.isFinite);
 /** The upstream record union of upstream/records.ts, as a schema (checked against the type below). */
 const StoredUpstream = z.discriminatedUnion("status", [
   z.object({ status: z.literal("ready"), catalog: StoredCatalog }),
-  z.object({ status: z.literal("failed"), reason: z.string(), at: z.number().optional() }),
+  z.object({
+    status: z.literal("failed"),
+    reason: z.string(),
+    kind: z.enum(UPSTREAM_FAULT_KINDS).optional(),
+    connectUrl: z.string().optional(),
+    at: z.number().optional(),
+  }),
   z.object({ status: z.literal("lazy"), failures: z.number().int().min(0), reason: z.string() }),
   z.object({ status: z.literal("evicted"), reason: z.string() }),
 ]);

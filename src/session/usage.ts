@@ -8,7 +8,7 @@ import * as z from "zod";
 import { hostTokens, type FittedCatalog } from "../catalog/budget.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import { logUnreadable } from "../config/keys.ts";
-import type { MetaCallKind, UsageRecorder } from "../meta/tools.ts";
+import type { MetaCallKind, UsageRecorder } from "../meta/tool-view.ts";
 import { accepted } from "../teams/kv.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
 

@@ -22,7 +22,7 @@ export function catalogView(
     if (record?.status === UpstreamStatus.ready) {
       groups.push({ server: spec.name, state: "ready", tools: record.catalog.tools, description: spec.description });
     } else if (record?.status === UpstreamStatus.failed) {
-      groups.push({ server: spec.name, state: "unavailable", reason: record.reason });
+      groups.push({ server: spec.name, state: "unavailable", reason: record.reason, ...(record.kind ? { kind: record.kind } : {}) });
     } else if (!record && connecting(spec.name)) {
       groups.push({ server: spec.name, state: "connecting" });
     }

@@ -2,6 +2,7 @@
 // functions, the durable store's interface, and the in-memory book of records written through to it.
 import type { UpstreamSpec } from "../config/validate.ts";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
+import type { KeptFailure } from "../upstream-fault.ts";
 
 /** Consecutive failed loads after which a lazy upstream is no longer offered. */
 export const MAX_LOAD_FAILURES = 3;
@@ -21,7 +22,7 @@ export type UpstreamStatus = (typeof UpstreamStatus)[keyof typeof UpstreamStatus
 
 export type UpstreamRecord =
   | { status: typeof UpstreamStatus.ready; catalog: UpstreamCatalog }
-  | { status: typeof UpstreamStatus.failed; reason: string; at?: number }
+  | ({ status: typeof UpstreamStatus.failed; at?: number } & KeptFailure)
   | { status: typeof UpstreamStatus.lazy; failures: number; reason: string }
   | { status: typeof UpstreamStatus.evicted; reason: string };
 
@@ -37,8 +38,8 @@ export const isLazy = (spec: UpstreamSpec): boolean => spec.description !== unde
 /** Connected (or loaded), with its catalog. */
 export const readyRecord = (catalog: UpstreamCatalog): UpstreamRecord => ({ status: UpstreamStatus.ready, catalog });
 
-/** An eager upstream that could not be connected, and when (background retries wait from then). */
-export const failedRecord = (reason: string, at: number): UpstreamRecord => ({ status: UpstreamStatus.failed, reason, at });
+/** An eager upstream that could not be connected, why (its words, kind and connect link as data), and when (background retries wait from then). */
+export const failedRecord = (failure: KeptFailure, at: number): UpstreamRecord => ({ status: UpstreamStatus.failed, ...failure, at });
 
 /**
  * A lazy upstream's load failed: one more failure counted on top of the previous lazy record, and evicted at the
@@ -102,7 +103,14 @@ export class RecordBook {
 
   /** Why an eager upstream is unavailable, or undefined when it is not. */
   unavailable(name: string): string | undefined {
+    return this.failure(name)?.reason;
+  }
+
+  /** An eager upstream's failure as kept (words, kind, connect link), or undefined when it is available. */
+  failure(name: string): KeptFailure | undefined {
     const record = this.#records.get(name);
-    return record?.status === UpstreamStatus.failed ? record.reason : undefined;
+    if (record?.status !== UpstreamStatus.failed) return undefined;
+    const { status: _status, at: _at, ...failure } = record;
+    return failure;
   }
 }

@@ -3,7 +3,8 @@
 // remembered), pool.ts (live clients), call-policy.ts (what a call repeats), startup.ts (eager upstreams).
 import type { CallToolResult, LoggingLevel, Notification, Tool } from "@modelcontextprotocol/client";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
-import { LoadError, UpstreamError, describeFault } from "../errors.ts";
+import { LoadError, UpstreamError } from "../errors.ts";
+import { describeFault, type KeptFailure } from "../upstream-fault.ts";
 import { catalogChange, type CatalogChange, type CatalogView, type ReadyUpstream, type UpstreamCatalog } from "../catalog/catalog.ts";
 import { exposedName, serverPart } from "../catalog/names.ts";
 import { withClient, type WithClientOptions } from "./call-policy.ts";
@@ -125,9 +126,12 @@ export class UpstreamRegistry {
     return this.#config.upstreams.some((u) => u.name === server) ? server : undefined;
   }
 
-  /** Why an eager upstream is unavailable in this session, or undefined when it is not. */
+  /** Why an eager upstream is unavailable in this session (undefined when it is not): its words, or (`failure`) as data. */
   unavailable(name: string): string | undefined {
     return this.#records.unavailable(name);
+  }
+  failure(name: string): KeptFailure | undefined {
+    return this.#records.failure(name);
   }
 
   /** The tools the config promotes, by the names hosts call them (those not offered are left out by the caller). */

@@ -2,7 +2,8 @@
 // at most EAGER_WAIT_MS by the lists, and tried again in the background (or at once, for a call) when they failed.
 import { arrival, catalogChange, type CatalogChange, type UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { LoadError, UpstreamError, shortReason } from "../errors.ts";
+import { LoadError, UpstreamError } from "../errors.ts";
+import { keptFailure, type KeptFailure } from "../upstream-fault.ts";
 import { waitAtMost } from "./backoff.ts";
 import type { ClientPool } from "./pool.ts";
 import { RecordBook, UpstreamStatus, failedRecord, isLazy, readyRecord } from "./records.ts";
@@ -133,7 +134,7 @@ export class EagerStartup {
       },
       async (err: unknown) => {
         const shown = records.get(spec.name);
-        await records.set(spec.name, failedRecord(reasonOf(err), Date.now()));
+        await records.set(spec.name, failedRecord(failureOf(err), Date.now()));
         if (shown || this.#eagerWaitOver) onChange?.({ tools: true, resources: false, prompts: false });
       },
     );
@@ -202,7 +203,7 @@ export class EagerStartup {
         await this.#deps.share(spec, read);
         if (announce) onChange?.(arrival(catalog));
       },
-      (err: unknown) => records.set(spec.name, failedRecord(reasonOf(err), Date.now())),
+      (err: unknown) => records.set(spec.name, failedRecord(failureOf(err), Date.now())),
     );
     // A storage write that fails is no reason to fail the caller, nor an unhandled rejection.
     const done = attempt.catch(() => {});
@@ -212,6 +213,6 @@ export class EagerStartup {
   }
 }
 
-function reasonOf(err: unknown): string {
-  return err instanceof UpstreamError ? shortReason(err.fault) : "unexpected failure";
+function failureOf(err: unknown): KeptFailure {
+  return err instanceof UpstreamError ? keptFailure(err.fault) : { reason: "unexpected failure" };
 }

@@ -1,0 +1,46 @@
+// discover_tool's two answers, the same in every era: a search of the loaded catalogs (with lazy servers that match)
+// and one tool's whole definition.
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { defined } from "../catalog/listing.ts";
+import { renderSearchHits, renderToolDetails } from "../catalog/render.ts";
+import type { UpstreamRegistry } from "../upstream/registry.ts";
+import { findTool, type ToolNames } from "./find-tool.ts";
+import { searchLazyServers } from "./server-search.ts";
+import { isResult, toolError } from "./tool-errors.ts";
+import { searchCatalog } from "./tool-search.ts";
+
+/** At most this many servers not loaded yet come with a search's answer. */
+export const LAZY_HITS = 3;
+
+/** discover_tool's search: the matching tools, and (unless narrowed to one loaded server) lazy servers that match. */
+export async function searchAnswer(registry: UpstreamRegistry, args: { query: string; server?: string | undefined; limit?: number | undefined }): Promise<CallToolResult> {
+  await registry.ensureEager();
+  if (args.server !== undefined && !registry.ready().some((u) => u.name === args.server)) {
+    const loaded = registry.ready().map((u) => u.name);
+    return toolError("invalid_arguments", `No loaded server is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
+  }
+  const hits = searchCatalog(registry, args.query, { limit: args.limit, server: args.server });
+  const servers = args.server === undefined ? searchLazyServers(registry, args.query, LAZY_HITS) : [];
+  return {
+    content: [{ type: "text", text: renderSearchHits(args.query, hits, servers) }],
+    structuredContent: { query: args.query, tools: hits, ...(servers.length > 0 ? { servers } : {}) },
+  };
+}
+
+/** discover_tool's lookup: one tool's whole definition, as text and structured. */
+export async function detailsAnswer(registry: UpstreamRegistry, names: ToolNames, toolName: string): Promise<CallToolResult> {
+  const target = await findTool(registry, names, toolName);
+  if (isResult(target)) return target;
+  const details = { ...target.tool, name: target.exposedName };
+  return {
+    content: [{ type: "text", text: renderToolDetails(details) }],
+    structuredContent: defined({
+      name: target.exposedName,
+      title: target.tool.title,
+      description: target.tool.description,
+      inputSchema: target.tool.inputSchema,
+      outputSchema: target.tool.outputSchema,
+      annotations: target.tool.annotations,
+    }),
+  };
+}
