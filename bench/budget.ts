@@ -16,7 +16,7 @@ import type { CatalogGroup, CatalogView } from "../src/catalog/catalog.ts";
 import { renderDiscoverDescription } from "../src/catalog/render.ts";
 import { tokenCounterFromTable } from "../src/catalog/tokenizer.ts";
 import { CATALOG_BUDGET } from "../src/config/schema.ts";
-import { metaDefinitions } from "../src/meta/definitions.ts";
+import { metaDefinitions } from "../src/views/definitions.ts";
 import { table } from "./lib/markdown.ts";
 import { isSmoke, median, writeResult } from "./lib/results.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
@@ -49,7 +49,7 @@ function viewOf(team: Upstream[], mode: Mode): CatalogView {
   return { mode: "multi", groups: team.map((u): CatalogGroup => ({ server: u.name, state: "ready", tools: u.tools })), lazy: [], dynamic: false };
 }
 
-/** The session's tools/list with a given description, as src/meta/tool-list.ts composes it. */
+/** The session's tools/list with a given description, as src/views/tool-list.ts composes it. */
 const listFor = (mode: Mode) => {
   const meta = metaDefinitions(mode === "dynamic");
   return (description: string): ListedTool[] => [{ ...meta.discover, description }, ...meta.rest];

@@ -994,7 +994,7 @@ function render(f: Figures): string {
     const cat = (name: string) => pr.byCategory.find((c) => c.category === name);
     const catMs = (...names: string[]) => names.reduce((a, n) => a + (cat(n)?.selfMs ?? 0) + (cat(n)?.builtinMs ?? 0), 0);
     const candidates = [
-      catMs("src/log.ts") > 0.3 ? "fewer or cheaper log lines on the hot path (under wrangler dev every console line also crosses to the inspector and wrangler's terminal)" : "",
+      catMs("src/lib/log.ts") > 0.3 ? "fewer or cheaper log lines on the hot path (under wrangler dev every console line also crosses to the inspector and wrangler's terminal)" : "",
       f.pieces.readBodyLoop > 0.3 ? `the router's body reader (its reader loop costs ${ms(f.pieces.readBodyLoop)} ms more than request.text() on the floor)` : "",
       f.proxyAnswerTypes.includes("text/event-stream") ? "JSON answers instead of an SSE stream for plain request/response calls (the proxy answers with a stream now)" : "",
       catMs(...SDK_CATEGORIES) > 1 ? "less re-validation of messages the proxy built or already checked itself" : "",
@@ -1008,7 +1008,7 @@ function render(f: Figures): string {
         `(\`@modelcontextprotocol/server\`, \`/client\`, their core, \`zod\`: ${ms(catMs(...SDK_CATEGORIES))} ms); ` +
         `(3) the session object's own code (\`src/session\`, \`src/meta\`, \`src/upstream\`: ${ms(catMs("src/session", "src/meta", "src/upstream"))} ms); ` +
         `(4) a second HTTP round trip, the object's fetch to the upstream (${ms(f.pieces.outboundFetch)} ms of wall time on the floor)` +
-        (catMs("src/log.ts") > 0.05 ? `; (5) log lines (\`src/log.ts\` and the console it writes to: ${ms(catMs("src/log.ts"))} ms)` : "") +
+        (catMs("src/lib/log.ts") > 0.05 ? `; (5) log lines (\`src/lib/log.ts\` and the console it writes to: ${ms(catMs("src/lib/log.ts"))} ms)` : "") +
         (catMs(RATE_LIMIT) > 0.05 ? `; (6) the rate-limit binding (${ms(catMs(RATE_LIMIT))} ms, workerd's local implementation of it)` : "") +
         ". " +
         `Built-ins are charged to their callers, so (1) also holds what any Worker pays to read a request and call ` +
@@ -1016,11 +1016,11 @@ function render(f: Figures): string {
         (candidates.length ? ` Candidates to close the gap, from the hottest frames: ${candidates.join("; ")}.` : ""),
       "",
     );
-    const devOnly = catMs("src/log.ts") + catMs(RATE_LIMIT);
+    const devOnly = catMs("src/lib/log.ts") + catMs(RATE_LIMIT);
     const extra = pr.busyMsPerCall - floorDo.busyMsPerCall;
     lines.push(
       "What holds the rest of the gap: two of these costs are `wrangler dev`'s, not the proxy's. Every console line " +
-        `crosses to the inspector and wrangler's terminal (\`src/log.ts\`: ${ms(catMs("src/log.ts"))} ms per call, though ` +
+        `crosses to the inspector and wrangler's terminal (\`src/lib/log.ts\`: ${ms(catMs("src/lib/log.ts"))} ms per call, though ` +
         "the per-call line is written after the answer), and the rate-limit binding is workerd's local stand-in, an " +
         `internal fetch (${ms(catMs(RATE_LIMIT))} ms, now asked while the router's other checks run). Together ` +
         `${ms(devOnly)} of the ${ms(extra)} ms the proxy's isolate adds per call. What is left is the MCP work itself: ` +

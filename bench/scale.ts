@@ -83,7 +83,7 @@ function buildIndex(team: Upstream[]): Map<string, Exposed> {
   return index;
 }
 
-/** discover_tool's work for a known name: the index lookup and the answer text (src/meta/tools.ts). */
+/** discover_tool's work for a known name: the index lookup and the answer text (src/views/discover-answers.ts). */
 function discoverAnswer(index: Map<string, Exposed>, name: string): string {
   const target = index.get(name);
   if (!target) return renderUnknownTool(name, [...index.keys()]);

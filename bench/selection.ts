@@ -34,7 +34,7 @@ import { random } from "./lib/random.ts";
 import { isMain } from "./report.ts";
 import { fitCatalog } from "../src/catalog/budget.ts";
 import { CATALOG_BUDGET } from "../src/config/schema.ts";
-import { metaDefinitions } from "../src/meta/definitions.ts";
+import { metaDefinitions } from "../src/views/definitions.ts";
 import { CORPUS_SERVERS, countTokens, hostTokens } from "./tokens.ts";
 
 export const QUERIES_FILE = join(import.meta.dirname, "selection", "queries.json");
@@ -454,7 +454,7 @@ function agentPath(corpus: readonly Upstream[], indexes: readonly ToolIndex[], q
     lazy: [],
     dynamic: false,
   };
-  // What a session starts with: the meta-tools and the catalog at the default budget, as src/meta/tool-list.ts lists them.
+  // What a session starts with: the meta-tools and the catalog at the default budget, as src/views/tool-list.ts lists them.
   const meta = metaDefinitions(false);
   const list = (description: string) => [{ ...meta.discover, description }, ...meta.rest];
   const counter = { count: countTokens };

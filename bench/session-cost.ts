@@ -15,7 +15,7 @@ import { startUpstreams, type Upstreams } from "./floor/node-server.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
 import { rssKiB } from "./lib/proc.ts";
 import { finishRun, isSmoke, median, ms } from "./lib/results.ts";
-import { SETTING_DEFAULTS } from "../src/settings.ts";
+import { SETTING_DEFAULTS } from "../src/lib/settings.ts";
 import { workerHeap, workerPid } from "./soak/worker.ts";
 
 const ROOT = join(import.meta.dirname, "..");

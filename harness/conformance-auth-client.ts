@@ -1,6 +1,6 @@
 // The "client" the MCP conformance suite runs for each of its client `auth/*` scenarios (`conformance client
 // --command …`, started by scripts/conformance.ts): here the client under test is the proxy's OAuth client of its
-// upstreams (src/oauth/upstream-connect.ts), and this command only plays the people around it.
+// upstreams (src/edge/oauth/upstream-connect.ts), and this command only plays the people around it.
 //
 //   argv:  <server-url>, the scenario's MCP server (always the last argument; the suite appends it)
 //   env:   MCP_CONFORMANCE_SCENARIO   the scenario's name, e.g. auth/metadata-default (set by the suite)

@@ -1,7 +1,7 @@
 // `node scripts/build-checkpoints.ts`: writes assets/sandbox/checkpoints.js (generated, git-ignored), the module of
-// the Dynamic Worker that finds where a code-mode program gets its checkpoints: src/code/checkpoint-worker.ts and
-// src/code/checkpoints.ts bundled with acorn, minified. It is a static asset, read by the Worker at run time
-// (src/code/instrument.ts), so the parser is not part of the Worker's bundle. scripts/setup.mjs runs this when the
+// the Dynamic Worker that finds where a code-mode program gets its checkpoints: src/views/code/checkpoint-worker.ts and
+// src/views/code/checkpoints.ts bundled with acorn, minified. It is a static asset, read by the Worker at run time
+// (src/views/code/instrument.ts), so the parser is not part of the Worker's bundle. scripts/setup.mjs runs this when the
 // file is missing or its build key (first line) is not that of the current inputs.
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -18,9 +18,9 @@ export const MODULE_PATH = join(ROOT, "assets", "sandbox", "checkpoints.js");
  */
 export const KEY_INPUTS = [
   "scripts/build-checkpoints.ts",
-  "src/code/checkpoints.ts",
-  "src/code/checkpoint-worker.ts",
-  "src/code/checkpoint-kinds.ts",
+  "src/views/code/checkpoints.ts",
+  "src/views/code/checkpoint-worker.ts",
+  "src/views/code/checkpoint-kinds.ts",
   "node_modules/acorn/package.json",
   "node_modules/esbuild/package.json",
 ] as const;
@@ -41,7 +41,7 @@ export function buildKey(root = ROOT): string {
 // acorn's licence (MIT) travels with the copy of it in the module.
 const licence = readFileSync(join(ROOT, "node_modules", "acorn", "LICENSE"), "utf8").trim();
 const result = await build({
-  entryPoints: [join(ROOT, "src", "code", "checkpoint-worker.ts")],
+  entryPoints: [join(ROOT, "src", "views", "code", "checkpoint-worker.ts")],
   bundle: true,
   minify: true,
   format: "esm",

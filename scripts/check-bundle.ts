@@ -14,8 +14,8 @@ import { wranglerArgs } from "../harness/processes.ts";
 export const BUDGET = { kib: 1804.96, gzipKib: 349.13 } as const;
 /**
  * Packages whose code must not be in the bundle (scripts/check-layers.ts keeps src/ from importing the first two).
- * acorn is the code sandbox's parser: it runs in a Dynamic Worker from a static asset (src/code/instrument.ts), and
- * would cost the bundle about 33 KiB of gzip if anything in the Worker imported src/code/checkpoints.ts.
+ * acorn is the code sandbox's parser: it runs in a Dynamic Worker from a static asset (src/views/code/instrument.ts), and
+ * would cost the bundle about 33 KiB of gzip if anything in the Worker imported src/views/code/checkpoints.ts.
  */
 export const FORBIDDEN = ["@modelcontextprotocol/sdk", "agents", "ajv", "acorn"] as const;
 

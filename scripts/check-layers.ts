@@ -11,17 +11,29 @@ export interface Layer {
   members: readonly string[];
 }
 
-/** src/'s layers, bottom first: a file may import from its own layer and the ones below, never from above. */
+/**
+ * src/'s layers, bottom first, one folder each (the entry file apart): a file may import from its own folder and the
+ * folders below, never from above, so folders form no cycle either. The order reads as a request's path, from the
+ * edge down to the catalog, with the libraries under all of it (docs/architecture.md, "Layers").
+ */
 export const LAYERS: readonly Layer[] = [
-  { name: "base", members: ["bytes.ts", "bounded-cache.ts", "errors.ts", "upstream-fault.ts", "log.ts", "streams.ts", "request-body.ts", "responses.ts", "env.ts", "settings.ts", "public-url.ts"] },
-  { name: "rules", members: ["config/", "auth/", "security/"] },
+  { name: "lib", members: ["lib/"] },
+  { name: "config", members: ["config/"] },
+  { name: "auth", members: ["auth/"] },
   { name: "catalog", members: ["catalog/"] },
   { name: "upstream", members: ["upstream/"] },
-  { name: "teams", members: ["teams/"] },
-  { name: "session parts", members: ["meta/", "forward/", "modern/", "code/"] },
+  { name: "store", members: ["store/"] },
+  { name: "relay", members: ["relay/"] },
+  { name: "views", members: ["views/"] },
+  { name: "code view", members: ["views/code/"] },
+  { name: "modern era", members: ["modern/"] },
   { name: "session", members: ["session/"] },
-  { name: "routes", members: ["http/", "admin/", "oauth/"] },
-  { name: "router", members: ["http/app.ts"] },
+  { name: "team", members: ["team/"] },
+  { name: "edge common", members: ["edge/common/"] },
+  { name: "oauth", members: ["edge/oauth/"] },
+  { name: "admin", members: ["edge/admin/"] },
+  { name: "mcp route", members: ["edge/mcp/"] },
+  { name: "router", members: ["edge/"] },
   { name: "entry", members: ["index.ts"] },
 ];
 
@@ -61,6 +73,8 @@ export interface LayerReport {
   upward: Array<Edge & { fromLayer: string; toLayer: string }>;
   /** Files that belong to no layer. */
   unplaced: string[];
+  /** Folders placed only through a parent folder's layer: each folder is a layer of its own. */
+  folders: string[];
 }
 
 /** The index of a file's layer in `layers` (the most specific member wins), or undefined. */
@@ -89,7 +103,13 @@ export function checkLayers(graph: Graph, layers: readonly Layer[]): LayerReport
       }
     }
   }
-  return { cycles: stronglyConnected(graph).map((group) => cycleIn(graph, group)), upward, unplaced };
+  const folders = new Set<string>();
+  for (const file of files) {
+    const folder = posix.dirname(file);
+    const layer = layerOf(file, layers);
+    if (folder !== "." && layer !== undefined && !layers[layer]!.members.includes(`${folder}/`)) folders.add(`${folder}/`);
+  }
+  return { cycles: stronglyConnected(graph).map((group) => cycleIn(graph, group)), upward, unplaced, folders: [...folders].sort() };
 }
 
 /** Tarjan's algorithm: the groups of files that reach each other (a self-import counts), each sorted. */
@@ -199,6 +219,7 @@ export function readGraph(sources: ReadonlyMap<string, string>): Map<string, str
 export function describeReport(report: LayerReport): string[] {
   return [
     ...report.unplaced.map((file) => `no layer: src/${file} (add it to LAYERS in scripts/check-layers.ts)`),
+    ...report.folders.map((folder) => `no layer of its own: src/${folder} (each folder is one layer: add it to LAYERS)`),
     ...report.upward.map((e) => `upward import: src/${e.from} (${e.fromLayer}) → src/${e.to} (${e.toLayer})`),
     ...report.cycles.map((cycle) => `import cycle: ${cycle.map((f) => `src/${f}`).join(" → ")}`),
   ];
@@ -215,5 +236,5 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
     process.exit(1);
   }
   const edges = [...graph.values()].reduce((n, targets) => n + targets.length, 0);
-  console.log(`layers: ${graph.size} files, ${edges} imports, no cycle, none upward, no forbidden package (${LAYERS.map((l) => l.name).join(" < ")})`);
+  console.log(`layers: ${graph.size} files, ${edges} imports, one layer per folder, no cycle, none upward, no forbidden package (${LAYERS.map((l) => l.name).join(" < ")})`);
 }

@@ -1,8 +1,8 @@
 // `npm run dev`: a working local demo: real upstreams on loopback, the demo team seeded into local KV, `wrangler dev`.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { base64url } from "../src/bytes.ts";
-import { TeamStore } from "../src/teams/store.ts";
+import { base64url } from "../src/lib/bytes.ts";
+import { TeamStore } from "../src/store/store.ts";
 import { wranglerKv } from "./lib/kv.ts";
 import { startEverything, wranglerArgs, wranglerEnv } from "../harness/processes.ts";
 

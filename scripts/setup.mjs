@@ -143,15 +143,15 @@ async function runBuilder(script, what) {
   }
 }
 
-// The code sandbox's checkpoint finder (generated, git-ignored): acorn and src/code/checkpoints.ts bundled into a
+// The code sandbox's checkpoint finder (generated, git-ignored): acorn and src/views/code/checkpoints.ts bundled into a
 // static asset. Its first line holds a build key, the sha256 of its inputs; scripts/build-checkpoints.ts computes it
 // the same way (its KEY_INPUTS, buildKey): keep the two in step.
 const checkpointsModule = "assets/sandbox/checkpoints.js";
 const checkpointsInputs = [
   "scripts/build-checkpoints.ts",
-  "src/code/checkpoints.ts",
-  "src/code/checkpoint-worker.ts",
-  "src/code/checkpoint-kinds.ts",
+  "src/views/code/checkpoints.ts",
+  "src/views/code/checkpoint-worker.ts",
+  "src/views/code/checkpoint-kinds.ts",
   "node_modules/acorn/package.json",
   "node_modules/esbuild/package.json",
 ];

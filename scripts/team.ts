@@ -15,10 +15,10 @@ import {
   type UserDetail,
   type UserList,
   type UserRemoved,
-} from "../src/admin/schemas.ts";
-import { urlPolicy } from "../src/security/policy.ts";
-import { checkUpstreamUrl, type UrlPolicy } from "../src/security/url-guard.ts";
-import { TeamStore, TeamStoreError } from "../src/teams/store.ts";
+} from "../src/edge/admin/schemas.ts";
+import { urlPolicy } from "../src/lib/url-policy.ts";
+import { checkUpstreamUrl, type UrlPolicy } from "../src/lib/url-guard.ts";
+import { TeamStore, TeamStoreError } from "../src/store/store.ts";
 import { KvError, wranglerKv, type KvTarget } from "./lib/kv.ts";
 
 const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
@@ -150,7 +150,7 @@ function readConfig(path: string | undefined): { raw: unknown; config: ResolvedC
 }
 
 /**
- * The upstream URLs `put` would refuse under this policy (the same check, from src/security/url-guard.ts), each
+ * The upstream URLs `put` would refuse under this policy (the same check, from src/lib/url-guard.ts), each
  * with its JSON path, its origin (never the whole URL: it may carry a key in its query) and why.
  */
 function refusedUrls(config: ResolvedConfig, policy: UrlPolicy): string[] {
@@ -321,7 +321,7 @@ async function main(): Promise<void> {
     out(USAGE);
     return;
   }
-  // The policy the Worker applies (src/security/policy.ts), from this process's environment.
+  // The policy the Worker applies (src/lib/url-policy.ts), from this process's environment.
   const policy = urlPolicy(process.env);
   const store = new TeamStore(wranglerKv(opts), { secretsKey: secretsKey(), urlPolicy: policy });
   switch (command) {

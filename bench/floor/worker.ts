@@ -10,10 +10,10 @@
 //   /do-storage      the object reads one storage key (as the session object reads its record), then answers
 //   /do-fetch        the object POSTs the body to NODE_URL (a plain Node server) and answers with its answer
 //   /crypto-do       the Worker hashes and HMACs (as the router checks a token and a session id), then forwards
-//   /readbody-do     the Worker reads the body with the proxy's own reader (src/request-body.ts: a counted
+//   /readbody-do     the Worker reads the body with the proxy's own reader (src/lib/request-body.ts: a counted
 //                    reader loop) instead of request.text(), then forwards
 
-import { DEFAULT_BODY_LIMIT, readLimitedText } from "../../src/request-body.ts";
+import { DEFAULT_BODY_LIMIT, readLimitedText } from "../../src/lib/request-body.ts";
 
 interface Stub {
   fetch(request: Request): Promise<Response>;

@@ -69,7 +69,7 @@ export interface ObjectCensus {
   maxRows: number;
   /**
    * Rows kept on purpose and bounded, left out of `rows`: the team index's usage days (`usage:<day>` and each
-   * principal's share, `usage-by:<day>:<principal>`, 90 days at most, src/session/team-index.ts). Only the rows above
+   * principal's share, `usage-by:<day>:<principal>`, 90 days at most, src/team/team-index.ts). Only the rows above
    * say whether anything was left behind.
    */
   keptRows: number;

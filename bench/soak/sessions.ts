@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { between, now, short, sleep } from "./clock.ts";
 import { ABANDON_EVERY, CLIENT_TIMEOUT_MS, MAX_TRANSPORT_STREAK, type SoakOptions } from "./options.ts";
-import { errorKindOf } from "../../src/errors.ts";
+import { errorKindOf } from "../../src/lib/errors.ts";
 
 export type Upstream = "healthy" | "chaos";
 
@@ -80,7 +80,7 @@ function transportFailure(totals: Totals, step: string, err: unknown): void {
   if (totals.transportSamples.length < 8) totals.transportSamples.push(`${step}: ${short(err)}`);
 }
 
-/** The class of a use_tool isError result, by the kind the proxy puts in `_meta` (src/errors.ts, ERROR_META_KEY). */
+/** The class of a use_tool isError result, by the kind the proxy puts in `_meta` (src/lib/errors.ts, ERROR_META_KEY). */
 export function classify(result: CallToolResult): string {
   const meta = errorKindOf(result);
   switch (meta?.kind) {

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { KvEntry, KvLike } from "../../src/teams/kv.ts";
+import type { KvEntry, KvLike } from "../../src/store/kv.ts";
 import { wranglerArgs, wranglerEnv } from "../../harness/processes.ts";
 
 export interface KvTarget {

@@ -3,7 +3,7 @@
 // `m`). A state is `<prefix>.<handle>`: the prefix in clear, for the callback to read before it checks anything, and a
 // handle of src/auth/signed.ts (`<nonce>.fs2.<mac>`) bound to the flow's kind, its team and the prefix. A callback
 // checks it before it wakes the team's index: a made-up state, one of another team or another kind of flow, costs no
-// object. Which browser may finish the flow is the flow cookie's business (src/oauth/member-cookie.ts). Pure apart
+// object. Which browser may finish the flow is the flow cookie's business (src/edge/oauth/member-cookie.ts). Pure apart
 // from Web Crypto.
 import * as z from "zod";
 import { hasHandleShape, handleFormat, openHandle, sealHandle } from "./signed.ts";

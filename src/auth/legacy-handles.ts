@@ -7,7 +7,7 @@
 // consent pages live ten minutes; toolset handles and session ids at most SESSION_TTL_SECONDS (a day by default); the
 // member cookie 30 days. This file goes once the longest of them has passed since the encoding was deployed.
 import type { HandleFormat, OpenedHandle } from "./signed.ts";
-import { fromBase64url } from "../bytes.ts";
+import { fromBase64url } from "../lib/bytes.ts";
 import { openLegacy } from "./signed.ts";
 
 const B64_22 = "([A-Za-z0-9_-]{22})";

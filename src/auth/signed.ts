@@ -15,8 +15,8 @@
 //            server: the checker knows them), and the handle up to its last dot
 // The payload is read only after the MAC matched. Pure apart from Web Crypto.
 import type * as z from "zod";
-import { base64url, fromBase64url } from "../bytes.ts";
-import { BoundedCache } from "../bounded-cache.ts";
+import { base64url, fromBase64url } from "../lib/bytes.ts";
+import { BoundedCache } from "../lib/bounded-cache.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

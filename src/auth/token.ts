@@ -1,6 +1,6 @@
 // Team tokens: their format, minting and hashing (Web Crypto, so the CLI and the Worker share it).
 
-import { base64url, hex, sha256Hex } from "../bytes.ts";
+import { base64url, hex, sha256Hex } from "../lib/bytes.ts";
 
 const TOKEN = /^dmt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 

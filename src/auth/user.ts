@@ -1,6 +1,6 @@
 // Who a signed-in member is, and whether the team lets them in (docs/oauth.md 3.1): pure rules on what the
 // team's identity provider said in its ID token. No I/O.
-import { base64url } from "../bytes.ts";
+import { base64url } from "../lib/bytes.ts";
 import type { IdpConfig } from "../config/idp.ts";
 
 /** The claims the proxy reads of an ID token (any others are ignored). */

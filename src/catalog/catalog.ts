@@ -9,7 +9,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/server";
 import type { ConfigMode } from "../config/validate.ts";
-import type { KeptFailure } from "../upstream-fault.ts";
+import type { KeptFailure } from "../lib/upstream-fault.ts";
 
 /** What an upstream offers, as read right after connecting. Stored per session, so plain JSON. */
 export interface UpstreamCatalog {

@@ -42,7 +42,7 @@ const SANDBOX_GLOBALS = new Set(
 /**
  * Namespace properties that are never methods: `then` (else `await github` would call a tool named `then`) and the
  * names JavaScript looks up on its own when it converts or prints a value (`String(github)`, `JSON.stringify`).
- * The runner never sends them as tool calls (src/code/runner.ts), so a tool by one of these names gets `_` after it.
+ * The runner never sends them as tool calls (src/views/code/runner.ts), so a tool by one of these names gets `_` after it.
  */
 export const UNCALLABLE_METHODS: readonly string[] = [
   "then",

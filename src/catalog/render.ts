@@ -3,7 +3,7 @@ import type { ConfigMode } from "../config/validate.ts";
 import type { CatalogGroup, CatalogTool, CatalogView } from "./catalog.ts";
 import { stem } from "porter2";
 import { bareName } from "./names.ts";
-import { reasonLine } from "../upstream-fault.ts";
+import { reasonLine } from "../lib/upstream-fault.ts";
 
 /** The first instruction line, in every mode. */
 export const DISCOVER_PREAMBLE =

@@ -10,7 +10,7 @@ import { queryTerms } from "./search-query.ts";
 import { DEFAULT_RANKING, better, score, type Candidate, type Ranking } from "./search-score.ts";
 import { unionOf } from "./search-union.ts";
 
-// The parts callers build and tune a search with (meta/tool-search.ts, bench/selection.ts), from one place.
+// The parts callers build and tune a search with (views/tool-search.ts, bench/selection.ts), from one place.
 export { DEFAULT_ANALYSIS, terms, words, type Analysis } from "./search-analysis.ts";
 export { SEARCH_FIELDS, indexTools, readToolIndex, splitDescription, type SearchInput, type ToolIndex } from "./search-index.ts";
 export { DEFAULT_RANKING, type Ranking } from "./search-score.ts";

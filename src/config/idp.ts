@@ -1,8 +1,8 @@
 // A team's identity provider (docs/oauth.md): the OpenID Connect provider its members sign in with when a
 // host connects through OAuth. One zod schema: the admin API, the CLI and the sign-in read it. The client secret is
-// never in it: it names one of the team's secrets (write-only, encrypted: src/security/secrets.ts).
+// never in it: it names one of the team's secrets (write-only, encrypted: src/lib/secrets.ts).
 import * as z from "zod";
-import { SECRET_NAME } from "../security/secrets.ts";
+import { SECRET_NAME } from "../lib/secrets.ts";
 
 /** A domain as email addresses end with it: lowercase labels, at least one dot. */
 const Domain = z

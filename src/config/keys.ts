@@ -1,7 +1,7 @@
 // The layout of the TEAMS KV namespace (documented in docs/storage.md); shared by the Worker and the team CLI.
 import * as z from "zod";
-import { log } from "../log.ts";
-import { BoundedCache } from "../bounded-cache.ts";
+import { log } from "../lib/log.ts";
+import { BoundedCache } from "../lib/bounded-cache.ts";
 import { View } from "./view.ts";
 
 export const kvKeys = {

@@ -1,4 +1,4 @@
-// The input port of the 2026 era (src/meta/input-port.ts): a 2026 client cannot be sent a request, so whatever the
+// The input port of the 2026 era (src/views/input-port.ts): a 2026 client cannot be sent a request, so whatever the
 // host must answer during a call comes back as `input_required`, and its retry (with the answers and the signed
 // request state) goes on. An upstream call is parked in the object while it waits (src/modern/parked-calls.ts), or a
 // 2026 upstream's own round passed through, its state carried inside ours; a view's own round (code mode's consent)
@@ -13,12 +13,12 @@ import {
   type InputRequiredResult,
   type RequestStateCodec,
 } from "@modelcontextprotocol/server";
-import { errorKindOf } from "../errors.ts";
-import { hostSignal, type HostExtra } from "../forward/bridge.ts";
-import { markedAsFrom } from "../forward/provenance.ts";
-import { asksForms, type InputPort, type RoundKey, type RoundState, type UpstreamRound } from "../meta/input-port.ts";
-import { toolError } from "../meta/tool-errors.ts";
-import type { ToolAnswer } from "../meta/tool-view.ts";
+import { errorKindOf } from "../lib/errors.ts";
+import { hostSignal, type HostExtra } from "../relay/bridge.ts";
+import { markedAsFrom } from "../relay/provenance.ts";
+import { asksForms, type InputPort, type RoundKey, type RoundState, type UpstreamRound } from "../views/input-port.ts";
+import { toolError } from "../views/tool-errors.ts";
+import type { ToolAnswer } from "../views/tool-view.ts";
 import { PARK_TTL_SECONDS, capabilityFor, type CallTurn, type ParkedCalls } from "./parked-calls.ts";
 import { argumentsDigest, declaredCapabilities as declared, type ParkState } from "./request-state.ts";
 
@@ -128,7 +128,7 @@ async function turnAnswer(parts: RoundParts, key: RoundKey, digest: string, extr
         requestState: await codec.mint({ t: key.tool, d: digest, n: crypto.randomUUID(), k: 1 }, extra),
       } as InputRequiredResult;
     }
-    // A 2026 upstream asks: its requests go to the host marked as its own (forward/provenance.ts), its state inside ours.
+    // A 2026 upstream asks: its requests go to the host marked as its own (relay/provenance.ts), its state inside ours.
     const asked = turn.result as InputRequiredResult;
     const upstream = key.upstream ?? "";
     const requests = Object.fromEntries(

@@ -6,8 +6,8 @@
 // SDK's router: a bound per principal, and a lifetime per stream, ended with the protocol's graceful close.
 // Design: docs/protocol-2026.md §3.6.
 import { InMemoryServerEventBus, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY, createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
-import { PRODUCT, type ListsChanged } from "../env.ts";
-import { JsonRpcCode } from "../errors.ts";
+import { PRODUCT, type ListsChanged } from "../lib/env.ts";
+import { JsonRpcCode } from "../lib/errors.ts";
 import { KEEP_ALIVE_MS, modernServer } from "./server.ts";
 
 export const LISTEN_METHOD = "subscriptions/listen";

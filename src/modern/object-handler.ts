@@ -4,14 +4,14 @@
 // src/modern/host-rounds.ts), and resources, prompts and completion. The request's toolset, as the router checked it,
 // comes in route headers.
 import type { McpHttpHandler } from "@modelcontextprotocol/server";
-import { ROUTE_HEADERS } from "../env.ts";
-import { registerCompletion } from "../forward/completion.ts";
-import { registerPrompts } from "../forward/prompts.ts";
-import type { ResourceLinks } from "../forward/resource-links.ts";
-import { registerResources } from "../forward/resources.ts";
-import type { InputPort } from "../meta/input-port.ts";
-import { metaView } from "../meta/meta-view.ts";
-import { serveView, type ToolView, type ViewSession } from "../meta/tool-view.ts";
+import { ROUTE_HEADERS } from "../lib/env.ts";
+import { registerCompletion } from "../relay/completion.ts";
+import { registerPrompts } from "../relay/prompts.ts";
+import type { ResourceLinks } from "../relay/resource-links.ts";
+import { registerResources } from "../relay/resources.ts";
+import type { InputPort } from "../views/input-port.ts";
+import { metaView } from "../views/meta-view.ts";
+import { serveView, type ToolView, type ViewSession } from "../views/tool-view.ts";
 import { roundsInput, type RoundParts } from "./host-rounds.ts";
 import { modernHandler, modernServer } from "./server.ts";
 import { ModernToolList } from "./tool-list.ts";

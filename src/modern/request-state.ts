@@ -5,9 +5,9 @@
 // and valid as long as a park. Signed, not encrypted: the host can read it (ids, a digest, and the upstream's state,
 // which that upstream gave out to be carried by its client anyway).
 import { CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, type ClientCapabilities, type RequestStateCodec } from "@modelcontextprotocol/server";
-import type { HostExtra } from "../forward/bridge.ts";
-import { sha256Hex } from "../bytes.ts";
-import { canonicalJson } from "../teams/pins.ts";
+import type { HostExtra } from "../relay/bridge.ts";
+import { sha256Hex } from "../lib/bytes.ts";
+import { canonicalJson } from "../store/pins.ts";
 import { PARK_TTL_SECONDS } from "./parked-calls.ts";
 
 /**
@@ -24,7 +24,7 @@ export interface ParkState {
   k?: 1;
   /** A code-mode program paused for the user's consent (its id): the retry resumes it with their answer. */
   p?: string;
-  /** The consent rounds one execute has asked so far, this one included (src/code/execute.ts caps them). */
+  /** The consent rounds one execute has asked so far, this one included (src/views/code/execute.ts caps them). */
   r?: number;
   /**
    * The tool the host called through use_tool and a digest of its arguments, or `execute` and the SHA-256 of its

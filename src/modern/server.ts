@@ -3,8 +3,8 @@
 // server/discover itself (`staticHandler`, no object woken); everything else, tools/list included, runs in a session
 // object over its upstream registry (src/modern/object-handler.ts). Design: docs/protocol-2026.md.
 import { Server, createMcpHandler, type McpHttpHandler, type ServerCapabilities, type ServerContext } from "@modelcontextprotocol/server";
-import { PRODUCT } from "../env.ts";
-import { CATALOG_FRESH_MS } from "../teams/catalog-cache.ts";
+import { PRODUCT } from "../lib/env.ts";
+import { CATALOG_FRESH_MS } from "../store/catalog-cache.ts";
 
 /** The revision this server speaks besides the 2025 ones (which the session objects serve). */
 export const MODERN_VERSION = "2026-07-28";

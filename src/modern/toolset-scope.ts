@@ -1,20 +1,20 @@
 // The meta view's scope in the 2026 era, which has no sessions: what load_mcp loads lives in a toolset, whose handle
-// the client passes back (src/http/toolset-handle.ts mints and checks it; the router sends each request to the
+// the client passes back (src/edge/mcp/toolset-handle.ts mints and checks it; the router sends each request to the
 // toolset's own object). The era's tools/list shows the team's catalog alone (src/modern/tool-list.ts), so
 // discover_tool without arguments answers the live catalog with the toolset's servers, and a load answers the handle.
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { LoadError, toToolResult } from "../errors.ts";
+import { LoadError, toToolResult } from "../lib/errors.ts";
 import { fitCatalog } from "../catalog/budget.ts";
 import type { CatalogView } from "../catalog/catalog.ts";
 import { buildListing } from "../catalog/listing.ts";
 import { TOOLSET_WORDING, oneLine, type CatalogShape } from "../catalog/render.ts";
-import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../meta/definitions.ts";
-import { registryNames, type ToolNames } from "../meta/find-tool.ts";
-import { loggedLoad } from "../meta/lazy-loads.ts";
-import type { MetaScope } from "../meta/meta-view.ts";
-import { ToolsetDiscoverInput, ToolsetLoadInput, ToolsetUseInput } from "../meta/schemas.ts";
-import { isResult, parseArgs, toolError } from "../meta/tool-errors.ts";
-import type { ToolListAnswer, ViewSession } from "../meta/tool-view.ts";
+import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "../views/definitions.ts";
+import { registryNames, type ToolNames } from "../views/find-tool.ts";
+import { loggedLoad } from "../views/lazy-loads.ts";
+import type { MetaScope } from "../views/meta-view.ts";
+import { ToolsetDiscoverInput, ToolsetLoadInput, ToolsetUseInput } from "../views/schemas.ts";
+import { isResult, parseArgs, toolError } from "../views/tool-errors.ts";
+import type { ToolListAnswer, ViewSession } from "../views/tool-view.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 
 /** What the router learned of the request's toolset handle (ROUTE_HEADERS.toolset*). */

@@ -1,10 +1,10 @@
 // A new session's place among its principal's live sessions, asked of the team's index before the session's record is
-// written (src/session/live-sessions.ts): taken (the principal's least recently used idle session may have ended for
+// written (src/team/live-sessions.ts): taken (the principal's least recently used idle session may have ended for
 // it), or the refusal the host gets, naming the bound and how to end a session.
-import type { Env } from "../env.ts";
-import { log } from "../log.ts";
-import { httpError } from "../responses.ts";
-import { settings } from "../settings.ts";
+import type { Env } from "../lib/env.ts";
+import { log } from "../lib/log.ts";
+import { httpError } from "../lib/responses.ts";
+import { settings } from "../lib/settings.ts";
 import { principalOf, type SessionRecord } from "./state.ts";
 
 /** Undefined when the session may start; else the answer to its first request (429, nothing written). */

@@ -1,8 +1,8 @@
 // What a session object tells its team's index: that it is in use (the principal's order of use), the usage figures
 // its meter has not sent yet (src/session/usage.ts), and that it has ended. None of it holds an answer back: a send
 // that fails is logged, and figures that did not arrive wait for the next flush.
-import type { Env } from "../env.ts";
-import { log } from "../log.ts";
+import type { Env } from "../lib/env.ts";
+import { log } from "../lib/log.ts";
 import { principalOf, type SessionRecord } from "./state.ts";
 import type { UsageMeter } from "./usage.ts";
 

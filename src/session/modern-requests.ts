@@ -2,7 +2,7 @@
 // is written on its first request, with the team's config of that moment; later ones take admin reloads as sessions
 // do. Each request is served whole by the per-request handler; the upstream registry stays.
 import { DEFAULT_VIEW } from "../config/view.ts";
-import { sessionNotFound } from "../responses.ts";
+import { sessionNotFound } from "../lib/responses.ts";
 import { createSessionRecord } from "./record-creation.ts";
 import { recordFields, routedTo, type RoutedRequest } from "./routed-request.ts";
 import type { SessionParts } from "./session-parts.ts";

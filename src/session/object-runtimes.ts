@@ -1,7 +1,7 @@
 // The runtimes of one session object's life: the one new requests take (a 2025 session's, or a 2026-era object's,
 // by record.era), built on the first request of each object life and again after a reload or an idle close, and the
 // ones an admin's reload retired, which still answer the calls begun before it (served-runtime.ts).
-import type { Env } from "../env.ts";
+import type { Env } from "../lib/env.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { createModernRuntime, createRuntime, type ObjectParts } from "./runtime.ts";
 import { ServedRuntime } from "./served-runtime.ts";

@@ -5,7 +5,7 @@
 // abandoned session (session-alarm.ts); an admin's reload and reconnect (session-reload.ts) and the team index's
 // `endIfIdle` (session-end.ts) come in as RPC.
 import { DurableObject } from "cloudflare:workers";
-import type { Env, SessionRpc } from "../env.ts";
+import type { Env, SessionRpc } from "../lib/env.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { serveModernRequest } from "./modern-requests.ts";
 import { readRoute } from "./routed-request.ts";

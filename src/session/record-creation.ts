@@ -3,9 +3,9 @@
 // index has given it a place among its principal's live sessions.
 import { loadTeamConfig } from "../config/load.ts";
 import { resolveView, type View } from "../config/view.ts";
-import type { Env } from "../env.ts";
-import { httpError } from "../responses.ts";
-import { codeModeAvailable } from "../settings.ts";
+import type { Env } from "../lib/env.ts";
+import { httpError } from "../lib/responses.ts";
+import { codeModeAvailable } from "../lib/settings.ts";
 import { admitSession } from "./admission.ts";
 import type { SessionRecord, SessionStore } from "./state.ts";
 

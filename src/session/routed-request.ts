@@ -1,7 +1,7 @@
 // What the router tells a session object about a request, read from the headers only it sets (ROUTE_HEADERS: the
 // router strips them from what clients send), and whether the object's record is the one those headers name.
 import { View } from "../config/view.ts";
-import { ROUTE_HEADERS } from "../env.ts";
+import { ROUTE_HEADERS } from "../lib/env.ts";
 import type { SessionRecord } from "./state.ts";
 
 export interface RoutedRequest {

@@ -3,7 +3,7 @@
 // host); the host's GET streams are counted apart (while one is open, upstreams keep their streams open too). An
 // admin reload retires the runtime instead of closing it: new requests go to the next one, while the calls this one
 // is answering finish on the upstream clients they started with.
-import { tapResponse } from "../streams.ts";
+import { tapResponse } from "../lib/streams.ts";
 import type { ModernRuntime, Runtime } from "./runtime.ts";
 import type { SessionTransport } from "./transport.ts";
 

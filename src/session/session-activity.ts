@@ -1,7 +1,7 @@
 // When a session object was last used, as its alarm reads it: noted in storage (`activity`) at most once a minute and
 // at least four times per idle period, with the alarm kept within one idle period of the last use.
-import type { Env } from "../env.ts";
-import { settings } from "../settings.ts";
+import type { Env } from "../lib/env.ts";
+import { settings } from "../lib/settings.ts";
 import type { SessionStore } from "./state.ts";
 
 /** Activity is written to storage at most this often, and at least four times per idle period (the alarm reads it). */

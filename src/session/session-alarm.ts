@@ -1,8 +1,8 @@
 // A session object's alarm: idle upstream clients are closed (so the object can hibernate and is not billed while idle;
 // the next call reconnects), the usage figures not sent yet go to the team's index, and a session unused for its
 // time-to-live is deleted.
-import type { Env } from "../env.ts";
-import { settings } from "../settings.ts";
+import type { Env } from "../lib/env.ts";
+import { settings } from "../lib/settings.ts";
 import type { IndexReports } from "./index-reports.ts";
 import type { ObjectRuntimes } from "./object-runtimes.ts";
 import type { SessionActivity } from "./session-activity.ts";

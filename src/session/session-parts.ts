@@ -1,7 +1,7 @@
 // The parts of one session object, each with one job, made once per object instance over its storage: the object
 // (src/session/object.ts) routes each call to one of them.
-import type { Env } from "../env.ts";
-import { ResourceLinks } from "../forward/resource-links.ts";
+import type { Env } from "../lib/env.ts";
+import { ResourceLinks } from "../relay/resource-links.ts";
 import { ParkedCalls } from "../modern/parked-calls.ts";
 import { IndexReports } from "./index-reports.ts";
 import { ObjectRuntimes } from "./object-runtimes.ts";

@@ -1,7 +1,7 @@
 // An admin's changes to a live session object: a reload of the team's current config, asked now and taken at the start
 // of the next request (never in the middle of one), and a reconnect of one upstream, done at once.
 import { loadTeamConfig } from "../config/load.ts";
-import type { Env } from "../env.ts";
+import type { Env } from "../lib/env.ts";
 import type { ObjectRuntimes } from "./object-runtimes.ts";
 import type { SessionRecord, SessionStore } from "./state.ts";
 

@@ -1,7 +1,7 @@
 // A 2025 session's request (`Mcp-Session-Id`): its record checked against the router's headers, or written at
 // initialize; an admin's reload taken first; then served by the runtime's transport, the host's answers reaching the
 // runtime that asked even after a reload (transport.ts).
-import { httpError, sessionNotFound } from "../responses.ts";
+import { httpError, sessionNotFound } from "../lib/responses.ts";
 import { handleWithRetired } from "./transport.ts";
 import { createSessionRecord } from "./record-creation.ts";
 import { recordFields, routedTo, type RoutedRequest } from "./routed-request.ts";

@@ -8,12 +8,12 @@ import { logUnreadable } from "../config/keys.ts";
 import { CATALOG_BUDGET, ServerEntry, normalizeEntry } from "../config/schema.ts";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { DEFAULT_VIEW, View } from "../config/view.ts";
-import { StoredCatalog } from "../teams/catalog-cache.ts";
-import { accepted, type Same } from "../teams/kv.ts";
-import { UPSTREAM_FAULT_KINDS } from "../upstream-fault.ts";
+import { StoredCatalog } from "../store/catalog-cache.ts";
+import { accepted, type Same } from "../store/kv.ts";
+import { UPSTREAM_FAULT_KINDS } from "../lib/upstream-fault.ts";
 import type { RegistryStore, UpstreamRecord } from "../upstream/records.ts";
-import type { LinkStore, StoredLink } from "../forward/resource-links.ts";
-import { MAX_PAUSED, PausedRun } from "../code/approval.ts";
+import type { LinkStore, StoredLink } from "../relay/resource-links.ts";
+import { MAX_PAUSED, PausedRun } from "../views/code/approval.ts";
 
 /** A stored upstream spec: read as an entry plus its name, and normalized as the config's own transform does. */
 const StoredSpec = ServerEntry.extend({ name: z.string() }).transform(({ name, ...entry }) => ({ name, ...normalizeEntry(entry) }));
@@ -197,7 +197,7 @@ export class SessionStore implements RegistryStore, LinkStore {
    * An admin asked for the team's current config: taken at the start of the next request (anything but `true` is
    * no). Read from storage once per store, like the session record.
    */
-  /** Code view: a program paused for the user's consent (src/code/approval.ts). */
+  /** Code view: a program paused for the user's consent (src/views/code/approval.ts). */
   paused(id: string): Promise<PausedRun | undefined> {
     return this.#read(KEY.pausedPrefix + id, "paused program", PausedRun);
   }

@@ -13,7 +13,7 @@ import {
   type JSONRPCMessage,
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
-import { THROWN_CODE_KEY } from "../errors.ts";
+import { THROWN_CODE_KEY } from "../lib/errors.ts";
 
 /** What is stored under the session's `transport` key (the same shape earlier releases stored). */
 export interface TransportState {

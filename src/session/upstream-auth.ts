@@ -4,8 +4,8 @@
 import type { AuthProvider } from "@modelcontextprotocol/client";
 import { mintConnectHandle } from "../auth/connect-link.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
-import type { Env } from "../env.ts";
-import { UpstreamError } from "../errors.ts";
+import type { Env } from "../lib/env.ts";
+import { UpstreamError } from "../lib/errors.ts";
 import { REFRESH_AHEAD_MS, SHARED_ACCOUNT } from "../upstream/oauth-credential.ts";
 import type { SessionRecord } from "./state.ts";
 

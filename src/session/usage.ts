@@ -3,13 +3,13 @@
 // listings), and how often each meta-tool was called. Only numbers are kept: an answer's text is counted on the next
 // turn of the event loop, after the answer has gone, and let go. The figures not yet sent to the team's index live
 // in the session's storage (key `usage`), so an eviction loses none; the session object sends them (`take`) at its
-// activity cadence, on its alarm and at its end. The team's index adds them up per UTC day (src/session/team-index.ts).
+// activity cadence, on its alarm and at its end. The team's index adds them up per UTC day (src/team/team-index.ts).
 import * as z from "zod";
 import { hostTokens, type FittedCatalog } from "../catalog/budget.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import { logUnreadable } from "../config/keys.ts";
-import type { MetaCallKind, UsageRecorder } from "../meta/tool-view.ts";
-import { accepted } from "../teams/kv.ts";
+import type { MetaCallKind, UsageRecorder } from "../views/tool-view.ts";
+import { accepted } from "../store/kv.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
 
 /** How many UTC days of usage a team's index keeps (today included); the admin API answers at most these. */
@@ -46,7 +46,7 @@ export type UsageFigures = z.output<typeof UsageFigures>;
 /** A UTC day, `YYYY-MM-DD`: sorts as it counts. */
 export const DayKey = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a day is YYYY-MM-DD");
 
-/** One day's figures as sessions send them to the team's index (`TeamIndexRpc.addUsage`, typed in src/env.ts). */
+/** One day's figures as sessions send them to the team's index (`TeamIndexRpc.addUsage`, typed in src/lib/env.ts). */
 export const UsageDay = z.object({ day: DayKey, figures: UsageFigures });
 export type UsageDay = z.output<typeof UsageDay>;
 

@@ -1,8 +1,8 @@
 // What a request to an upstream repeats, and when: a connect that found no upstream, a forgotten session, a 429
 // that fits the timeout, a broken connection when the request is safe to repeat; never a protocol error.
 import type { UpstreamSpec } from "../config/validate.ts";
-import { UpstreamError } from "../errors.ts";
-import { describeFault } from "../upstream-fault.ts";
+import { UpstreamError } from "../lib/errors.ts";
+import { describeFault } from "../lib/upstream-fault.ts";
 import { backoffDelay, sleep } from "./backoff.ts";
 import type { UpstreamClient } from "./client.ts";
 import type { ClientPool } from "./pool.ts";

@@ -3,7 +3,7 @@
 // note), each list followed through its cursors but never forever. The pages are plain requests of the client's.
 import { ProtocolErrorCode, StreamableHTTPClientTransport, type ResultTypeMap } from "@modelcontextprotocol/client";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
-import { UpstreamError, type UpstreamFault } from "../errors.ts";
+import { UpstreamError, type UpstreamFault } from "../lib/errors.ts";
 import type { Link } from "./client-link.ts";
 
 /** Lists are followed through their cursors, but never forever. */

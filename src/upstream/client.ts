@@ -2,7 +2,7 @@
 // foreign errors become UpstreamError here. The connection it speaks on is client-link.ts's; which era that connection
 // speaks, and its replacement when a kept era verdict proves stale, era-negotiation.ts's (the fetch its transport goes
 // through is fetch-chain.ts, the classification of faults faults.ts, where era verdicts are kept between connections
-// teams/era-cache.ts).
+// store/era-cache.ts).
 import {
   SdkError,
   SdkErrorCode,
@@ -19,7 +19,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { UpstreamError, type UpstreamFault } from "../errors.ts";
+import { UpstreamError, type UpstreamFault } from "../lib/errors.ts";
 import { waitAtMost } from "./backoff.ts";
 import { readCatalog, type ListMethod } from "./catalog-read.ts";
 import { bringUp, buildLink, type Link, type LinkDeps, type LinkOwner, type UpstreamHooks } from "./client-link.ts";

@@ -1,11 +1,11 @@
 // Which protocol era an upstream client speaks, and when it changes its mind. A streamable-HTTP upstream's era is
 // negotiated by the SDK (`server/discover` first, `initialize` when the upstream shows no 2026 evidence); a verdict
-// kept between connections (teams/era-cache.ts) skips the probe. A kept verdict can be stale (era-verdict.ts): a
+// kept between connections (store/era-cache.ts) skips the probe. A kept verdict can be stale (era-verdict.ts): a
 // connect from it that fails for that reason, or a first request on a modern one that the upstream turns away as that
 // era, drops it and negotiates afresh, once, on a new link. What a negotiation established is kept for the next one.
 import type { Client } from "@modelcontextprotocol/client";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { UpstreamError } from "../errors.ts";
+import { UpstreamError } from "../lib/errors.ts";
 import type { Link } from "./client-link.ts";
 import { staleAtConnect, staleOnRequest, verdictOf, type EraCache, type PriorVerdict } from "./era-verdict.ts";
 

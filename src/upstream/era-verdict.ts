@@ -1,5 +1,5 @@
 // Pure: era verdicts and the signs that one is stale. A verdict (what the SDK's negotiation established: `modern` with
-// the upstream's `server/discover` result, or `legacy`) is kept between connections (teams/era-cache.ts) so a connect
+// the upstream's `server/discover` result, or `legacy`) is kept between connections (store/era-cache.ts) so a connect
 // skips the probe; these rules tell when an upstream's answer proves a kept verdict wrong rather than refusing for
 // another reason (auth, rate limits, a bad request), which must never cost a renegotiation.
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, type Client, type PriorDiscovery } from "@modelcontextprotocol/client";
@@ -12,7 +12,7 @@ import type { UpstreamSpec } from "../config/validate.ts";
 export type PriorVerdict = PriorDiscovery;
 
 /**
- * Where era verdicts are kept between connections (teams/era-cache.ts). The client asks before it connects a
+ * Where era verdicts are kept between connections (store/era-cache.ts). The client asks before it connects a
  * streamable-HTTP upstream, writes only what a successful negotiation established (never after an auth failure,
  * a 5xx or a timeout: those fail the connect), and drops a verdict the upstream proved stale.
  */

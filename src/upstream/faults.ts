@@ -3,7 +3,7 @@
 import { InsufficientScopeError, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SseError } from "@modelcontextprotocol/client";
 import { $ZodError } from "zod/v4/core";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { UpstreamError, type UpstreamFault } from "../errors.ts";
+import { UpstreamError, type UpstreamFault } from "../lib/errors.ts";
 import { ExchangeTimeout, exchangeMs } from "./exchange.ts";
 
 /** What the client knew when the error came. */

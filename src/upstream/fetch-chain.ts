@@ -4,7 +4,7 @@
 // it is wanted, and which host call each request the upstream sends on an answer stream belongs to.
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { tapResponse } from "../streams.ts";
+import { tapResponse } from "../lib/streams.ts";
 import { parseRetryAfter } from "./backoff.ts";
 import { anySignal, classify, deadline, exchangeMs, type FetchLike } from "./exchange.ts";
 import type { FetchGate, ResponseTooLarge } from "./fetch-gate.ts";

@@ -2,8 +2,8 @@
 // simultaneous outbound connections per request), at most N-1 of them for one upstream, and at most M bytes per
 // response. workerd under `wrangler dev` enforces neither, so the proxy counts for itself, and the counters are
 // readable by tests.
-import { ProxyError } from "../errors.ts";
-import { tapResponse } from "../streams.ts";
+import { ProxyError } from "../lib/errors.ts";
+import { tapResponse } from "../lib/streams.ts";
 import type { FetchLike } from "./exchange.ts";
 
 export interface GateLimits {

@@ -4,7 +4,7 @@
 import { SECRET_REF, secretNames } from "../config/schema.ts";
 import { literalCredential } from "../config/redact.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { UpstreamError } from "../errors.ts";
+import { UpstreamError } from "../lib/errors.ts";
 
 export type SecretLookup = (name: string) => Promise<string | undefined>;
 

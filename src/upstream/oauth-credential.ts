@@ -4,8 +4,8 @@
 // Shapes and pure steps only: the index object stores, the connect routes create, the session's client uses.
 import * as z from "zod";
 import * as oauth from "oauth4webapi";
-import { guardedFetchOptions } from "../security/guarded-fetch.ts";
-import type { UrlPolicy } from "../security/url-guard.ts";
+import { guardedFetchOptions } from "../lib/guarded-fetch.ts";
+import type { UrlPolicy } from "../lib/url-guard.ts";
 
 /** The account of a shared upstream: one for the whole team. */
 export const SHARED_ACCOUNT = "shared";
@@ -38,7 +38,7 @@ export type UpstreamCredential = z.output<typeof UpstreamCredential>;
 
 /**
  * What may be shown of a credential (admin API, listings): who and what, never a token or a secret. (The team index's
- * RPC types in src/env.ts repeat this and the answer below; `TeamIndex implements TeamIndexRpc` keeps them equal.)
+ * RPC types in src/lib/env.ts repeat this and the answer below; `TeamIndex implements TeamIndexRpc` keeps them equal.)
  */
 export interface CredentialInfo {
   server: string;

@@ -2,7 +2,7 @@
 // deadline, new clients brought in line with the session, and each upstream's reconnect budget.
 import type { LoggingLevel, Notification } from "@modelcontextprotocol/client";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { UpstreamError } from "../errors.ts";
+import { UpstreamError } from "../lib/errors.ts";
 import { ReconnectBudget, backoffDelay, sleep } from "./backoff.ts";
 import type { UpstreamClient } from "./client.ts";
 import { deadline, exchangeMs } from "./exchange.ts";

@@ -2,7 +2,7 @@
 // functions, the durable store's interface, and the in-memory book of records written through to it.
 import type { UpstreamSpec } from "../config/validate.ts";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
-import type { KeptFailure } from "../upstream-fault.ts";
+import type { KeptFailure } from "../lib/upstream-fault.ts";
 
 /** Consecutive failed loads after which a lazy upstream is no longer offered. */
 export const MAX_LOAD_FAILURES = 3;

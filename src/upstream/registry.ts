@@ -3,8 +3,8 @@
 // remembered), pool.ts (live clients), call-policy.ts (what a call repeats), startup.ts (eager upstreams).
 import type { CallToolResult, LoggingLevel, Notification, Tool } from "@modelcontextprotocol/client";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
-import { LoadError, UpstreamError } from "../errors.ts";
-import { describeFault, type KeptFailure } from "../upstream-fault.ts";
+import { LoadError, UpstreamError } from "../lib/errors.ts";
+import { describeFault, type KeptFailure } from "../lib/upstream-fault.ts";
 import { catalogChange, type CatalogChange, type CatalogView, type ReadyUpstream, type UpstreamCatalog } from "../catalog/catalog.ts";
 import { exposedName, serverPart } from "../catalog/names.ts";
 import { withClient, type WithClientOptions } from "./call-policy.ts";

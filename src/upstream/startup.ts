@@ -2,8 +2,8 @@
 // at most EAGER_WAIT_MS by the lists, and tried again in the background (or at once, for a call) when they failed.
 import { arrival, catalogChange, type CatalogChange, type UpstreamCatalog } from "../catalog/catalog.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
-import { LoadError, UpstreamError } from "../errors.ts";
-import { keptFailure, type KeptFailure } from "../upstream-fault.ts";
+import { LoadError, UpstreamError } from "../lib/errors.ts";
+import { keptFailure, type KeptFailure } from "../lib/upstream-fault.ts";
 import { waitAtMost } from "./backoff.ts";
 import type { ClientPool } from "./pool.ts";
 import { RecordBook, UpstreamStatus, failedRecord, isLazy, readyRecord } from "./records.ts";

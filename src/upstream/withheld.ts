@@ -3,7 +3,7 @@
 // where the client's transport hands it up, before the SDK, a catalog, a cache, a log line or a host sees it: a member
 // may use a tool, never learn the key behind it.
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
-import { base64url } from "../bytes.ts";
+import { base64url } from "../lib/bytes.ts";
 
 /** What stands where a withheld value was (it says that something was withheld, never what). */
 export const WITHHELD = "[withheld]";

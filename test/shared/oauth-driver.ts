@@ -1,6 +1,6 @@
 // A member's browser during a host's sign-in, driven over HTTP (docs/oauth.md 3.5): it follows redirects by hand with
 // a cookie jar, answers the proxy's consent page and the test IdP's sign-in form (harness/idp.ts), and stops where the
-// browser leaves both for the host's redirect URI. It also walks a connect link (src/oauth/upstream-connect.ts): any
+// browser leaves both for the host's redirect URI. It also walks a connect link (src/edge/oauth/upstream-connect.ts): any
 // other form of the proxy (the member sign-in button) is submitted as it is, and every provider the proxy sends it to
 // with PKCE (the team's IdP, an upstream's authorization server, harness/oauth-upstream.ts) is answered alike. Proxy URLs go to the caller's `proxy` function (the router in the
 // workers pool, real fetch against `wrangler dev`), everything else to real fetch. Works in workerd and in Node.

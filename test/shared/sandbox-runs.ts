@@ -3,10 +3,10 @@
 // in sessions.
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { runProgram, type Sandbox } from "../../src/code/sandbox.ts";
-import type { RunReport, SandboxLimits, ToolCall } from "../../src/code/run-state.ts";
-import { checkpointFinder } from "../../src/code/instrument.ts";
-import { CHILD_COMPATIBILITY_DATE } from "../../src/code/child-modules.ts";
+import { runProgram, type Sandbox } from "../../src/views/code/sandbox.ts";
+import type { RunReport, SandboxLimits, ToolCall } from "../../src/views/code/run-state.ts";
+import { checkpointFinder } from "../../src/views/code/instrument.ts";
+import { CHILD_COMPATIBILITY_DATE } from "../../src/views/code/child-modules.ts";
 
 export const LIMITS: SandboxLimits = { wallMs: 1500, cpuMs: 1000, maxCalls: 10, maxLogBytes: 4096, maxResultBytes: 16_384, maxArgBytes: 65_536 };
 

@@ -5,8 +5,8 @@
 // sent on their streams and carry what a 2026 retry carries; the SDK's own are used in test/workers.
 import { CLIENT_CAPABILITIES_META_KEY, type RequestStateCodec, type Result } from "@modelcontextprotocol/server";
 import type { ResolvedConfig, UpstreamSpec } from "../../src/config/validate.ts";
-import { HostBridge, modernHost, type BridgeHost, type HostExtra } from "../../src/forward/bridge.ts";
-import type { ViewSession } from "../../src/meta/tool-view.ts";
+import { HostBridge, modernHost, type BridgeHost, type HostExtra } from "../../src/relay/bridge.ts";
+import type { ViewSession } from "../../src/views/tool-view.ts";
 import { roundsInput } from "../../src/modern/host-rounds.ts";
 import { ParkedCalls } from "../../src/modern/parked-calls.ts";
 import { requestStateCodec, type ParkState } from "../../src/modern/request-state.ts";

@@ -1,7 +1,7 @@
 // The one bounded cache: its bound (the oldest set goes, never everything at once), its time to live (the cache's,
 // or one entry's own), and that reading reorders nothing.
 import { describe, expect, it } from "vitest";
-import { BoundedCache } from "../../src/bounded-cache.ts";
+import { BoundedCache } from "../../src/lib/bounded-cache.ts";
 
 describe("BoundedCache", () => {
   it("holds at most max entries, dropping the one set longest ago, one at a time", () => {

@@ -8,7 +8,7 @@ import { fitCatalog, hostTokens, type ListedTool } from "../../src/catalog/budge
 import type { CatalogGroup, CatalogView } from "../../src/catalog/catalog.ts";
 import { renderDiscoverDescription, serverSummary } from "../../src/catalog/render.ts";
 import { CATALOG_BUDGET } from "../../src/config/schema.ts";
-import { DiscoverToolInput, LoadMcpInput, UseToolInput, inputJsonSchema } from "../../src/meta/schemas.ts";
+import { DiscoverToolInput, LoadMcpInput, UseToolInput, inputJsonSchema } from "../../src/views/schemas.ts";
 import { loadCorpus } from "../../harness/replay-server.ts";
 import { CORPUS_SERVERS } from "../../bench/tokens.ts";
 import { random } from "../../bench/lib/random.ts";

@@ -3,7 +3,7 @@
 // test/unit/upstream-client.test.ts and upstream-era.test.ts.
 import { ProtocolError, ProtocolErrorCode, type Client, type ResultTypeMap } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { UpstreamError } from "../../src/errors.ts";
+import { UpstreamError } from "../../src/lib/errors.ts";
 import { faultOf } from "../../src/upstream/faults.ts";
 import { readCatalog, type CatalogSource, type ListMethod } from "../../src/upstream/catalog-read.ts";
 import type { Link } from "../../src/upstream/client-link.ts";

@@ -6,7 +6,7 @@ import { getEncoding } from "js-tiktoken";
 import { describe, expect, it } from "vitest";
 import type { ListedTool } from "../../src/catalog/budget.ts";
 import { CATALOG_BUDGET } from "../../src/config/schema.ts";
-import { codeDefinitions, fitCodeDefinitions, type NamespaceLine } from "../../src/code/definitions.ts";
+import { codeDefinitions, fitCodeDefinitions, type NamespaceLine } from "../../src/views/code/definitions.ts";
 import { CORPUS_SERVERS } from "../../bench/tokens.ts";
 
 const encoder = getEncoding("o200k_base");

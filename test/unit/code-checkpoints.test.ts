@@ -1,6 +1,6 @@
-// The code sandbox's checkpoints, in Node with the real acorn: where src/code/checkpoints.ts puts them, how
-// src/code/instrument.ts writes them in (and refuses anything but the finder's kinds), that a checkpointed program
-// still means what it meant, that the run's clock (src/code/clock.ts, inside the prelude) ends every kind of endless
+// The code sandbox's checkpoints, in Node with the real acorn: where src/views/code/checkpoints.ts puts them, how
+// src/views/code/instrument.ts writes them in (and refuses anything but the finder's kinds), that a checkpointed program
+// still means what it meant, that the run's clock (src/views/code/clock.ts, inside the prelude) ends every kind of endless
 // program at its CPU limit whatever it catches, and that positions map back to the agent's text. Node's clock moves
 // while code runs, as local workerd's does; the real sandbox is tested in test/workers/code-sandbox.test.ts.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse } from "acorn";
 import { afterAll, describe, expect, it } from "vitest";
-import { findCheckpoints } from "../../src/code/checkpoints.ts";
-import { clockNames, type ClockNames } from "../../src/code/clock.ts";
-import { applyCheckpoints, originalColumn } from "../../src/code/instrument.ts";
-import { agentPosition, positionInStack, programModule, type ProgramModule } from "../../src/code/runner.ts";
-import { preludeSource } from "../../src/code/child-modules.ts";
+import { findCheckpoints } from "../../src/views/code/checkpoints.ts";
+import { clockNames, type ClockNames } from "../../src/views/code/clock.ts";
+import { applyCheckpoints, originalColumn } from "../../src/views/code/instrument.ts";
+import { agentPosition, positionInStack, programModule, type ProgramModule } from "../../src/views/code/runner.ts";
+import { preludeSource } from "../../src/views/code/child-modules.ts";
 import { ENDLESS_PROGRAMS } from "../shared/endless-programs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "dynmcp-checkpoints-"));

@@ -1,4 +1,4 @@
-// Code mode's sandbox modules (src/code/child-modules.ts) and how the sandbox's answers are read (src/code/runner.ts), in Node: the program
+// Code mode's sandbox modules (src/views/code/child-modules.ts) and how the sandbox's answers are read (src/views/code/runner.ts), in Node: the program
 // module keeps the agent's lines in both forms, the forms are tried in the right order, module positions map back
 // to the agent's text, the loader's startup and platform failures are classified, the worker code the loader gets
 // has no bindings, no network, no Node compatibility and the Worker's compatibility date, and log budgets count
@@ -17,7 +17,7 @@ import {
   readChildReport,
   startupSyntaxError,
   unfence,
-} from "../../src/code/runner.ts";
+} from "../../src/views/code/runner.ts";
 import {
   CHILD_COMPATIBILITY_DATE,
   PRELUDE_MODULE,
@@ -26,7 +26,7 @@ import {
   RUNNER_SOURCE,
   childWorkerCode,
   preludeSource,
-} from "../../src/code/child-modules.ts";
+} from "../../src/views/code/child-modules.ts";
 import { UNCALLABLE_METHODS, methodNames } from "../../src/catalog/code-names.ts";
 
 /** TypeScript's syntax errors for a JavaScript module (its parser standing in for V8's). */

@@ -5,14 +5,14 @@ import { configJsonSchema } from "../../src/config/json-schema.ts";
 import { credentialWarnings, maskHeaderValue, redactConfig } from "../../src/config/redact.ts";
 import { kvKeys } from "../../src/config/keys.ts";
 import { loadTeamConfig, loadTeamView, loadToken, type KvText } from "../../src/config/load.ts";
-import { teamDefaultView } from "../../src/http/team-view.ts";
+import { teamDefaultView } from "../../src/edge/common/team-view.ts";
 import { parseConfig, parseConfigText, parseStoredConfig } from "../../src/config/validate.ts";
 import { resolveView } from "../../src/config/view.ts";
-import { needsApproval } from "../../src/code/approval.ts";
+import { needsApproval } from "../../src/views/code/approval.ts";
 import { SessionStore, sessionView, type SessionRecord, type SessionStorage } from "../../src/session/state.ts";
-import { kvCatalogCache } from "../../src/teams/catalog-cache.ts";
-import type { KvLike } from "../../src/teams/kv.ts";
-import { checkPins } from "../../src/teams/pins.ts";
+import { kvCatalogCache } from "../../src/store/catalog-cache.ts";
+import type { KvLike } from "../../src/store/kv.ts";
+import { checkPins } from "../../src/store/pins.ts";
 
 const errorsOf = (raw: unknown): string[] => {
   const r = parseConfig(raw);

@@ -1,7 +1,7 @@
 // The direct view's tool names: host-safe, unique, the same for the same tools whatever their order.
 import { describe, expect, it } from "vitest";
 import { HOST_SAFE_NAME, ambiguousServers, directNames, shortHash, type DirectNameInput } from "../../src/catalog/direct-names.ts";
-import { searchHint } from "../../src/meta/direct.ts";
+import { searchHint } from "../../src/views/direct.ts";
 
 const multi = (pairs: Array<[string, string]>): DirectNameInput[] => pairs.map(([server, tool]) => ({ server, tool, registryName: `${server}/${tool}` }));
 const single = (tools: string[]): DirectNameInput[] => tools.map((tool) => ({ server: "default", tool, registryName: tool }));

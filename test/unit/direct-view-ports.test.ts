@@ -4,8 +4,8 @@
 // in-test upstream (test/unit/view-harness.ts).
 import { isInputRequiredResult, type CallToolResult, type InputRequiredResult } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
-import { directView } from "../../src/meta/direct.ts";
-import type { MetaCallKind } from "../../src/meta/tool-view.ts";
+import { directView } from "../../src/views/direct.ts";
+import type { MetaCallKind } from "../../src/views/tool-view.ts";
 import { roundRequest, roundsEra, sessionEra, sessionRequest, viewSession } from "../shared/view-harness.ts";
 
 /** A meter that records the kinds of call it is told of. */

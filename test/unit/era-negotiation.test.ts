@@ -5,7 +5,7 @@
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, type Client } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import type { UpstreamSpec } from "../../src/config/validate.ts";
-import { UpstreamError } from "../../src/errors.ts";
+import { UpstreamError } from "../../src/lib/errors.ts";
 import type { Link } from "../../src/upstream/client-link.ts";
 import { NegotiatedLink, type NegotiationParts } from "../../src/upstream/era-negotiation.ts";
 import { rpcError, staleAtConnect, staleOnRequest, staleStatus, verdictOf, type EraCache, type PriorVerdict } from "../../src/upstream/era-verdict.ts";

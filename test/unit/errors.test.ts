@@ -13,8 +13,8 @@ import {
   forwardedError,
   toJsonRpcError,
   toToolResult,
-} from "../../src/errors.ts";
-import { httpError, sessionNotFound } from "../../src/responses.ts";
+} from "../../src/lib/errors.ts";
+import { httpError, sessionNotFound } from "../../src/lib/responses.ts";
 
 describe("toToolResult", () => {
   it("words an upstream fault as before and names its kind, server and status in _meta", () => {

@@ -2,9 +2,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import type { UpstreamCatalog } from "../../src/catalog/catalog.ts";
-import { mergePrompts, mergeResources, resourceOwner, templateOwner, unclaimedResourceOwner } from "../../src/forward/merge.ts";
-import { paginate } from "../../src/forward/paging.ts";
-import { MAX_LINKS, MAX_LINK_URI, ResourceLinks, linkedUris, type LinkStore, type StoredLink } from "../../src/forward/resource-links.ts";
+import { mergePrompts, mergeResources, resourceOwner, templateOwner, unclaimedResourceOwner } from "../../src/relay/merge.ts";
+import { paginate } from "../../src/relay/paging.ts";
+import { MAX_LINKS, MAX_LINK_URI, ResourceLinks, linkedUris, type LinkStore, type StoredLink } from "../../src/relay/resource-links.ts";
 import type { ReadyUpstream } from "../../src/catalog/catalog.ts";
 
 const catalog = (over: Partial<UpstreamCatalog>): UpstreamCatalog => ({

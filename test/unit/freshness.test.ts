@@ -1,10 +1,10 @@
 // How the objects of a team keep their eager catalogs as current as the team's (src/upstream/freshness.ts over the
-// KV catalog cache, src/teams/catalog-cache.ts): registries of two objects over one KV (a Map: KV is not reachable in
+// KV catalog cache, src/store/catalog-cache.ts): registries of two objects over one KV (a Map: KV is not reachable in
 // Node) and one upstream whose tools change, spoken to by real upstream clients through an in-test fetch.
 import { describe, expect, it } from "vitest";
 import type { ResolvedConfig, UpstreamSpec } from "../../src/config/validate.ts";
-import { CATALOG_FRESH_MS, kvCatalogCache } from "../../src/teams/catalog-cache.ts";
-import type { KvLike } from "../../src/teams/kv.ts";
+import { CATALOG_FRESH_MS, kvCatalogCache } from "../../src/store/catalog-cache.ts";
+import type { KvLike } from "../../src/store/kv.ts";
 import type { ClientCapabilities } from "@modelcontextprotocol/client";
 import { UpstreamClient, relayedCapabilities, type UpstreamHooks } from "../../src/upstream/client.ts";
 import type { FetchLike } from "../../src/upstream/exchange.ts";

@@ -1,4 +1,4 @@
-// An upstream's failure is kept with its kind and connect link as data (src/upstream-fault.ts, KeptFailure): the
+// An upstream's failure is kept with its kind and connect link as data (src/lib/upstream-fault.ts, KeptFailure): the
 // record a failed eager upstream leaves carries them, a call of its tool takes the link for `_meta` from there, and the
 // catalog line shows an account instruction whole because of its kind, never because of how its words begin. Real
 // registry over a connect that fails as an OAuth upstream without the member's account does.
@@ -6,11 +6,11 @@ import { describe, expect, it } from "vitest";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { renderDiscoverDescription } from "../../src/catalog/render.ts";
 import type { ResolvedConfig, UpstreamSpec } from "../../src/config/validate.ts";
-import { UpstreamError, errorKindOf } from "../../src/errors.ts";
-import { findTool, registryNames } from "../../src/meta/find-tool.ts";
+import { UpstreamError, errorKindOf } from "../../src/lib/errors.ts";
+import { findTool, registryNames } from "../../src/views/find-tool.ts";
 import type { RegistryStore, UpstreamRecord } from "../../src/upstream/records.ts";
 import { UpstreamRegistry } from "../../src/upstream/registry.ts";
-import { keptFailure, reasonLine } from "../../src/upstream-fault.ts";
+import { keptFailure, reasonLine } from "../../src/lib/upstream-fault.ts";
 
 const LINK = "https://proxy.example/t/acme/connect/cx1.abc";
 const spec = { name: "crm", transport: "http", url: "https://crm.example/mcp", headers: {}, timeout: 5_000 } as unknown as UpstreamSpec;

@@ -12,7 +12,7 @@ const graph = (edges: Record<string, string[]>) => new Map(Object.entries(edges)
 describe("checkLayers", () => {
   it("passes a graph whose imports go down or stay in their layer", () => {
     const report = checkLayers(graph({ "top.ts": ["mid/x.ts", "a.ts"], "mid/x.ts": ["mid/y.ts", "lib/z.ts"], "mid/y.ts": ["a.ts"], "a.ts": [], "lib/z.ts": ["a.ts"] }), layers);
-    expect(report).toEqual({ cycles: [], upward: [], unplaced: [] });
+    expect(report).toEqual({ cycles: [], upward: [], unplaced: [], folders: [] });
     expect(describeReport(report)).toEqual([]);
   });
 
@@ -44,6 +44,25 @@ describe("checkLayers", () => {
     const report = checkLayers(graph({ "mid/x.ts": ["mid/top.ts"], "mid/top.ts": [], "stray.ts": [] }), layers);
     expect(report.upward).toEqual([{ from: "mid/x.ts", to: "mid/top.ts", fromLayer: "mid", toLayer: "high" }]);
     expect(report.unplaced).toEqual(["stray.ts"]);
+  });
+});
+
+describe("one layer per folder", () => {
+  it("names a folder placed only through its parent's layer, and passes it once it has its own", () => {
+    const nested: Layer[] = [
+      { name: "low", members: ["lib/"] },
+      { name: "mid", members: ["mid/"] },
+    ];
+    const edges = graph({ "mid/x.ts": ["lib/z.ts"], "mid/deep/y.ts": ["lib/z.ts"], "lib/z.ts": [] });
+    const report = checkLayers(edges, nested);
+    expect(report.folders).toEqual(["mid/deep/"]);
+    expect(describeReport(report)).toEqual(["no layer of its own: src/mid/deep/ (each folder is one layer: add it to LAYERS)"]);
+    expect(checkLayers(edges, [...nested, { name: "deep", members: ["mid/deep/"] }]).folders).toEqual([]);
+  });
+
+  it("gives every folder of src/ a layer of its own", () => {
+    expect(LAYERS.every((layer) => layer.members.length === 1)).toBe(true);
+    expect(checkLayers(readGraph(readSources(SRC_DIR)), LAYERS).folders).toEqual([]);
   });
 });
 
@@ -87,7 +106,7 @@ describe("src/", () => {
     expect(forbiddenImports(sources)).toEqual([]);
     const real = readGraph(sources);
     expect(real.size).toBeGreaterThan(40);
-    expect(real.get("index.ts")).toContain("http/app.ts");
+    expect(real.get("index.ts")).toContain("edge/app.ts");
     expect(describeReport(checkLayers(real, LAYERS))).toEqual([]);
   });
 });

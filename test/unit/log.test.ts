@@ -1,6 +1,6 @@
 // Log lines: one JSON line per event; a session's per-call lines are written after the answer, in order.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { log } from "../../src/log.ts";
+import { log } from "../../src/lib/log.ts";
 
 const events = (calls: unknown[][]) => calls.map((c) => (JSON.parse(String(c[0])) as { event: string }).event);
 

@@ -3,10 +3,10 @@
 // rounds). The upstream is real client code over an in-test 2025 upstream (test/unit/view-harness.ts).
 import { isInputRequiredResult, ProtocolError, type CallToolResult, type InputRequiredResult } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
-import { errorKindOf } from "../../src/errors.ts";
-import { metaView } from "../../src/meta/meta-view.ts";
-import { sessionScope } from "../../src/meta/session-scope.ts";
-import type { ToolAnswer } from "../../src/meta/tool-view.ts";
+import { errorKindOf } from "../../src/lib/errors.ts";
+import { metaView } from "../../src/views/meta-view.ts";
+import { sessionScope } from "../../src/views/session-scope.ts";
+import type { ToolAnswer } from "../../src/views/tool-view.ts";
 import { toolsetScope } from "../../src/modern/toolset-scope.ts";
 import { roundRequest, roundsEra, sessionEra, sessionRequest, viewSession } from "../shared/view-harness.ts";
 

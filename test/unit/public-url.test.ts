@@ -1,7 +1,7 @@
-// The proxy's public base URL on its own (src/public-url.ts): OAuth's issuer and resource, and the links the proxy hands
+// The proxy's public base URL on its own (src/lib/public-url.ts): OAuth's issuer and resource, and the links the proxy hands
 // out, start with it; the routes that use it run in the workerd pool (test/workers/oauth-*.test.ts).
 import { describe, expect, it } from "vitest";
-import { publicBase, publicOrigin } from "../../src/public-url.ts";
+import { publicBase, publicOrigin } from "../../src/lib/public-url.ts";
 
 describe("public base URL", () => {
   const request = new Request("http://127.0.0.1:8787/t/acme/mcp");

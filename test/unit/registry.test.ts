@@ -2,7 +2,7 @@
 // timers: record transitions, coalescing, the reconnect budget, what withClient repeats, the connect deadline.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ResolvedConfig, UpstreamSpec } from "../../src/config/validate.ts";
-import { UpstreamError, type UpstreamFault } from "../../src/errors.ts";
+import { UpstreamError, type UpstreamFault } from "../../src/lib/errors.ts";
 import { withClient } from "../../src/upstream/call-policy.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { FetchLike } from "../../src/upstream/exchange.ts";

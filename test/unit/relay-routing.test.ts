@@ -1,12 +1,12 @@
-// Where the bridge relays an upstream's request for the host (src/forward/bridge.ts) and how it marks it
-// (src/forward/provenance.ts): the call it belongs to when the upstream said which, the only call in progress when it
+// Where the bridge relays an upstream's request for the host (src/relay/bridge.ts) and how it marks it
+// (src/relay/provenance.ts): the call it belongs to when the upstream said which, the only call in progress when it
 // did not, the host's own stream with none, and a refusal rather than a guess. The host and its requests are fakes
 // that record what they are sent (the real ones are in test/workers/relay.test.ts).
 import { describe, expect, it } from "vitest";
 import type { Result } from "@modelcontextprotocol/server";
-import { HostBridge, type BridgeHost, type HostExtra } from "../../src/forward/bridge.ts";
-import { SERVER_META_KEY } from "../../src/forward/provenance.ts";
-import { RpcError } from "../../src/errors.ts";
+import { HostBridge, type BridgeHost, type HostExtra } from "../../src/relay/bridge.ts";
+import { SERVER_META_KEY } from "../../src/relay/provenance.ts";
+import { RpcError } from "../../src/lib/errors.ts";
 
 type Sent = { on: string; method: string; params?: Record<string, unknown> };
 

@@ -2,7 +2,7 @@
 // upstream exchange deadlines and the request-slot gate.
 import { describe, expect, it, vi } from "vitest";
 import { ReconnectBudget, backoffDelay, parseRetryAfter, sleep, waitAtMost } from "../../src/upstream/backoff.ts";
-import { REFUSAL_MS, TokenCache } from "../../src/http/token-cache.ts";
+import { REFUSAL_MS, TokenCache } from "../../src/edge/common/token-cache.ts";
 import { ExchangeTimeout, classify, deadline, exchangeMs } from "../../src/upstream/exchange.ts";
 import { FetchGate } from "../../src/upstream/fetch-gate.ts";
 

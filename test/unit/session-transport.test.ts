@@ -3,7 +3,7 @@
 // runtime a reload retired.
 import { Server } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
-import { RpcError } from "../../src/errors.ts";
+import { RpcError } from "../../src/lib/errors.ts";
 import { SessionTransport, handleWithRetired, reloadTag, type TransportState } from "../../src/session/transport.ts";
 
 const SESSION = "team/abc";

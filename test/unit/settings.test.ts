@@ -1,7 +1,7 @@
 // The Worker's string settings, parsed once per env object by one zod schema.
 import { describe, expect, it } from "vitest";
-import { DEFAULT_BODY_LIMIT } from "../../src/request-body.ts";
-import { SETTING_DEFAULTS, SettingsSchema, codeModeAvailable, settings } from "../../src/settings.ts";
+import { DEFAULT_BODY_LIMIT } from "../../src/lib/request-body.ts";
+import { SETTING_DEFAULTS, SettingsSchema, codeModeAvailable, settings } from "../../src/lib/settings.ts";
 import { DEFAULT_GATE_LIMITS } from "../../src/upstream/fetch-gate.ts";
 
 describe("settings", () => {

@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { IdpConfig } from "../../src/config/idp.ts";
 import { USER_ID, admit, userIdFor } from "../../src/auth/user.ts";
-import { TeamStore } from "../../src/teams/store.ts";
-import type { KvEntry, KvLike } from "../../src/teams/kv.ts";
+import { TeamStore } from "../../src/store/store.ts";
+import type { KvEntry, KvLike } from "../../src/store/kv.ts";
 
 const idp = (rules: object) =>
   IdpConfig.parse({ issuer: "https://id.example.com", client_id: "proxy", client_secret: "IDP_SECRET", ...rules });

@@ -1,6 +1,6 @@
 // Watching a response body pass through: chunks, refusal, the end (once), and taps joined into one.
 import { describe, expect, it } from "vitest";
-import { tapResponse, type Tap } from "../../src/streams.ts";
+import { tapResponse, type Tap } from "../../src/lib/streams.ts";
 
 const encoder = new TextEncoder();
 

@@ -1,12 +1,12 @@
-// The one call function (src/meta/tool-call.ts) with a fake input port, which records what it is asked and plays a
+// The one call function (src/views/tool-call.ts) with a fake input port, which records what it is asked and plays a
 // 2026 upstream's two rounds (the second with the host's answers and the upstream's state), over a real registry
 // and upstream client (test/unit/view-harness.ts).
 import { describe, expect, it } from "vitest";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { errorKindOf } from "../../src/errors.ts";
-import { registryNames } from "../../src/meta/find-tool.ts";
-import type { InputPort, RoundKey, UpstreamRound } from "../../src/meta/input-port.ts";
-import { callTool } from "../../src/meta/tool-call.ts";
+import { errorKindOf } from "../../src/lib/errors.ts";
+import { registryNames } from "../../src/views/find-tool.ts";
+import type { InputPort, RoundKey, UpstreamRound } from "../../src/views/input-port.ts";
+import { callTool } from "../../src/views/tool-call.ts";
 import { sessionEra, sessionRequest, viewSession } from "../shared/view-harness.ts";
 
 /** An input port that makes the call twice: once as a first round, once as the next round with the host's answers. */

@@ -2,7 +2,7 @@
 // (HTTP status, a forgotten session, JSON-RPC errors, a timeout, a broken protocol), and what never leaves the proxy.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { UpstreamSpec } from "../../src/config/validate.ts";
-import { UpstreamError, type UpstreamFault } from "../../src/errors.ts";
+import { UpstreamError, type UpstreamFault } from "../../src/lib/errors.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { FetchLike } from "../../src/upstream/exchange.ts";
 import { ANSWER_STREAM_ENDED, bodyOf, faultOf, scrub } from "../../src/upstream/faults.ts";

@@ -1,7 +1,7 @@
 // The SSRF guard: every notation of a forbidden address or name is refused, public upstreams pass, and
 // ALLOW_PRIVATE_UPSTREAMS lifts only the address and https rules.
 import { describe, expect, it } from "vitest";
-import { checkUpstreamUrl, type UrlPolicy, type UrlVerdict } from "../../src/security/url-guard.ts";
+import { checkUpstreamUrl, type UrlPolicy, type UrlVerdict } from "../../src/lib/url-guard.ts";
 
 const strict: UrlPolicy = { allowPrivate: false, selfHosts: ["proxy.example.com"] };
 const local: UrlPolicy = { allowPrivate: true, selfHosts: ["localhost:8787"] };

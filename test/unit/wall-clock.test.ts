@@ -1,7 +1,7 @@
-// A code-mode run's wall clock (src/code/wall-clock.ts) on fake timers: it runs out after the wall time, stands still
+// A code-mode run's wall clock (src/views/code/wall-clock.ts) on fake timers: it runs out after the wall time, stands still
 // while a call holds it (within the hold budget, shared by every hold of the run), and leaves no timer once stopped.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { WallClock } from "../../src/code/wall-clock.ts";
+import { WallClock } from "../../src/views/code/wall-clock.ts";
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());

@@ -1,11 +1,11 @@
-// The admin API's shared parts on their own: what every route reads and answers with (src/admin/route-context.ts, over
-// a Hono app of this test's) and which OAuth upstreams a config change makes stale (src/admin/stale-upstream-accounts.ts).
+// The admin API's shared parts on their own: what every route reads and answers with (src/edge/admin/route-context.ts, over
+// a Hono app of this test's) and which OAuth upstreams a config change makes stale (src/edge/admin/stale-upstream-accounts.ts).
 // The routes that use them: test/workers/security.test.ts, oauth-admin.test.ts, upstream-accounts.test.ts.
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { isResponse, jsonBody, params, type AdminEnv } from "../../src/admin/route-context.ts";
-import { staleOAuthUpstreams } from "../../src/admin/stale-upstream-accounts.ts";
+import { isResponse, jsonBody, params, type AdminEnv } from "../../src/edge/admin/route-context.ts";
+import { staleOAuthUpstreams } from "../../src/edge/admin/stale-upstream-accounts.ts";
 
 const app = new Hono<AdminEnv>();
 app.put("/things/:id", async (c) => {

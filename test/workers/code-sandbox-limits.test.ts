@@ -1,9 +1,9 @@
-// Code mode's sandbox executor (src/code/sandbox.ts) against the real Worker Loader binding: every limit of a run
+// Code mode's sandbox executor (src/views/code/sandbox.ts) against the real Worker Loader binding: every limit of a run
 // (wall time, CPU kept by the program's checkpoints, calls, argument and result sizes, cancellation) and runs in
 // parallel. The ToolCall is a plain function that records what it got, as the code view's would.
 import { describe, expect, it } from "vitest";
 import { run, recorder, result, sleep } from "../shared/sandbox-runs.ts";
-import type { ToolCall } from "../../src/code/run-state.ts";
+import type { ToolCall } from "../../src/views/code/run-state.ts";
 import { ENDLESS_PROGRAMS } from "../shared/endless-programs.ts";
 
 describe("the wall limit", () => {

@@ -1,10 +1,10 @@
-// Code mode's sandbox executor (src/code/sandbox.ts) against the real Worker Loader binding: programs in each form,
+// Code mode's sandbox executor (src/views/code/sandbox.ts) against the real Worker Loader binding: programs in each form,
 // tool calls through the bridge, console capture, errors with the agent's line numbers, and what the sandbox cannot
 // reach (its limits: code-sandbox-limits.test.ts). The ToolCall is a plain function that records what it got, as
 // the code view's would. Programs run with their checkpoints written in, as in sessions.
 import { describe, expect, it } from "vitest";
 import { run, recorder, result } from "../shared/sandbox-runs.ts";
-import type { ToolCall } from "../../src/code/run-state.ts";
+import type { ToolCall } from "../../src/views/code/run-state.ts";
 
 describe("program forms", () => {
   it("runs an async arrow function and returns its value", async () => {

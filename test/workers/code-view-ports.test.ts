@@ -7,11 +7,11 @@
 import { env } from "cloudflare:workers";
 import { isInputRequiredResult, type CallToolResult, type InputRequiredResult } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
-import type { PausedRun } from "../../src/code/approval.ts";
-import type { CodeRuntime, CodeSessionParts } from "../../src/code/code-context.ts";
-import { codeView } from "../../src/code/code-view.ts";
-import type { InputPort } from "../../src/meta/input-port.ts";
-import type { ViewSession } from "../../src/meta/tool-view.ts";
+import type { PausedRun } from "../../src/views/code/approval.ts";
+import type { CodeRuntime, CodeSessionParts } from "../../src/views/code/code-context.ts";
+import { codeView } from "../../src/views/code/code-view.ts";
+import type { InputPort } from "../../src/views/input-port.ts";
+import type { ViewSession } from "../../src/views/tool-view.ts";
 import { roundRequest, roundsEra, sessionEra, sessionRequest, viewSession } from "../shared/view-harness.ts";
 
 const runtime = (): CodeRuntime => ({

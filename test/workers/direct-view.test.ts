@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { HOST_SAFE_NAME } from "../../src/catalog/direct-names.ts";
-import { errorKindOf } from "../../src/errors.ts";
+import { errorKindOf } from "../../src/lib/errors.ts";
 import { BASE, adminFetch, connectAt, initializeBody, post, releaseGate, replayStats, replayUrl, seedTeam, text, waitFor, workerFetch } from "./helpers.ts";
 
 /** Every page of tools/list, with the cursors that led to them. */

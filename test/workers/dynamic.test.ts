@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { errorKindOf } from "../../src/errors.ts";
+import { errorKindOf } from "../../src/lib/errors.ts";
 import { listeningClient } from "../shared/listening-client.ts";
 import { BASE, connect, discoverDescription, loadMcp, releaseGate, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
 

@@ -1,6 +1,6 @@
 // The bindings the integration tests see: the Worker's own, plus the loopback upstreams started by global-setup.
 declare namespace Cloudflare {
-  type ProxyEnv = import("../../src/env.ts").Env;
+  type ProxyEnv = import("../../src/lib/env.ts").Env;
   interface Env extends ProxyEnv {
     EVERYTHING_URL: string;
     EVERYTHING_SSE_URL: string;

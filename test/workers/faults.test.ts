@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { errorKindOf } from "../../src/errors.ts";
+import { errorKindOf } from "../../src/lib/errors.ts";
 import type { SessionObject } from "../../src/session/object.ts";
 import { connect, discoverDescription, loadMcp, releaseGate, replayControl, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
 

@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HostBridge } from "../../src/forward/bridge.ts";
+import { HostBridge } from "../../src/relay/bridge.ts";
 import {
   BASE,
   connect,
@@ -426,7 +426,7 @@ describe("server-to-client requests", () => {
     expect(text(roots)).toContain("file:///work/project");
     const elicited = await client.callTool({ name: "use_tool", arguments: { tool_name: "everything/trigger-elicitation-request" } });
     expect(text(elicited)).toContain("Ada");
-    // Each names the server it comes from (src/forward/provenance.ts); a question's words begin with that name.
+    // Each names the server it comes from (src/relay/provenance.ts); a question's words begin with that name.
     for (const params of Object.values(seen)) expect((params["_meta"] as Record<string, unknown>)["dynmcp/server"]).toBe("everything");
     expect(seen["sampling"]?.["systemPrompt"]).toBe("[everything] You are a helpful test server.");
     expect(String(seen["elicitation"]?.["message"])).toMatch(/^\[everything\] Please provide inputs/);

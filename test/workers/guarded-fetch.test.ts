@@ -1,15 +1,15 @@
-// The guarded fetch (src/security/guarded-fetch.ts) follows redirects itself, the URL guard judging every hop, at most
+// The guarded fetch (src/lib/guarded-fetch.ts) follows redirects itself, the URL guard judging every hop, at most
 // five; and the fetches the OAuth library makes by itself (a host's client metadata document: its `client_id` URL)
-// go through it (src/security/library-fetch.ts), so a host cannot make the proxy fetch a loopback or private address.
+// go through it (src/lib/library-fetch.ts), so a host cannot make the proxy fetch a loopback or private address.
 // Real loopback servers: the replay server's redirecting routes and the OAuth fixture's control port (a redirect to a
 // target that counts its hits, and a count of TLS handshakes it received). The one fake is `client.test`, a public
 // name that does not resolve here: a spy on fetch answers it from the control port, as DNS would.
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { app } from "../../src/http/app.ts";
-import { GuardedFetchError, MAX_REDIRECTS, guardedFetch } from "../../src/security/guarded-fetch.ts";
-import { urlPolicy } from "../../src/security/policy.ts";
+import { app } from "../../src/edge/app.ts";
+import { GuardedFetchError, MAX_REDIRECTS, guardedFetch } from "../../src/lib/guarded-fetch.ts";
+import { urlPolicy } from "../../src/lib/url-policy.ts";
 import { pageText } from "../shared/oauth-driver.ts";
 import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";
 import { replayStats, replayUrl, seedTeam } from "./helpers.ts";

@@ -1,9 +1,9 @@
-// Run in workerd, where the index holds them (the module reads the Workers binding types, src/env.ts).
-// A team index's listen streams (src/session/listen-streams.ts) with the SDK's real handler: the limits read when the
+// Run in workerd, where the index holds them (the module reads the Workers binding types, src/lib/env.ts).
+// A team index's listen streams (src/team/listen-streams.ts) with the SDK's real handler: the limits read when the
 // first stream opens, changes announced on open streams, and a changed tool list announced once per digest however
 // many objects report it.
 import { describe, expect, it } from "vitest";
-import { ListenStreams } from "../../src/session/listen-streams.ts";
+import { ListenStreams } from "../../src/team/listen-streams.ts";
 
 const MODERN = "2026-07-28";
 const ENVELOPE = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} };

@@ -1,7 +1,7 @@
 // discover_tool and use_tool through the real Worker and session object, against real upstreams on loopback.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { errorKindOf } from "../../src/errors.ts";
+import { errorKindOf } from "../../src/lib/errors.ts";
 import { connect, discoverDescription, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
 
 describe("config-file mode", () => {

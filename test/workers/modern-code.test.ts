@@ -8,8 +8,8 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { errorKindOf } from "../../src/errors.ts";
-import { app } from "../../src/http/app.ts";
+import { errorKindOf } from "../../src/lib/errors.ts";
+import { app } from "../../src/edge/app.ts";
 import { addToken, adminFetch, BASE, post, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
 
 const MODERN = "2026-07-28";

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { tokenId } from "../../src/auth/token.ts";
 import { kvKeys } from "../../src/config/keys.ts";
 import { LIST_TTL_MS } from "../../src/modern/server.ts";
-import { CATALOG_FRESH_MS } from "../../src/teams/catalog-cache.ts";
+import { CATALOG_FRESH_MS } from "../../src/store/catalog-cache.ts";
 import { RETRY_FAILED_MS } from "../../src/upstream/startup.ts";
 import { BASE, addToken, connect, discoverDescription, hostPaid, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
 

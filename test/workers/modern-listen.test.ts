@@ -6,10 +6,10 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { ROUTE_HEADERS } from "../../src/env.ts";
+import { ROUTE_HEADERS } from "../../src/lib/env.ts";
 import { MAX_LISTEN_STREAMS } from "../../src/modern/listen.ts";
-import type { TeamIndex } from "../../src/session/team-index.ts";
-import { SETTING_DEFAULTS } from "../../src/settings.ts";
+import type { TeamIndex } from "../../src/team/team-index.ts";
+import { SETTING_DEFAULTS } from "../../src/lib/settings.ts";
 import { BASE, addToken, adminFetch, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
 
 const MODERN = "2026-07-28";

@@ -2,11 +2,11 @@
 // era's checks. Toolset handles carry load_mcp's servers across requests without a session.
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
-import { app } from "../../src/http/app.ts";
+import { app } from "../../src/edge/app.ts";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { errorKindOf } from "../../src/errors.ts";
-import { mintToolsetHandle } from "../../src/http/toolset-handle.ts";
+import { errorKindOf } from "../../src/lib/errors.ts";
+import { mintToolsetHandle } from "../../src/edge/mcp/toolset-handle.ts";
 import { tokenId } from "../../src/auth/token.ts";
 import { LIST_TTL_MS } from "../../src/modern/server.ts";
 import { BASE, adminFetch, post, replayStats, replayUrl, rpcText, seedTeam, addToken, text, waitFor, workerFetch } from "./helpers.ts";

@@ -6,13 +6,13 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { base64url } from "../../src/bytes.ts";
+import { base64url } from "../../src/lib/bytes.ts";
 import { userIdFor } from "../../src/auth/user.ts";
-import { app } from "../../src/http/app.ts";
-import { authorizationServer, teamResource } from "../../src/oauth/server.ts";
-import { bindingKv } from "../../src/teams/binding-kv.ts";
-import { TeamStore } from "../../src/teams/store.ts";
-import { urlPolicy } from "../../src/security/policy.ts";
+import { app } from "../../src/edge/app.ts";
+import { authorizationServer, teamResource } from "../../src/edge/oauth/server.ts";
+import { bindingKv } from "../../src/store/binding-kv.ts";
+import { TeamStore } from "../../src/store/store.ts";
+import { urlPolicy } from "../../src/lib/url-policy.ts";
 import { ADMIN, adminFetch, initializeBody, replayUrl, seedTeam } from "./helpers.ts";
 
 /** The library takes an http issuer on loopback only: these requests come to the proxy as a local one would. */
@@ -60,7 +60,7 @@ async function refreshStatus(team: string, clientId: string, refreshToken: strin
 }
 
 /**
- * A member's sign-in from one host, as src/oauth/authorize.ts finishes it: the user index entry, then the grant with
+ * A member's sign-in from one host, as src/edge/oauth/authorize.ts finishes it: the user index entry, then the grant with
  * its code, exchanged at the team's token endpoint. Returns the user id, the host's client id and its tokens.
  */
 async function signIn(team: string, sub: string, host: string) {

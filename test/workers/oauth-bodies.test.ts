@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { app } from "../../src/http/app.ts";
+import { app } from "../../src/edge/app.ts";
 import { userIdFor } from "../../src/auth/user.ts";
 import { CONNECT_TTL_MS } from "../../src/upstream/oauth-credential.ts";
 import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";

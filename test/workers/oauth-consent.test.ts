@@ -3,7 +3,7 @@
 // page), and its redirect URI (exactly as registered, but for a loopback one's port: RFC 8252 §7.3).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { authorizationServer } from "../../src/oauth/server.ts";
+import { authorizationServer } from "../../src/edge/oauth/server.ts";
 import { pageText } from "../shared/oauth-driver.ts";
 import { pkce } from "./oauth-helpers.ts";
 import { BASE, HOST_REDIRECT, authorizeUrl, proxyFetch, register, teamWithIdp } from "./sign-in-helpers.ts";

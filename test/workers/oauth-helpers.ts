@@ -4,9 +4,9 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
-import { base64url } from "../../src/bytes.ts";
-import { app } from "../../src/http/app.ts";
-import { authorizationServer, teamResource } from "../../src/oauth/server.ts";
+import { base64url } from "../../src/lib/bytes.ts";
+import { app } from "../../src/edge/app.ts";
+import { authorizationServer, teamResource } from "../../src/edge/oauth/server.ts";
 import { initializeBody } from "./helpers.ts";
 
 /** The library takes an http issuer on loopback only: these requests come to the proxy as a local one would. */

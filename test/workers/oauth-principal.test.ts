@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { app } from "../../src/http/app.ts";
+import { app } from "../../src/edge/app.ts";
 import { tokenId } from "../../src/auth/token.ts";
 import { adminFetch, initializeBody, replayUrl, seedTeam, waitFor } from "./helpers.ts";
 import { OAUTH_BASE, mintAccessToken, withOAuth } from "./oauth-helpers.ts";

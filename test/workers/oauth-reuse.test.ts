@@ -5,8 +5,8 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { app } from "../../src/http/app.ts";
-import { SpentSecrets } from "../../src/session/spent-secrets.ts";
+import { app } from "../../src/edge/app.ts";
+import { SpentSecrets } from "../../src/team/spent-secrets.ts";
 import { replayUrl, seedTeam } from "./helpers.ts";
 import { OAUTH_BASE, authorizeCode, codeExchange, initializeWith, mintAccessToken, withOAuth } from "./oauth-helpers.ts";
 

@@ -14,7 +14,7 @@ import {
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
   UnauthorizedError as UnauthorizedErrorV2,
 } from "@modelcontextprotocol/client";
-import { app } from "../../src/http/app.ts";
+import { app } from "../../src/edge/app.ts";
 import { userIdFor } from "../../src/auth/user.ts";
 import { signInAs } from "../shared/oauth-driver.ts";
 import { HostProvider } from "../shared/host-provider.ts";

@@ -5,9 +5,9 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { base64url } from "../../src/bytes.ts";
-import { app } from "../../src/http/app.ts";
-import { authorizationServer, teamResource } from "../../src/oauth/server.ts";
+import { base64url } from "../../src/lib/bytes.ts";
+import { app } from "../../src/edge/app.ts";
+import { authorizationServer, teamResource } from "../../src/edge/oauth/server.ts";
 import { initializeBody, seedTeam, replayUrl } from "./helpers.ts";
 import { OAUTH_BASE, OAUTH_REDIRECT, initializeWith, mintAccessToken, pkce, withOAuth } from "./oauth-helpers.ts";
 

@@ -7,7 +7,7 @@
 // progress, and is refused while there are two.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { SERVER_META_KEY } from "../../src/forward/provenance.ts";
+import { SERVER_META_KEY } from "../../src/relay/provenance.ts";
 import { modernUseTool, rawSession, resultText, type Message, type RawCall } from "../shared/raw-hosts.ts";
 import { BASE, seedTeam, workerFetch } from "./helpers.ts";
 

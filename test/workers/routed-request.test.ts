@@ -1,9 +1,9 @@
-// Pure, but run in workerd: the module reads the Workers binding types (src/env.ts), which the Node project lacks.
+// Pure, but run in workerd: the module reads the Workers binding types (src/lib/env.ts), which the Node project lacks.
 // What a session object reads of the router's headers (src/session/routed-request.ts): the routed session, the view
 // asked for (none when the header holds no view), the era, whether the record is the one named, and the fields a new
 // record starts from, in the order records have always been stored.
 import { describe, expect, it } from "vitest";
-import { ROUTE_HEADERS } from "../../src/env.ts";
+import { ROUTE_HEADERS } from "../../src/lib/env.ts";
 import { readRoute, recordFields, routedTo } from "../../src/session/routed-request.ts";
 import type { SessionRecord } from "../../src/session/state.ts";
 

@@ -4,8 +4,8 @@ import { env } from "cloudflare:workers";
 import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { kvKeys } from "../../src/config/keys.ts";
-import { app } from "../../src/http/app.ts";
-import { openSecret, sealSecret, type SealedSecret } from "../../src/security/secrets.ts";
+import { app } from "../../src/edge/app.ts";
+import { openSecret, sealSecret, type SealedSecret } from "../../src/lib/secrets.ts";
 import {
   ADMIN,
   BASE,
@@ -408,7 +408,7 @@ describe("observability", () => {
     const token = await seedTeam("observed", { mcp: { up: { url: replayUrl("memory") } } });
     const { client } = await connect("observed", token);
     await client.callTool({ name: "use_tool", arguments: { tool_name: "up/search_nodes", tool_input: { query: "private-argument-value" } } });
-    // The line is written just after the answer has gone out (src/log.ts).
+    // The line is written just after the answer has gone out (src/lib/log.ts).
     expect(await waitFor(() => lines.some((l) => l.includes('"event":"tool_call"')))).toBe(true);
     const calls = lines.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return undefined; } }).filter((l) => l?.event === "tool_call");
     expect(calls).toHaveLength(1);

@@ -3,7 +3,7 @@
 // reload's fan-out stay bounded; when every one is answering a call the next is refused. Other principals are not affected.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { SETTING_DEFAULTS } from "../../src/settings.ts";
+import { SETTING_DEFAULTS } from "../../src/lib/settings.ts";
 import { BASE, addToken, adminFetch, initializeBody, post, releaseGate, replayStats, replayUrl, rpcText, seedTeam, sessionStatus, waitFor, workerFetch } from "./helpers.ts";
 
 const BOUND = SETTING_DEFAULTS.maxSessionsPerPrincipal;

@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ROUTE_HEADERS, type Env } from "../../src/env.ts";
+import { ROUTE_HEADERS, type Env } from "../../src/lib/env.ts";
 import { IndexReports } from "../../src/session/index-reports.ts";
 import { serveModernRequest } from "../../src/session/modern-requests.ts";
 import { createSessionRecord } from "../../src/session/record-creation.ts";

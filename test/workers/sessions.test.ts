@@ -5,8 +5,8 @@ import { describe, expect, it, vi } from "vitest";
 import { configJsonSchema } from "../../src/config/json-schema.ts";
 import { hashToken } from "../../src/auth/token.ts";
 import { kvKeys } from "../../src/config/keys.ts";
-import { authenticate } from "../../src/http/auth.ts";
-import { app } from "../../src/http/app.ts";
+import { authenticate } from "../../src/edge/mcp/auth.ts";
+import { app } from "../../src/edge/app.ts";
 import {
   BASE,
   addToken,

@@ -5,10 +5,10 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
-import { app } from "../../src/http/app.ts";
-import { TeamStore } from "../../src/teams/store.ts";
-import { bindingKv } from "../../src/teams/binding-kv.ts";
-import { urlPolicy } from "../../src/security/policy.ts";
+import { app } from "../../src/edge/app.ts";
+import { TeamStore } from "../../src/store/store.ts";
+import { bindingKv } from "../../src/store/binding-kv.ts";
+import { urlPolicy } from "../../src/lib/url-policy.ts";
 import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";
 import { signInAs, type Outcome } from "../shared/oauth-driver.ts";
 import { replayUrl, seedTeam } from "./helpers.ts";

@@ -6,10 +6,10 @@ import { env } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { tokenId } from "../../src/auth/token.ts";
-import { clearFlowCookie, flowCookie, fromFlowBrowser, memberCookie, memberOf } from "../../src/oauth/member-cookie.ts";
-import { MAX_CONSENT_HANDLE_CHARS, mintConsentHandle, openConsentHandle } from "../../src/oauth/consent-handle.ts";
-import { mintSessionId, sessionIdBelongsTo } from "../../src/http/session-id.ts";
-import { checkToolsetHandle, handleProblem, mintToolsetHandle } from "../../src/http/toolset-handle.ts";
+import { clearFlowCookie, flowCookie, fromFlowBrowser, memberCookie, memberOf } from "../../src/edge/oauth/member-cookie.ts";
+import { MAX_CONSENT_HANDLE_CHARS, mintConsentHandle, openConsentHandle } from "../../src/edge/oauth/consent-handle.ts";
+import { mintSessionId, sessionIdBelongsTo } from "../../src/edge/mcp/session-id.ts";
+import { checkToolsetHandle, handleProblem, mintToolsetHandle } from "../../src/edge/mcp/toolset-handle.ts";
 import * as old from "../shared/old-handles.ts";
 import { BASE, addToken, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
 

@@ -4,9 +4,9 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { ROUTE_HEADERS } from "../../src/env.ts";
-import { ConnectFlows, MAX_PENDING, MAX_PENDING_PER_ACCOUNT } from "../../src/session/connect-flows.ts";
-import { UsageLedger } from "../../src/session/usage-ledger.ts";
+import { ROUTE_HEADERS } from "../../src/lib/env.ts";
+import { ConnectFlows, MAX_PENDING, MAX_PENDING_PER_ACCOUNT } from "../../src/team/connect-flows.ts";
+import { UsageLedger } from "../../src/team/usage-ledger.ts";
 import { USAGE_DAYS_KEPT, dayOf, emptyFigures, type UsageFigures } from "../../src/session/usage.ts";
 
 const DAY_MS = 86_400_000;

@@ -8,10 +8,10 @@ import { describe, expect, it } from "vitest";
 import { checkConnectHandle, CONNECT_LINK_TTL_MS } from "../../src/auth/connect-link.ts";
 import { userIdFor } from "../../src/auth/user.ts";
 import { kvKeys } from "../../src/config/keys.ts";
-import { app } from "../../src/http/app.ts";
-import { bindingKv } from "../../src/teams/binding-kv.ts";
-import { TeamStore } from "../../src/teams/store.ts";
-import { urlPolicy } from "../../src/security/policy.ts";
+import { app } from "../../src/edge/app.ts";
+import { bindingKv } from "../../src/store/binding-kv.ts";
+import { TeamStore } from "../../src/store/store.ts";
+import { urlPolicy } from "../../src/lib/url-policy.ts";
 import { ADMIN } from "./helpers.ts";
 
 /** A local proxy's base: connect links are made from the request's origin when PUBLIC_URL is not set. */

@@ -1,4 +1,4 @@
-// What a connect link (src/oauth/upstream-connect.ts) can be made to do by someone else than the one it was made for:
+// What a connect link (src/edge/oauth/upstream-connect.ts) can be made to do by someone else than the one it was made for:
 // an admin's shared-account link works once and never replaces a connected account (an admin disconnects it first),
 // and a link that does not check out says nothing of which servers a team has. Against the OAuth upstream fixture
 // (harness/oauth-upstream.ts); each "browser" is the fetch driver with its own cookie jar.
@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { userIdFor } from "../../src/auth/user.ts";
-import { memberCookie } from "../../src/oauth/member-cookie.ts";
+import { memberCookie } from "../../src/edge/oauth/member-cookie.ts";
 import { pageText, signInAs } from "../shared/oauth-driver.ts";
 import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";
 import { adminFetch } from "./helpers.ts";

@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { userIdFor } from "../../src/auth/user.ts";
 import { kvKeys } from "../../src/config/keys.ts";
-import { memberCookie } from "../../src/oauth/member-cookie.ts";
+import { memberCookie } from "../../src/edge/oauth/member-cookie.ts";
 import { CookieJar } from "../../harness/cookie-jar.ts";
 import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";
 import { pageText, signInAs } from "../shared/oauth-driver.ts";

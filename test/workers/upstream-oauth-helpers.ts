@@ -5,13 +5,13 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, expect, vi } from "vitest";
-import { app } from "../../src/http/app.ts";
+import { app } from "../../src/edge/app.ts";
 import { mintConnectHandle } from "../../src/auth/connect-link.ts";
 import { kvKeys } from "../../src/config/keys.ts";
-import { openSecret, type SealedSecret } from "../../src/security/secrets.ts";
-import { urlPolicy } from "../../src/security/policy.ts";
-import { TeamStore } from "../../src/teams/store.ts";
-import { bindingKv } from "../../src/teams/binding-kv.ts";
+import { openSecret, type SealedSecret } from "../../src/lib/secrets.ts";
+import { urlPolicy } from "../../src/lib/url-policy.ts";
+import { TeamStore } from "../../src/store/store.ts";
+import { bindingKv } from "../../src/store/binding-kv.ts";
 import { UpstreamCredential } from "../../src/upstream/oauth-credential.ts";
 import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";
 import { signInAs, type Outcome } from "../shared/oauth-driver.ts";

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from "@modelcontextprotocol/client";
 import { userIdFor } from "../../src/auth/user.ts";
-import { sealSecret, type SealedSecret } from "../../src/security/secrets.ts";
+import { sealSecret, type SealedSecret } from "../../src/lib/secrets.ts";
 import type { UpstreamCredential } from "../../src/upstream/oauth-credential.ts";
 import { CookieJar } from "../../harness/cookie-jar.ts";
 import { SIGN_IN_BASE as BASE } from "../shared/sign-in-teams.ts";

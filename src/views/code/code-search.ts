@@ -1,0 +1,44 @@
+// The code view's `search`: the team's loaded APIs ranked as discover_tool's search ranks them, answered as
+// `namespace.method` lines, with the namespaces not loaded yet that match.
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { oneLine } from "../../catalog/render.ts";
+import { LAZY_HITS } from "../discover-answers.ts";
+import { searchLazyServers } from "../server-search.ts";
+import { isResult, parseArgs, toolError } from "../tool-errors.ts";
+import { searchCatalog } from "../tool-search.ts";
+import type { CodeContext } from "./code-context.ts";
+import { CODE_SEARCH } from "./definitions.ts";
+import { CodeSearchInput } from "./schemas.ts";
+
+/** search's answer: the matching paths best first, then lazy namespaces that match (unless narrowed to one). */
+export async function codeSearch({ session: { registry }, names }: CodeContext, raw: unknown): Promise<CallToolResult> {
+  const args = parseArgs(CodeSearchInput, raw, CODE_SEARCH);
+  if (isResult(args)) return args;
+  await registry.ensureEager();
+  let only: string | undefined;
+  if (args.server !== undefined) {
+    only = names.serverOf(args.server) ?? (names.namespaceOf(args.server) === undefined ? undefined : args.server);
+    if (only === undefined || !registry.ready().some((u) => u.name === only)) {
+      const loaded = registry.ready().map((u) => names.namespaceOf(u.name)!);
+      return toolError("invalid_arguments", `No loaded namespace is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
+    }
+  }
+  const hits = searchCatalog(registry, args.query, { limit: args.limit, server: only }).flatMap((hit) => {
+    const path = names.pathOf(hit.name);
+    return path === undefined ? [] : [{ path, description: hit.description }];
+  });
+  const servers = only === undefined ? searchLazyServers(registry, args.query, LAZY_HITS) : [];
+  const line = (name: string, description: string) => (description ? `${name}: ${description}` : name);
+  const parts = [
+    hits.length === 0
+      ? `No loaded API matches "${oneLine(args.query)}": try other words, or a namespace execute's description names.`
+      : hits.map((h) => line(h.path, h.description)).join("\n"),
+  ];
+  if (servers.length > 0) {
+    parts.push(
+      ["Namespaces not loaded yet that match (describe one, or call it from a program, to load it):",
+        ...servers.map((s) => line(names.namespaceOf(s.name) ?? s.name, s.description))].join("\n"),
+    );
+  }
+  return { content: [{ type: "text", text: parts.join("\n\n") }] };
+}

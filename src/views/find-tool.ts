@@ -1,0 +1,69 @@
+// A tool by the name the host calls it, as each view names tools (`ToolNames`): its upstream waited for while it
+// connects, an unavailable eager upstream tried once more at once, and a name that finds nothing answered with what
+// is known (the closest names, a server not loaded yet, why a server is unavailable and where to connect an account).
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { oneLine, renderUnknownTool } from "../catalog/render.ts";
+import { reasonLine } from "../lib/upstream-fault.ts";
+import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
+import { toolError } from "./tool-errors.ts";
+
+/** How a view names upstream tools: a host's name resolved, and what is known when it resolves to nothing. */
+export interface ToolNames {
+  /** The configured upstream a name belongs to, if it names one (so that upstream can be waited for or tried again). */
+  serverOf(name: string): string | undefined;
+  /** The tool the name calls, among those the session serves now. */
+  find(name: string): ExposedTool | undefined;
+  /** Every name the session serves now (the closest-names answer). */
+  names(): string[];
+  /** The answer for a name on a lazy server that is not loaded yet. */
+  notLoaded(name: string, server: string): string;
+}
+
+/** The meta view's names, the registry's own: `server/tool` in config-file mode, bare in single-MCP mode. */
+export function registryNames(registry: UpstreamRegistry, loadTool: string): ToolNames {
+  return {
+    serverOf: (name) => registry.serverOf(name),
+    find: (name) => registry.tools().get(name),
+    names: () => [...registry.tools().keys()],
+    notLoaded: (name, server) => `Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${loadTool} with mcp_name "${server}" first.`,
+  };
+}
+
+/**
+ * A tool by the name the host uses, once its upstream is in (an eager upstream still connecting is waited for,
+ * within its connect deadline). A tool of an eager upstream that is unavailable in this session sends that upstream
+ * one more attempt now (within its reconnect budget) rather than waiting for the background retry; if it still
+ * cannot be reached, the answer says so, and why.
+ */
+export async function findTool(registry: UpstreamRegistry, naming: ToolNames, name: string): Promise<ExposedTool | CallToolResult> {
+  // A call waits for its own upstream only: another one that is slow or hangs delays nothing here.
+  void registry.ensureEager();
+  const server = naming.serverOf(name);
+  if (server !== undefined && registry.connecting(server)) await registry.settled(server);
+  else if (server === undefined) await registry.ensureEager();
+  const found = naming.find(name);
+  if (found) return found;
+  if (server === undefined || registry.unavailable(server) === undefined) return unknownTool(registry, naming, name, server);
+  const { throttled } = await registry.retryNow(server);
+  const again = naming.find(name);
+  if (again) return again;
+  const failure = registry.failure(server);
+  if (failure === undefined) return unknownTool(registry, naming, name, server);
+  const tried = throttled ? `it was not tried again: ${throttled.message}` : "it was just tried again";
+  const { connectUrl } = failure;
+  return toolError(
+    "unavailable",
+    `"${name}" cannot be called now: the server "${server}" is unavailable (${reasonLine(failure, oneLine)}); ${tried}. ` +
+      "Its tools return to the catalog once it answers.",
+    server,
+    connectUrl ? { connectUrl } : {},
+  );
+}
+
+/** Unknown names get the closest known ones; a tool of a server not loaded yet says so. */
+function unknownTool(registry: UpstreamRegistry, naming: ToolNames, name: string, server: string | undefined): CallToolResult {
+  if (server && registry.loadable().some((spec) => spec.name === server)) {
+    return toolError("unknown_tool", naming.notLoaded(name, server), server);
+  }
+  return toolError("unknown_tool", renderUnknownTool(name, naming.names()));
+}

@@ -1,0 +1,93 @@
+// The one function every upstream tool call of every view and era passes through (`callTool`): use_tool and a
+// promoted tool (meta view), a tool of the direct view, a call from a code-view program, in a 2025 session or a 2026
+// object. The name is resolved (its upstream waited for or tried again), progress and cancellation pass through,
+// what the upstream sends meanwhile stays on the host request's stream (or goes to the host in rounds, through the
+// era's input port), resource links are remembered, the call is logged, and every failure the proxy names is an
+// isError result. This is where per-member policy, audit and usage hook in: nothing reaches an upstream tool
+// without coming through here.
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { UpstreamError, toToolResult } from "../lib/errors.ts";
+import { log } from "../lib/log.ts";
+import { forwardedMeta, hostSignal, type HostExtra } from "../relay/bridge.ts";
+import type { ExposedTool } from "../upstream/registry.ts";
+import { findTool, type ToolNames } from "./find-tool.ts";
+import type { InputPort, UpstreamRound } from "./input-port.ts";
+import { isResult } from "./tool-errors.ts";
+import type { CallSession, ToolAnswer } from "./tool-view.ts";
+
+/** The tool a call is for: a name the view's naming resolves, or (code mode: consent is decided on it) a tool already found. */
+export type ToolRef = { name: string; naming: ToolNames } | { name: string; found: ExposedTool };
+
+/** One tool call, every field named. */
+export interface ToolCallRequest {
+  /** What the call uses of the session: the registry, the way back to the host, who it is, where links go. */
+  session: CallSession;
+  tool: ToolRef;
+  /** The tool's arguments, as the upstream gets them. */
+  input: Record<string, unknown>;
+  /** The context of the host request the call is made for. */
+  host: HostExtra;
+  /** The host request's progress token: the upstream's progress goes back under it. */
+  progressToken?: string | number | undefined;
+  /** What cancels the call instead of the host request's own cancellation (a code-mode run's end). */
+  signal?: AbortSignal | undefined;
+  /**
+   * How the host's input reaches the call (the era's port); absent for a program's calls, whose upstream requests
+   * go as the bridge relays them.
+   */
+  rounds?: InputPort | undefined;
+}
+
+/** Calls the upstream tool `call.tool` names: its result, or (through the era's rounds) the round that asks the host. */
+export function callTool(call: ToolCallRequest & { rounds?: undefined }): Promise<CallToolResult>;
+export function callTool(call: ToolCallRequest): Promise<ToolAnswer>;
+export function callTool(call: ToolCallRequest): Promise<ToolAnswer> {
+  const { rounds, tool, input, host } = call;
+  if (!rounds) return resolveAndCall(call, {});
+  const upstream = "found" in tool ? tool.found.upstream : tool.naming.serverOf(tool.name);
+  return rounds.upstreamCall(host, { tool: tool.name, input, upstream }, (round) => resolveAndCall(call, round));
+}
+
+/** The tool found (unless it was given), then called; a name that finds nothing is answered as findTool words it. */
+async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Promise<CallToolResult> {
+  const { tool, session } = call;
+  const target = "found" in tool ? tool.found : await findTool(session.registry, tool.naming, tool.name);
+  if (isResult(target)) return target;
+  return callFound(call, target, round);
+}
+
+/** The call of exactly `target` upstream, within the host request's context (relays reach the host on its stream). */
+async function callFound(call: ToolCallRequest, target: ExposedTool, round: UpstreamRound): Promise<CallToolResult> {
+  const { session, host, progressToken } = call;
+  const { registry, bridge, who, links } = session;
+  // A progress token of the host's travels upstream; the upstream's progress comes back under it.
+  const onprogress =
+    progressToken === undefined
+      ? undefined
+      : (p: { progress: number; total?: number; message?: string }) =>
+          void host.mcpReq.notify({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
+  const meta = forwardedMeta(host);
+  const { signal, ...rounds } = round;
+  const started = Date.now();
+  const done = (outcome: "ok" | "tool_error" | "failed") =>
+    log({ event: "tool_call", ...who, upstream: target.upstream, tool: target.tool.name, ms: Date.now() - started, outcome });
+  try {
+    const result = await bridge.during(target.upstream, host, (origin) =>
+      registry.call(target, call.input, {
+        signal: signal ?? call.signal ?? hostSignal(host),
+        origin,
+        ...(onprogress ? { onprogress } : {}),
+        ...(meta ? { meta } : {}),
+        ...rounds,
+      }),
+    );
+    done(result.isError ? "tool_error" : "ok");
+    // A resource the result links to and no list claims is routed back to this upstream later.
+    await links?.remember(target.upstream, result);
+    return result;
+  } catch (err) {
+    done("failed");
+    if (err instanceof UpstreamError) return toToolResult(err, `${call.tool.name} failed: ${err.message}`);
+    throw err;
+  }
+}
