@@ -1,4 +1,4 @@
-// `npm test`, once scripts/setup.mjs has installed everything: the type check, the layer check, the bundle check,
+// `npm test`, once scripts/setup.mjs has installed everything: the type check, the layer and size checks, the bundle check,
 // then vitest with whatever came after `npm test --` (`npm test -- --passWithNoTests nomatch`, a reporter, a file).
 //
 // Each step runs on this very Node (process.execPath, the project's Node 22) by the path of its entry file, never
@@ -18,6 +18,7 @@ const STEPS: readonly Step[] = [
   { name: "type check (Worker)", args: ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"] },
   { name: "type check (scripts, tests, benchmarks)", args: ["node_modules/typescript/bin/tsc", "-p", "tsconfig.node.json"] },
   { name: "layer check", args: ["scripts/check-layers.ts"] },
+  { name: "size check", args: ["scripts/check-sizes.ts"] },
   { name: "bundle check", args: ["scripts/check-bundle.ts"] },
   { name: "vitest", args: ["node_modules/vitest/vitest.mjs", "run", ...given] },
 ];

@@ -218,8 +218,8 @@ const ApproveDestructive = z
   .default(false)
   .describe("Code view: also ask before every call of a tool its server annotates `destructiveHint: true`.");
 
-/** Config-file mode: many servers, tools namespaced as `server/tool`. */
-export const MultiConfig = z.strictObject({
+/** What a team config holds in either mode besides its servers. */
+const TEAM_FIELDS = {
   $schema: SchemaRef,
   pin_tools: PinTools,
   promote: Promote,
@@ -227,18 +227,17 @@ export const MultiConfig = z.strictObject({
   view: TeamView,
   approve: Approve,
   approve_destructive: ApproveDestructive,
+};
+
+/** Config-file mode: many servers, tools namespaced as `server/tool`. */
+export const MultiConfig = z.strictObject({
+  ...TEAM_FIELDS,
   mcp: z.record(ServerName, ServerEntry).describe("The upstream servers, by name."),
 });
 
 /** Single-MCP mode: the config is one server entry; tool names stay bare. */
 export const SingleConfig = z.strictObject({
-  $schema: SchemaRef,
-  pin_tools: PinTools,
-  promote: Promote,
-  catalog_budget: CatalogBudget,
-  view: TeamView,
-  approve: Approve,
-  approve_destructive: ApproveDestructive,
+  ...TEAM_FIELDS,
   ...SERVER_FIELDS,
   description: z
     .never({ error: "single-MCP mode has no load_mcp, so its entry cannot be lazy: remove description" })

@@ -5,24 +5,18 @@ import { DEFAULT_VIEW } from "../config/view.ts";
 import { sessionNotFound } from "../lib/responses.ts";
 import { createSessionRecord } from "./record-creation.ts";
 import { recordFields, routedTo, type RoutedRequest } from "./routed-request.ts";
-import type { SessionParts } from "./session-parts.ts";
+import { onRuntime, type SessionParts } from "./session-parts.ts";
 import type { SessionRecord } from "./state.ts";
 
 export async function serveModernRequest(parts: SessionParts, request: Request, route: RoutedRequest): Promise<Response> {
   const record = await modernRecordFor(parts, route);
   if (record instanceof Response) return record;
-  const touched = await parts.activity.touch();
-  const served = parts.runtimes.serve(record);
-  const lease = served.take();
-  try {
-    const runtime = await served.runtime;
+  return onRuntime(parts, record, async (runtime, lease, touched) => {
     if (!("handler" in runtime)) return sessionNotFound();
     const response = await runtime.handler.fetch(request);
     if (touched) parts.waitUntil(parts.reports.used(record));
     return lease.answer(response);
-  } finally {
-    lease.done();
-  }
+  });
 }
 
 /**

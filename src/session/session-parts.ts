@@ -9,7 +9,8 @@ import { SessionActivity } from "./session-activity.ts";
 import { SessionAlarm } from "./session-alarm.ts";
 import { SessionEnd } from "./session-end.ts";
 import { SessionReload } from "./session-reload.ts";
-import { SessionStore } from "./state.ts";
+import type { AnyRuntime, Lease } from "./served-runtime.ts";
+import { SessionStore, type SessionRecord } from "./state.ts";
 import { UsageMeter } from "./usage.ts";
 
 export interface SessionParts {
@@ -48,4 +49,23 @@ export function sessionParts(ctx: DurableObjectState, env: Env): SessionParts {
     end,
     alarm: new SessionAlarm({ env, store, alarms: ctx.storage, runtimes, activity, reports, end }),
   };
+}
+
+/**
+ * One request served on the session's runtime: its activity noted (`touched`: written now), and the runtime kept
+ * (leased) while the answer is made, so that no idle close or reload takes its upstream clients meanwhile.
+ */
+export async function onRuntime(
+  parts: SessionParts,
+  record: SessionRecord,
+  serve: (runtime: AnyRuntime, lease: Lease, touched: boolean) => Promise<Response>,
+): Promise<Response> {
+  const touched = await parts.activity.touch();
+  const served = parts.runtimes.serve(record);
+  const lease = served.take();
+  try {
+    return await serve(await served.runtime, lease, touched);
+  } finally {
+    lease.done();
+  }
 }

@@ -5,17 +5,13 @@ import { httpError, sessionNotFound } from "../lib/responses.ts";
 import { handleWithRetired } from "./transport.ts";
 import { createSessionRecord } from "./record-creation.ts";
 import { recordFields, routedTo, type RoutedRequest } from "./routed-request.ts";
-import type { SessionParts } from "./session-parts.ts";
+import { onRuntime, type SessionParts } from "./session-parts.ts";
 import { sessionView, type SessionRecord } from "./state.ts";
 
 export async function serveSessionRequest(parts: SessionParts, request: Request, route: RoutedRequest): Promise<Response> {
   const record = await sessionRecordFor(parts, route);
   if (record instanceof Response) return record;
-  const touched = await parts.activity.touch();
-  const served = parts.runtimes.serve(record);
-  const lease = served.take();
-  try {
-    const runtime = await served.runtime;
+  return onRuntime(parts, record, async (runtime, lease, touched) => {
     if (!("transport" in runtime)) return sessionNotFound();
     // The runtimes a reload retired still hear the host's answers to what they asked (transport.ts).
     const response = await handleWithRetired(runtime.transport, parts.runtimes.retiredTransports(), request);
@@ -35,9 +31,7 @@ export async function serveSessionRequest(parts: SessionParts, request: Request,
     // Followed until its body ends: a call can outlast the idle period (a slow upstream, a program waiting for the
     // user's consent) or a reload, and neither may take its upstream clients away meanwhile.
     return request.method === "GET" && response.ok && response.body ? lease.hostStream(response) : lease.answer(response);
-  } finally {
-    lease.done();
-  }
+  });
 }
 
 /** The session's record, written at initialize; else the answer the request gets instead (404, or the wrong view). */
