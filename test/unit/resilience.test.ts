@@ -5,6 +5,7 @@ import { ReconnectBudget, backoffDelay, parseRetryAfter, sleep, waitAtMost } fro
 import { REFUSAL_MS, TokenCache } from "../../src/edge/common/token-cache.ts";
 import { ExchangeTimeout, classify, deadline, exchangeMs } from "../../src/upstream/exchange.ts";
 import { FetchGate } from "../../src/upstream/fetch-gate.ts";
+import { waitFor } from "../shared/wait.ts";
 
 describe("backoff", () => {
   it("doubles from about half a second to about four, with ±25% jitter", () => {
@@ -233,8 +234,8 @@ describe("fetch gate", () => {
     expect(await (await other("u", post)).text()).toBe("fine");
     held.releases.shift()!();
     await (await stuck[0]!).text();
-    await new Promise((r) => setTimeout(r, 0));
-    expect(held.releases).toHaveLength(2);
+    // The freed slot goes to the waiting exchange.
+    expect(await waitFor(() => held.releases.length === 2)).toBe(true);
     for (const release of held.releases.splice(0)) release();
     await Promise.all(stuck.slice(1).map(async (p) => (await p).text()));
     expect(gate.inFlight).toBe(0);
@@ -254,8 +255,7 @@ describe("fetch gate", () => {
     expect(gate.inFlight).toBe(0);
     // Nothing was left queued behind the aborted one: the next exchange goes at once.
     const next = wrapped("u", post);
-    await new Promise((r) => setTimeout(r, 0));
-    expect(held.releases).toHaveLength(1);
+    expect(await waitFor(() => held.releases.length === 1)).toBe(true);
     held.releases.shift()!();
     await (await next).text();
   });

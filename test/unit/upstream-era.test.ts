@@ -14,6 +14,7 @@ import type { KvEntry, KvLike } from "../../src/store/kv.ts";
 import { UpstreamClient, type ClientDeps, type EraCache, type UpstreamHooks } from "../../src/upstream/client.ts";
 import type { FetchLike } from "../../src/upstream/exchange.ts";
 import { FetchGate } from "../../src/upstream/fetch-gate.ts";
+import { waitFor } from "../shared/wait.ts";
 
 const TEAM = "acme";
 const SECRET = "sekret-token-4711";
@@ -339,7 +340,7 @@ describe("stale verdicts are dropped and corrected", () => {
     await client.openStream();
     expect(up.http().GET).toBeUndefined();
     await client.callTool("echo", { text: "x" });
-    for (let i = 0; i < 50 && !up.http().GET; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await waitFor(() => up.http().GET !== undefined, { tries: 50, ms: 10 })).toBe(true);
     expect(up.http().GET).toBe(1);
   });
 

@@ -21,6 +21,7 @@ import {
   mergeDays,
   type UsageStorage,
 } from "../../src/session/usage.ts";
+import { waitFor } from "../shared/wait.ts";
 
 const encoder = getEncoding("o200k_base");
 const counter = { count: (text: string) => encoder.encode(text, [], []).length };
@@ -46,7 +47,6 @@ const figures = (over: Partial<Omit<UsageFigures, "answers" | "calls">> & { answ
   const empty = emptyFigures();
   return { ...empty, ...over, answers: { ...empty.answers, ...over.answers }, calls: { ...empty.calls, ...over.calls } };
 };
-const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe("days and figures", () => {
   it("names UTC days, and a window of n days ending today", () => {
@@ -202,7 +202,6 @@ describe("the session's meter", () => {
     meter.close();
     const puts = storage.puts;
     meter.called("tool");
-    await tick();
     await meter.settle();
     expect(storage.puts).toBe(puts);
     expect(await meter.take()).toEqual([]);
@@ -215,8 +214,7 @@ describe("the session's meter", () => {
     // Before the token table is known, what the session reaches is measured on the next turn.
     meter.called("tool");
     expect(storage.values.has(USAGE_KEY)).toBe(false);
-    await tick();
-    expect(pendingToday()!.calls.tools).toBe(1);
+    expect(await waitFor(() => pendingToday()?.calls.tools === 1)).toBe(true);
     const direct = pendingToday()!.direct;
     expect(direct).toBeGreaterThan(0);
     // From then on a call is in storage as it returns; after a catalog change a list is written on the next turn,
@@ -228,15 +226,13 @@ describe("the session's meter", () => {
     meter.listed(fitted("grown", 300));
     await Promise.resolve();
     expect(pendingToday()!.direct).toBe(direct);
-    await tick();
-    expect(pendingToday()!.listed).toBe(300);
+    expect(await waitFor(() => pendingToday()?.listed === 300)).toBe(true);
     expect(pendingToday()!.direct).toBeGreaterThan(direct);
     // An answer's text waits for the next turn to be counted.
     meter.called("lookup", "some answer");
     await Promise.resolve();
     expect(pendingToday()!.answers.lookups).toBe(0);
-    await tick();
-    expect(pendingToday()!.answers.lookups).toBe(counter.count("some answer"));
+    expect(await waitFor(() => pendingToday()?.answers.lookups === counter.count("some answer"))).toBe(true);
   });
 
   it("reads an unreadable stored state as a fresh start", async () => {

@@ -466,14 +466,13 @@ describe("calls that need the user's consent", () => {
     expect((await calls()).slice(before)).toEqual(["create_entities", "delete_entities"]);
 
     // A program that asks for something else on resume is stopped there: nothing from that point on is made.
-    const drifting = "const t = String(Date.now());\nawait memory.open_nodes({ names: [t] });\nawait memory.delete_entities({ entityNames: [t] });";
+    const drifting = "const t = crypto.randomUUID();\nawait memory.open_nodes({ names: [t] });\nawait memory.delete_entities({ entityNames: [t] });";
     const first = await execute(s, drifting);
     const driftId = /approve: "(pr_[A-Za-z0-9_-]+)"/.exec(text(first))?.[1];
-    await new Promise((r) => setTimeout(r, 5));
     const counted = (await calls()).length;
     const drifted = await call(s, "execute", { code: drifting, approve: driftId });
     expect(errorKindOf(drifted)).toMatchObject({ kind: "program_failed", cause: "approval" });
-    expect(text(drifted)).toMatch(/^On resume the program's call 1 was memory\.open_nodes\(\{"names":\["\d+"\]\}\), where it was memory\.open_nodes\(\{"names":\["\d+"\]\}\) before; nothing from there on was run\./);
+    expect(text(drifted)).toMatch(/^On resume the program's call 1 was memory\.open_nodes\(\{"names":\["[0-9a-f-]{36}"\]\}\), where it was memory\.open_nodes\(\{"names":\["[0-9a-f-]{36}"\]\}\) before; nothing from there on was run\./);
     expect((await calls()).length).toBe(counted);
     await s.client.close();
   });
@@ -617,8 +616,10 @@ describe("accounting", () => {
     await search(s, "graph");
     await describeApi(s, "memory.read_graph");
     await execute(s, "const secretWord = 'zebra-payload';\nawait memory.read_graph();\nreturn secretWord;");
-    await new Promise((r) => setTimeout(r, 50));
-    const line = logged.map((l) => (l.startsWith("{") ? (JSON.parse(l) as Record<string, unknown>) : {})).find((l) => l.event === "execute" && l.team === "cv-usage");
+    const executeLine = () => logged.map((l) => (l.startsWith("{") ? (JSON.parse(l) as Record<string, unknown>) : {})).find((l) => l.event === "execute" && l.team === "cv-usage");
+    // The per-run line is written just after the answer (src/lib/log.ts).
+    expect(await waitFor(() => executeLine() !== undefined)).toBe(true);
+    const line = executeLine();
     expect(line).toMatchObject({ event: "execute", team: "cv-usage", calls: 1, outcome: "ok" });
     expect(logged.join("\n")).not.toContain("zebra-payload");
     await s.transport.terminateSession();

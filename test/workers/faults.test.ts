@@ -5,7 +5,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { errorKindOf } from "../../src/lib/errors.ts";
 import type { SessionObject } from "../../src/session/object.ts";
-import { connect, discoverDescription, loadMcp, releaseGate, replayControl, replayStats, replayUrl, seedTeam, text } from "./helpers.ts";
+import { connect, discoverDescription, loadMcp, releaseGate, replayControl, replayStats, replayUrl, seedTeam, text, waitFor } from "./helpers.ts";
 
 /** A session with the faulty upstream beside a healthy one; returns the client and a state check. */
 async function withFault(team: string, route: string, extra: Record<string, unknown> = {}) {
@@ -184,8 +184,7 @@ describe("limits", () => {
     }
     const slots = () => runInDurableObject(env.SESSIONS.getByName(`f-wedge/${sessionId}`), (instance: SessionObject) => instance.gate!.inFlight);
     // The last cancellation is on its way as the last result arrives.
-    for (let i = 0; i < 50 && (await slots()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await slots()).toBe(0);
+    expect(await waitFor(async () => (await slots()) === 0, { tries: 50 })).toBe(true);
     expect((await call(client, "good/read_graph")).isError).toBeFalsy();
     await client.close();
   });
