@@ -3,6 +3,7 @@
 // Worker's static-assets binding. Counting pre-tokenizes with the o200k pattern, looks each piece up whole, and merges
 // the pieces that are not one token byte pair by byte pair, lowest rank first (leftmost among equals).
 import { O200K_PATTERN, RANK_MASK, TABLE_FORMAT, hashBytes, readTable, type TokenTable } from "./token-table.ts";
+import { BoundedCache } from "../lib/bounded-cache.ts";
 
 /** What the proxy needs of a tokenizer: how many o200k_base tokens a text is. */
 export interface TokenCounter {
@@ -69,7 +70,7 @@ class TableCounter implements TokenCounter {
   private readonly tokens: Uint8Array;
   private readonly mask: number;
   private readonly pattern = new RegExp(O200K_PATTERN, "gu");
-  private readonly cache = new Map<string, number>();
+  private readonly cache = new BoundedCache<string, number>({ max: CACHE_ENTRIES });
   private readonly heap = new MinHeap();
   /** The current piece's UTF-8 bytes. */
   private buf = new Uint8Array(256);
@@ -107,7 +108,6 @@ class TableCounter implements TokenCounter {
     const n = this.encode(piece);
     const tokens = n === 1 || this.rank(0, n) >= 0 ? 1 : this.merge(n);
     if (piece.length <= CACHE_PIECE_CHARS) {
-      if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
       this.cache.set(piece, tokens);
     }
     return tokens;

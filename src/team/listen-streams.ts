@@ -3,6 +3,7 @@
 // however many of the team's objects report it.
 import type { ListsChanged } from "../lib/env.ts";
 import { TeamListen, type ListenLimits } from "../modern/listen.ts";
+import { BoundedCache } from "../lib/bounded-cache.ts";
 
 /** Upstreams whose tools digest is remembered at most (a config names far fewer). */
 export const MAX_SERVERS = 1000;
@@ -19,7 +20,7 @@ export class ListenStreams {
    * The last tools digest heard of each upstream, kept as long as the streams it serves (an eviction ends both):
    * objects that read the same change anew (a principal's after another's, or all at once) announce it once.
    */
-  readonly #toolDigests = new Map<string, string>();
+  readonly #toolDigests = new BoundedCache<string, string>({ max: MAX_SERVERS });
 
   constructor(limits: ListenLimits) {
     this.limits = limits;
@@ -39,7 +40,6 @@ export class ListenStreams {
   /** An upstream's tools were read anew with this digest: announced as a tools list change unless already heard. */
   catalogChanged(server: string, digest: string): void {
     if (this.#toolDigests.get(server) === digest) return;
-    if (this.#toolDigests.size >= MAX_SERVERS) this.#toolDigests.clear();
     this.#toolDigests.set(server, digest);
     this.publish({ tools: true });
   }

@@ -10,6 +10,7 @@ import { anySignal, classify, deadline, exchangeMs, type FetchLike } from "./exc
 import type { FetchGate, ResponseTooLarge } from "./fetch-gate.ts";
 import { ANSWER_STREAM_ENDED, CONNECTION_CLOSED } from "./faults.ts";
 import { requestsIn, type RequestId } from "./sse-requests.ts";
+import { BoundedCache } from "../lib/bounded-cache.ts";
 
 /** How long after an answer stream ends its answer may still be on its way through the SDK's parser. */
 export const ANSWER_GRACE_MS = 100;
@@ -55,7 +56,7 @@ export class FetchChain {
    * Requests the upstream sent on the answer stream of a request made for a host call, by their id, with that
    * call's origin. An id leaves when the client answers it, so the map holds the requests not yet answered.
    */
-  readonly #origins = new Map<RequestId, string>();
+  readonly #origins = new BoundedCache<RequestId, string>({ max: MAX_ORIGINS });
   /** Every exchange bounded, cancels honoured, 429s noted, answer streams watched: for the HTTP+SSE transport. */
   readonly fetch: FetchLike;
   /** The same, with the standalone GET stream answered 405 while it is not wanted: for streamable HTTP. */
@@ -122,9 +123,7 @@ export class FetchChain {
   /** Notes each request the upstream sends on this answer stream as belonging to the host call `origin`. */
   #noteRequests(response: Response, origin: string): Response {
     const read = requestsIn((id) => {
-      this.#origins.delete(id);
       this.#origins.set(id, origin);
-      if (this.#origins.size > MAX_ORIGINS) this.#origins.delete(this.#origins.keys().next().value!);
     });
     return tapResponse(response, {
       chunk: (value) => {
