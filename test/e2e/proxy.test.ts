@@ -242,7 +242,8 @@ describe("the team command", () => {
 });
 
 describe("the team command's oauth", () => {
-  it("sets, shows and removes a team's identity provider in local state; a missing client secret is refused first", async () => {
+  // Six runs of the CLI, each starting wrangler's local KV: about 40 s on a loaded two-core machine.
+  it("sets, shows and removes a team's identity provider in local state; a missing client secret is refused first", { timeout: 150_000 }, async () => {
     const set = ["oauth", "set", "masked", "--issuer", "http://127.0.0.1:9/idp", "--client-id", "proxy", "--client-secret", "IDP_SECRET", "--domains", "example.com,Example.org", "--persist-to", state];
     const refused = await teamCliAsync(set);
     expect(refused.status).toBe(1);
