@@ -1,6 +1,6 @@
 // The era step's shortcut agrees with the SDK's classifier: whatever it takes as a 2025 session's request, the
 // classifier calls legacy too; a 2025 session's ordinary requests take it; everything else is left to the classifier.
-import { PROTOCOL_VERSION_META_KEY, classifyInboundRequest } from "@modelcontextprotocol/server";
+import { PROTOCOL_VERSION_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, classifyInboundRequest } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { isPlainSessionRequest } from "../../src/edge/mcp/plain-session-request.ts";
 
@@ -30,16 +30,19 @@ const left: Array<[string, unknown, string | null]> = [
   ["a _meta that is not an object", { ...call, params: { ...call.params, _meta: [claim] } }, null],
 ];
 
+/** What the era step says of the header: none, or a 2025 version's (src/edge/mcp/guards.ts isSessionVersion). */
+const sessionHeader = (version: string | null) => version === null || (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(version);
+
 const classify = (body: unknown, version: string | null) =>
   classifyInboundRequest({ httpMethod: "POST", body, ...(version === null ? {} : { protocolVersionHeader: version }) });
 
 describe("isPlainSessionRequest", () => {
   it.each(taken)("takes %s, which the classifier calls legacy", (_, body, version) => {
-    expect(isPlainSessionRequest(body, version)).toBe(true);
+    expect(isPlainSessionRequest(body, sessionHeader(version))).toBe(true);
     expect(classify(body, version).kind).toBe("legacy");
   });
 
   it.each(left)("leaves %s to the classifier", (_, body, version) => {
-    expect(isPlainSessionRequest(body, version)).toBe(false);
+    expect(isPlainSessionRequest(body, sessionHeader(version))).toBe(false);
   });
 });

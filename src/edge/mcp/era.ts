@@ -81,7 +81,7 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   const message = c.get("message");
   const header = (name: string) => headers.get(name) ?? undefined;
   const version = headers.get("mcp-protocol-version");
-  const route = isPlainSessionRequest(message, version)
+  const route = isPlainSessionRequest(message, version === null || isSessionVersion(version))
     ? LEGACY
     : classifyInboundRequest({
         httpMethod: "POST",
