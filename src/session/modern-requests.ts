@@ -1,6 +1,7 @@
 // A 2026-era request (the router chose this object: a principal's, or a toolset's by its handle). The object's record
 // is written on its first request, with the team's config of that moment; later ones take admin reloads as sessions
 // do. Each request is served whole by the per-request handler; the upstream registry stays.
+import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import { DEFAULT_VIEW } from "../config/view.ts";
 import { sessionNotFound } from "../lib/responses.ts";
 import { createSessionRecord } from "./record-creation.ts";
@@ -13,10 +14,26 @@ export async function serveModernRequest(parts: SessionParts, request: Request, 
   if (record instanceof Response) return record;
   return onRuntime(parts, record, async (runtime, lease, touched) => {
     if (!("handler" in runtime)) return sessionNotFound();
-    const response = await runtime.handler.fetch(request);
+    const response = await serveParsed(runtime.handler, request);
     if (touched) parts.waitUntil(parts.reports.used(record));
     return lease.answer(response);
   });
+}
+
+/**
+ * The request handed to the SDK's handler with its body parsed: the router has read it within its size limit and
+ * found it JSON, so the handler need not copy the request and read the body again. A body that is not JSON (nothing
+ * but the router sends here) goes as it came, for the SDK to answer.
+ */
+async function serveParsed(handler: McpHttpHandler, request: Request): Promise<Response> {
+  const text = await request.text();
+  let parsedBody: unknown;
+  try {
+    parsedBody = JSON.parse(text);
+  } catch {
+    return handler.fetch(new Request(request, { body: text }));
+  }
+  return handler.fetch(request, { parsedBody });
 }
 
 /**

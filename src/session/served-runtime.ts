@@ -11,7 +11,7 @@ export type AnyRuntime = Runtime | ModernRuntime;
 
 /** One request's hold on its runtime. */
 export interface Lease {
-  /** The request's answer: the hold lasts until its body ends. */
+  /** The request's answer: the hold lasts until its body ends (a stream's), or ends now (a complete answer's). */
   answer(response: Response): Response;
   /** The host's GET stream: counted as a host stream until its body ends. */
   hostStream(response: Response): Response;
@@ -72,6 +72,11 @@ export class ServedRuntime {
     };
     return {
       answer: (response) => {
+        // A complete answer (JSON, or no body) ends as it is made; only a stream is followed to its end.
+        if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
+          release();
+          return response;
+        }
         carried = true;
         return tapResponse(response, { end: release });
       },

@@ -14,6 +14,7 @@ import {
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { THROWN_CODE_KEY } from "../lib/errors.ts";
+import { AnswerModes, singleRequestId } from "./answer-mode.ts";
 
 /** What is stored under the session's `transport` key (the same shape earlier releases stored). */
 export interface TransportState {
@@ -55,6 +56,8 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
    * still answering calls (SessionObject), so each reaches the runtime that asked, whatever ids the SDK chose.
    */
   readonly #tag: string | undefined;
+  /** Whether each request is answered as JSON or on its stream, decided by its first message (answer-mode.ts). */
+  readonly #modes = new AnswerModes();
 
   constructor(sessionId: string, storage: TransportStorage, { tag, ...options }: { maxRequestBodySize?: number; tag?: string | undefined } = {}) {
     // The callback is built before `this` may be used; it runs only once a request is handled.
@@ -67,7 +70,8 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
 
   /**
    * Restores the stored state first (once per instance). A POST body is parsed here, once: the SDK is handed the
-   * parsed message, and an initialize's parameters are kept for the stored state.
+   * parsed message, and an initialize's parameters are kept for the stored state. A POST of one request is answered
+   * as JSON when nothing but its answer is sent for it (answer-mode.ts).
    */
   override async handleRequest(request: Request, options: HandleRequestOptions = {}): Promise<Response> {
     await (this.#restored ??= this.#restore());
@@ -86,7 +90,26 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
       const init = (Array.isArray(body) ? body : [body]).find((m) => isInitializeRequest(m));
       if (init) this.#params = (init as InitializeRequest).params;
     }
-    return super.handleRequest(request, { ...options, parsedBody: this.#ownAnswers(body) });
+    return this.#answered(request, { ...options, parsedBody: this.#ownAnswers(body) });
+  }
+
+  /** The SDK's answer to a POST; one request's is JSON when nothing but that answer is sent for it (answer-mode.ts). */
+  async #answered(request: Request, options: HandleRequestOptions): Promise<Response> {
+    const id = singleRequestId(options.parsedBody);
+    const first = id === undefined ? undefined : this.#modes.watch(id);
+    if (id === undefined || !first) return super.handleRequest(request, options);
+    let response: Response;
+    try {
+      response = await super.handleRequest(request, options);
+    } catch (err) {
+      this.#modes.forget(id);
+      throw err;
+    }
+    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      this.#modes.forget(id);
+      return response;
+    }
+    return this.#modes.answer(id, first, response);
   }
 
   override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -94,7 +117,15 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     // drop: without an event store it never closes a stream on purpose, and it drops an undeliverable answer.)
     const id = "id" in message && !("method" in message) ? message.id : options?.relatedRequestId;
     if (id === REPLAY_ID) return;
-    await super.send(thrownCode(this.#tagged(message)), options);
+    const out = thrownCode(this.#tagged(message));
+    try {
+      await super.send(out, options);
+    } catch (err) {
+      if (id !== undefined) this.#modes.forget(id);
+      throw err;
+    }
+    // Decided once the message is on the request's stream: an answer has closed that stream by then.
+    this.#modes.sent(id, out);
   }
 
   /** Our request to the host, or our cancellation of one, under this runtime's tag (when it has one). */

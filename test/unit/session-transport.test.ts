@@ -2,9 +2,10 @@
 // request handling, no private field set), the code it puts back, and which of the host's answers it takes beside a
 // runtime a reload retired.
 import { Server } from "@modelcontextprotocol/server";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { RpcError } from "../../src/lib/errors.ts";
 import { SessionTransport, handleWithRetired, reloadTag, type TransportState } from "../../src/session/transport.ts";
+import { FIRST_MESSAGE_WAIT_MS } from "../../src/session/answer-mode.ts";
 
 const SESSION = "team/abc";
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -138,6 +139,62 @@ describe("SessionTransport", () => {
     expect((await asked[0]!).roots[0]!.uri).toBe("file:///first");
     expect((await asked[1]!).roots[0]!.uri).toBe("file:///second");
     await Promise.all(streams.map((reader) => reader.cancel()));
+  });
+});
+
+/** A session whose tools/call `quiet` answers at once, `chatty` sends progress first, `slow` answers when let go. */
+async function toolSession() {
+  const { storage } = memory();
+  const server = new Server({ name: "t", version: "1" }, { capabilities: { tools: {} } });
+  let letGo: () => void = () => {};
+  const slow = new Promise<void>((resolve) => (letGo = resolve));
+  server.setRequestHandler("tools/call", async (request, ctx) => {
+    if (request.params.name === "chatty") {
+      await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: "p", progress: 1 } });
+    }
+    if (request.params.name === "slow") await slow;
+    return { content: [{ type: "text", text: request.params.name }] };
+  });
+  const transport = new SessionTransport(SESSION, storage);
+  await server.connect(transport);
+  await transport.handleRequest(post(initialize));
+  const call = (id: number, name: string) => transport.handleRequest(post({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } }, SESSION));
+  return { call, letGo };
+}
+
+describe("SessionTransport answer modes", () => {
+  it("answers as JSON a request whose server sends nothing but the answer, the same message the stream would carry", async () => {
+    const { call } = await toolSession();
+    const response = await call(7, "quiet");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(response.headers.get("mcp-session-id")).toBe(SESSION);
+    expect(response.headers.get("cache-control")).toBeNull();
+    expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "quiet" }] } });
+  });
+
+  it("keeps the SSE stream when something comes before the answer: the progress, then the answer, on it", async () => {
+    const { call } = await toolSession();
+    const response = await call(8, "chatty");
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    const sent = await messages(response);
+    expect(sent.map((m) => m["method"] ?? m["id"])).toEqual(["notifications/progress", 8]);
+    expect(sent[1]).toMatchObject({ result: { content: [{ text: "chatty" }] } });
+  });
+
+  it("keeps the SSE stream for a call that has sent nothing after a moment; its answer still comes on it", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const { call, letGo } = await toolSession();
+      const pending = call(9, "slow");
+      await vi.advanceTimersByTimeAsync(FIRST_MESSAGE_WAIT_MS);
+      const response = await pending;
+      expect(response.headers.get("content-type")).toContain("text/event-stream");
+      letGo();
+      expect(await messages(response)).toEqual([{ jsonrpc: "2.0", id: 9, result: { content: [{ type: "text", text: "slow" }] } }]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -32,6 +32,19 @@ export const UNKNOWN_ADDRESS = "unknown";
  */
 export function clientAddress(request: Request): string {
   const raw = request.headers.get("cf-connecting-ip")?.trim() ?? "";
+  let key = addressKeys.get(raw);
+  if (key === undefined) {
+    key = addressKey(raw);
+    // Only what could be an address is kept (an IPv6 one is at most 45 characters): a header is the sender's to fill.
+    if (raw.length <= 64) addressKeys.set(raw, key);
+  }
+  return key;
+}
+
+/** The key of each `CF-Connecting-IP` this isolate has seen: a client sends every request from the same address. */
+const addressKeys = new BoundedCache<string, string>({ max: 5_000 });
+
+function addressKey(raw: string): string {
   if (!ipaddr.isValid(raw)) return UNKNOWN_ADDRESS;
   const address = ipaddr.process(raw);
   if (address.kind() === "ipv4") return address.toString();

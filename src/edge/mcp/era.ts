@@ -11,6 +11,7 @@ import {
   SERVER_INFO_META_KEY,
   SUPPORTED_PROTOCOL_VERSIONS,
   classifyInboundRequest,
+  type InboundClassificationOutcome,
   type JSONRPCNotification,
   type JSONRPCRequest,
 } from "@modelcontextprotocol/server";
@@ -21,6 +22,7 @@ import { LISTEN_METHOD } from "../../modern/listen.ts";
 import type { McpEnv, Principal } from "./context.ts";
 import { objectHeaders, setPrincipal, withoutObjectCors } from "./forward.ts";
 import { isSessionVersion, unsupportedVersion } from "./guards.ts";
+import { isPlainSessionRequest } from "./plain-session-request.ts";
 import { overRateLimit } from "./rate-limit.ts";
 import { checkToolsetHandle, handleProblem, mintToolsetHandle } from "./toolset-handle.ts";
 import { startingView } from "./view.ts";
@@ -31,6 +33,9 @@ import { codeModeAvailable, settings } from "../../lib/settings.ts";
 
 /** JSON-RPC code of an unsupported protocol version in the 2026 era (not in the SDK's ProtocolErrorCode). */
 const UNSUPPORTED_VERSION = -32022;
+
+/** What the classifier answers for a 2025 session's request (isPlainSessionRequest). */
+const LEGACY: InboundClassificationOutcome = { kind: "legacy", reason: "no-claim" };
 
 const META_TOOLS: ReadonlySet<string> = new Set([DISCOVER_TOOL, USE_TOOL, LOAD_MCP]);
 
@@ -75,15 +80,17 @@ export const era: MiddlewareHandler<McpEnv> = async (c, next) => {
   const headers = c.req.raw.headers;
   const message = c.get("message");
   const header = (name: string) => headers.get(name) ?? undefined;
-  const route = classifyInboundRequest({
-    httpMethod: "POST",
-    protocolVersionHeader: header("mcp-protocol-version"),
-    mcpMethodHeader: header("mcp-method"),
-    mcpNameHeader: header("mcp-name"),
-    body: message,
-  });
-  const modern = settings(c.env).modernEra;
   const version = headers.get("mcp-protocol-version");
+  const route = isPlainSessionRequest(message, version === null || isSessionVersion(version))
+    ? LEGACY
+    : classifyInboundRequest({
+        httpMethod: "POST",
+        protocolVersionHeader: header("mcp-protocol-version"),
+        mcpMethodHeader: header("mcp-method"),
+        mcpNameHeader: header("mcp-name"),
+        body: message,
+      });
+  const modern = settings(c.env).modernEra;
   if (route.kind === "legacy") {
     // For `?view=direct`, only the 2025 versions: this era does not serve that view.
     if (isClaimlessDiscover(message)) return (await overRateLimit(c)) ?? discoverForAnyEra(message, modern && c.get("view") !== "direct");
