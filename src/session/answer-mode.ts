@@ -14,6 +14,12 @@ const STREAM_ONLY_HEADERS = ["cache-control", "connection", "x-accel-buffering"]
 
 type Decide = (message: JSONRPCMessage | undefined) => void;
 
+/** A request waiting for its first message: how to decide its mode, and since when it waits (ms). */
+interface Waiting {
+  decide: Decide;
+  since: number;
+}
+
 /** The one request of a POST body (an object with a method and an id), if that is what it is. */
 export function singleRequestId(body: unknown): RequestId | undefined {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
@@ -26,7 +32,12 @@ const isAnswerTo = (id: RequestId, message: JSONRPCMessage): boolean =>
   !("method" in message) && "id" in message && message.id === id && ("result" in message || "error" in message);
 
 export class AnswerModes {
-  readonly #waiting = new Map<RequestId, Decide>();
+  readonly #waiting = new Map<RequestId, Waiting>();
+  /**
+   * One timer for all the requests waiting, armed only while some wait: a timer per request would cost every call
+   * (the Node-compatible timers the Worker runs with are not free), while hardly any call waits a whole second.
+   */
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * Starts waiting for request `id`'s first message, before the request is handed to the server. Undefined when a
@@ -35,24 +46,43 @@ export class AnswerModes {
   watch(id: RequestId): Promise<JSONRPCMessage | undefined> | undefined {
     if (this.#waiting.has(id)) return undefined;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => decide(undefined), FIRST_MESSAGE_WAIT_MS);
-      const decide: Decide = (message) => {
-        clearTimeout(timer);
-        if (this.#waiting.get(id) === decide) this.#waiting.delete(id);
-        resolve(message);
+      const waiting: Waiting = {
+        since: Date.now(),
+        decide: (message) => {
+          if (this.#waiting.get(id) === waiting) this.#waiting.delete(id);
+          resolve(message);
+        },
       };
-      this.#waiting.set(id, decide);
+      this.#waiting.set(id, waiting);
+      this.#arm(FIRST_MESSAGE_WAIT_MS);
     });
+  }
+
+  /** Requests that have waited FIRST_MESSAGE_WAIT_MS keep their streams; the timer comes back for the next one due. */
+  #expire(): void {
+    this.#timer = undefined;
+    const now = Date.now();
+    let next: number | undefined;
+    for (const { decide, since } of [...this.#waiting.values()]) {
+      const due = since + FIRST_MESSAGE_WAIT_MS - now;
+      if (due <= 0) decide(undefined);
+      else next = Math.min(next ?? due, due);
+    }
+    if (next !== undefined) this.#arm(next);
+  }
+
+  #arm(ms: number): void {
+    this.#timer ??= setTimeout(() => this.#expire(), ms);
   }
 
   /** The server sent `message` for request `id` (as the SDK relates it), already written to the request's stream. */
   sent(id: RequestId | undefined, message: JSONRPCMessage): void {
-    if (id !== undefined) this.#waiting.get(id)?.(message);
+    if (id !== undefined) this.#waiting.get(id)?.decide(message);
   }
 
   /** The request's answer was made without a stream (a refusal, an accepted notification): nothing to wait for. */
   forget(id: RequestId): void {
-    this.#waiting.get(id)?.(undefined);
+    this.#waiting.get(id)?.decide(undefined);
   }
 
   /**

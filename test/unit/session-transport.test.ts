@@ -183,7 +183,7 @@ describe("SessionTransport answer modes", () => {
   });
 
   it("keeps the SSE stream for a call that has sent nothing after a moment; its answer still comes on it", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
     try {
       const { call, letGo } = await toolSession();
       const pending = call(9, "slow");
