@@ -100,11 +100,16 @@ describe("the member as principal", () => {
         // A request the router refuses after the limiter has counted it (no session id): cheap, and no object woken.
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
       });
-    let status = 0;
-    // Up to three limiter windows' worth: on a slow machine the first 150 may straddle a window's end.
-    for (let i = 0; i < 450 && status !== 429; i++) status = (await initialize(first.accessToken)).status;
-    expect(status).toBe(429);
-    expect((await initialize(second.accessToken)).status).toBe(429);
+    // Up to three limiter windows' worth: on a slow machine the first 150 may straddle a window's end, and a window
+    // may also end between the first grant's refusal and the second's request: then the first is driven over again.
+    let shared = false;
+    for (let round = 0; round < 2 && !shared; round++) {
+      let status = 0;
+      for (let i = 0; i < 450 && status !== 429; i++) status = (await initialize(first.accessToken)).status;
+      expect(status).toBe(429);
+      shared = (await initialize(second.accessToken)).status === 429;
+    }
+    expect(shared).toBe(true);
     // A team token is its own key.
     const res = await proxyFetch(`${OAUTH_BASE}/t/pr-limit/mcp`, {
       method: "POST",
