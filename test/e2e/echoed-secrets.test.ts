@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { E2E_SECRETS_KEY, provisionTeam, teamCli } from "../../harness/clients.ts";
 import { startEchoUpstream } from "../../harness/echo-upstream.ts";
 import type { ModernUpstream } from "../../harness/modern-upstream.ts";
-import { ECHO_SECRETS, echoConfig, leaksIn, legacyTour, modernTour } from "../shared/echo-tour.ts";
+import { ECHO_SECRETS, echoConfig, leaksIn, missingEchoes, legacyTour, modernTour } from "../shared/echo-tour.ts";
 import { startDevStack, type DevStack } from "./dev-stack.ts";
 
 const TEAM = "echoed";
@@ -49,10 +49,7 @@ function stateFiles(root: string): string[] {
 
 async function expectWithheld(texts: string[]): Promise<void> {
   const all = texts.join("\n");
-  expect(all).toContain("x-api-key: [withheld]");
-  expect(all).toContain("authorization: Bearer [withheld]");
-  expect(all).toContain("x-literal-token: [withheld]");
-  expect(all).toContain("x-region: eu-west-1");
+  expect(missingEchoes(all)).toEqual([]);
   expect(leaksIn(all)).toEqual([]);
   // The upstreams were sent the secrets: what came back is the proxy's doing.
   expect(echoes[0]!.headers("tools/call")?.["x-api-key"] ?? echoes[1]!.headers("tools/call")?.["x-api-key"]).toBe(ECHO_SECRETS.ECHO_KEY);

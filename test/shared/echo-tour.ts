@@ -30,6 +30,14 @@ export function echoConfig(modernUrl: string, legacyUrl: string): Record<string,
   };
 }
 
+/** What the tour's texts show of the upstreams' echoes: each credential header withheld, the region (no credential) as sent. */
+export const ECHOED_LINES = ["x-api-key: [withheld]", "authorization: Bearer [withheld]", "x-literal-token: [withheld]", "x-region: eu-west-1"] as const;
+
+/** The echoed lines a text lacks (empty when the upstreams' echoes all came back, withheld). */
+export function missingEchoes(text: string): string[] {
+  return ECHOED_LINES.filter((line) => !text.includes(line));
+}
+
 /** What each text must not hold: a secret as is, percent-encoded, or in the base64 of any text it is part of. */
 export function leaksIn(text: string, values: readonly string[] = [...Object.values(ECHO_SECRETS), LITERAL_CREDENTIAL]): string[] {
   const found = new Set<string>();
