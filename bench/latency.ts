@@ -89,6 +89,7 @@ const LAZY_DESCRIPTION =
 interface Session {
   client: Client;
   transport: StreamableHTTPClientTransport;
+  url: string;
 }
 
 /**
@@ -119,7 +120,7 @@ async function open(url: string, token?: string): Promise<Session> {
   );
   const client = new Client({ name: "bench-host", version: "1.0.0" });
   await client.connect(transport);
-  return { client, transport };
+  return { client, transport, url };
 }
 
 async function end(session: Session): Promise<void> {
@@ -163,6 +164,31 @@ const FLOOR_BODY = JSON.stringify({
   method: "tools/call",
   params: { name: "use_tool", arguments: { tool_name: "echo/echo", tool_input: { message: "bench" } } },
 });
+
+const NOTICE_BODY = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" });
+const USE_ECHO = { name: "use_tool", arguments: { tool_name: "echo/echo", tool_input: { message: "bench" } } };
+let rawId = 0;
+const rawBody = (method: string, params?: unknown): string =>
+  JSON.stringify({ jsonrpc: "2.0", id: `raw-${++rawId}`, method, ...(params === undefined ? {} : { params }) });
+
+/**
+ * One raw POST on a proxied 2025 session, with the same keep-alive fetch as every variant and no SDK client: the
+ * status expected, and a piece of text the answer must hold (JSON or the SSE event carrying it).
+ */
+async function rawOnSession(session: Session, token: string, body: string, status: number, needle?: string): Promise<void> {
+  const headers = {
+    authorization: `Bearer ${token}`,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-session-id": session.transport.sessionId ?? "",
+    "mcp-protocol-version": session.transport.protocolVersion ?? "2025-11-25",
+  };
+  const response = await fetch(session.url, { method: "POST", headers, body });
+  const text = await response.text();
+  if (response.status !== status || (needle !== undefined && !text.includes(needle))) {
+    throw new Error(`raw ${body.slice(0, 60)}: ${response.status} ${text.slice(0, 200)}`);
+  }
+}
 
 async function post(url: string): Promise<void> {
   const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: FLOOR_BODY });
@@ -451,7 +477,15 @@ interface Figures {
   };
   floorGap: number;
   goal: { overhead: number; allowed: number; met: boolean };
-  pieces: Record<"workerFromNode" | "doFromWorker" | "kvRead" | "crypto" | "storageRead" | "outboundFetch" | "readBodyLoop", number>;
+  pieces: Record<"workerFromNode" | "doFromWorker" | "kvRead" | "crypto" | "storageRead" | "outboundFetch" | "readBodyLoop", number> &
+    /**
+     * The rate-limit binding and a console line on the floor; the proxy's own path cut in three with raw requests on
+     * a 2025 session: the router's chain alone (notifications/initialized, answered by the router), the hop to the
+     * object and its SDK server (ping), the call (use_tool). Absent in figures recorded before they were measured.
+     */
+    Partial<Record<"rateLimiter" | "logLine" | "routerChain" | "objectAndServer" | "call", number>>;
+  /** The raw requests' own percentiles (absent before they were measured). */
+  raw?: Record<"rawNotice" | "rawPing" | "rawUse" | "rateLimitDo" | "logDo", Percentiles>;
   sessionStart: {
     direct: Percentiles;
     proxied: Percentiles;
@@ -551,6 +585,12 @@ async function main(): Promise<void> {
         { key: "doStorage", run: () => post(floorUrl("/do-storage")) },
         { key: "doFetch", run: () => post(floorUrl("/do-fetch")) },
         { key: "readBodyDo", run: () => post(floorUrl("/readbody-do")) },
+        { key: "rateLimitDo", run: () => post(floorUrl("/ratelimit-do")) },
+        { key: "logDo", run: () => post(floorUrl("/log-do")) },
+        // The proxy's own path in three cuts, as raw requests on the 2025 session (no SDK client on top).
+        { key: "rawNotice", run: () => rawOnSession(proxiedEcho, tokens.bench, NOTICE_BODY, 202) },
+        { key: "rawPing", run: () => rawOnSession(proxiedEcho, tokens.bench, rawBody("ping"), 200, '"result":{}') },
+        { key: "rawUse", run: () => rawOnSession(proxiedEcho, tokens.bench, rawBody("tools/call", USE_ECHO), 200, '\\"tool\\":\\"echo\\"') },
         {
           key: "directReplay",
           run: async () => expectText(await directEcho.client.callTool({ name: "echo", arguments: input }), '"tool":"echo"', "direct echo"),
@@ -633,6 +673,11 @@ async function main(): Promise<void> {
       storageRead: paired("doStorage", "do"),
       outboundFetch: paired("doFetch", "do"),
       readBodyLoop: paired("readBodyDo", "do"),
+      rateLimiter: paired("rateLimitDo", "do"),
+      logLine: paired("logDo", "do"),
+      routerChain: paired("rawNotice", "worker"),
+      objectAndServer: paired("rawPing", "rawNotice"),
+      call: paired("rawUse", "rawPing"),
     };
 
     // --- session start ------------------------------------------------------------------------------------------
@@ -816,6 +861,7 @@ async function main(): Promise<void> {
         directReplayV2: p.directReplayV2!,
       },
       floor: { node: p.node!, worker: p.worker!, do: p.do!, kvDo: p.kvDo!, cryptoDo: p.cryptoDo!, doStorage: p.doStorage!, doFetch: p.doFetch!, readBodyDo: p.readBodyDo! },
+      raw: { rawNotice: p.rawNotice!, rawPing: p.rawPing!, rawUse: p.rawUse!, rateLimitDo: p.rateLimitDo!, logDo: p.logDo! },
       overhead: { replay: replayOverhead, everything: everythingOverhead },
       modern,
       floorGap,
@@ -849,6 +895,31 @@ async function main(): Promise<void> {
 
 function row(label: string, p: Percentiles): string {
   return `| ${label} | ${ms(p.p50)} | ${ms(p.p95)} | ${ms(p.p99)} | ${p.n} |`;
+}
+
+/** Where a 2025 use_tool's time goes: the proxy's path cut in three with raw requests, beside the floor's pieces. */
+function renderCuts(f: Figures): string[] {
+  const c = f.pieces;
+  if (c.routerChain === undefined || c.objectAndServer === undefined || c.call === undefined || c.rateLimiter === undefined || c.logLine === undefined) return [];
+  const own = c.routerChain - c.rateLimiter + (c.objectAndServer - c.doFromWorker) + (c.call - c.outboundFetch - c.logLine);
+  return [
+    "### The proxy's path, cut in three",
+    "",
+    "The proxy's path cut in three with raw requests on the 2025 session (the same keep-alive `fetch`, no SDK client), " +
+      "in the same rounds, beside the floor's pieces (medians of paired differences, ms):",
+    "",
+    "| cut | measured as | proxy | the floor's own piece |",
+    "|---|---|---:|---:|",
+    `| the router's chain: authentication, limits, guards, session id, body | raw \`notifications/initialized\` (the router answers it) − the floor Worker | ${ms(c.routerChain)} | asking the rate-limit binding: ${ms(c.rateLimiter)} |`,
+    `| the hop to the session object, the SDK's transport and server | raw \`ping\` − raw \`notifications/initialized\` | ${ms(c.objectAndServer)} | Worker → object: ${ms(c.doFromWorker)} |`,
+    `| the call: the view, \`callTool\`, the SDK client, the upstream's round trip, the log line | raw \`use_tool\` − raw \`ping\` | ${ms(c.call)} | the object's fetch: ${ms(c.outboundFetch)}; one console line: ${ms(c.logLine)} |`,
+    "",
+    `The proxy's own work, each cut less its floor piece: ${ms(own)} ms per call; ` +
+      `the two pieces that are \`wrangler dev\`'s local stand-ins (the rate-limit binding, an internal fetch to workerd's ` +
+      `own implementation, and a console line, which \`wrangler dev\` carries through the inspector to its terminal): ` +
+      `${ms(c.rateLimiter + c.logLine)} ms.`,
+    "",
+  ];
 }
 
 function render(f: Figures): string {
@@ -904,6 +975,10 @@ function render(f: Figures): string {
   lines.push(row("Worker → Durable Object reads storage", f.floor.doStorage));
   lines.push(row("Worker → Durable Object fetches the plain Node server", f.floor.doFetch));
   lines.push(row("Worker reads the body with the router's `readBody` → Durable Object", f.floor.readBodyDo));
+  if (f.raw) {
+    lines.push(row("Worker asks a rate-limit binding → Durable Object", f.raw.rateLimitDo));
+    lines.push(row("Worker → Durable Object, which writes one console line after answering", f.raw.logDo));
+  }
   lines.push("");
   const g = f.goal;
   lines.push(
@@ -912,6 +987,7 @@ function render(f: Figures): string {
       `(replay upstream; server-everything: ${ms(f.overhead.everything.diffP50)} ms).`,
     "",
   );
+  lines.push(...renderCuts(f));
   lines.push("### Session start: initialize + first `tools/list`", "");
   lines.push("| | p50 | p95 | p99 | n |", "|---|---:|---:|---:|---:|");
   lines.push(row("direct: connect + initialize + tools/list", f.sessionStart.direct));

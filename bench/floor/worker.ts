@@ -12,6 +12,10 @@
 //   /crypto-do       the Worker hashes and HMACs (as the router checks a token and a session id), then forwards
 //   /readbody-do     the Worker reads the body with the proxy's own reader (src/lib/request-body.ts: a counted
 //                    reader loop) instead of request.text(), then forwards
+//   /ratelimit-do    the Worker asks a rate-limit binding about the request (as the router asks TOKEN_LIMITER),
+//                    then forwards: under wrangler dev that binding is workerd's local stand-in
+//   /log-do          the object answers, then writes one console line the size of the proxy's per-call line (as the
+//                    proxy writes it: on the next turn of the event loop, after the answer)
 
 import { DEFAULT_BODY_LIMIT, readLimitedText } from "../../src/lib/request-body.ts";
 
@@ -21,6 +25,7 @@ interface Stub {
 interface Env {
   FLOOR: { getByName(name: string): Stub };
   KV: { get(key: string): Promise<string | null> };
+  LIMITER: { limit(options: { key: string }): Promise<{ success: boolean }> };
   NODE_URL?: string;
 }
 interface State {
@@ -29,6 +34,10 @@ interface State {
 
 const OK = '{"ok":true}';
 const answer = (body = OK) => new Response(body, { headers: { "content-type": "application/json" } });
+
+/** A line shaped like the proxy's per-call `tool_call` line (src/lib/log.ts). */
+const LOG_LINE = () =>
+  JSON.stringify({ at: new Date().toISOString(), event: "tool_call", team: "bench", session: "0123456789ab", principal: "t:0123456789abcdef", upstream: "echo", tool: "echo", ms: 1, outcome: "ok" });
 
 let hmacKey: Promise<CryptoKey> | undefined;
 
@@ -55,6 +64,11 @@ export default {
         return toObject(env, request, body);
       case "/new-do":
         return env.FLOOR.getByName(`new-${crypto.randomUUID()}`).fetch(new Request(request.url, { method: request.method, headers: request.headers, body }));
+      case "/ratelimit-do":
+        if (!(await env.LIMITER.limit({ key: "floor/token" })).success) return new Response("limited", { status: 429 });
+        return toObject(env, request, body);
+      case "/log-do":
+        return toObject(env, request, body);
       case "/kv-do":
         await env.KV.get("token:floor");
         return toObject(env, request, body);
@@ -87,6 +101,10 @@ export class FloorObject {
     }
     if (pathname === "/do-storage") {
       await this.#state.storage.get("session");
+      return answer();
+    }
+    if (pathname === "/log-do") {
+      setTimeout(() => console.log(LOG_LINE()), 0);
       return answer();
     }
     if (pathname === "/do-fetch" && this.#env.NODE_URL) {

@@ -1,6 +1,6 @@
 // The era step's shortcut agrees with the SDK's classifier: whatever it takes as a 2025 session's request, the
 // classifier calls legacy too; a 2025 session's ordinary requests take it; everything else is left to the classifier.
-import { PROTOCOL_VERSION_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, classifyInboundRequest } from "@modelcontextprotocol/server";
+import { PROTOCOL_VERSION_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, classifyInboundRequest, isJSONRPCRequest } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { isPlainSessionRequest } from "../../src/edge/mcp/plain-session-request.ts";
 
@@ -30,6 +30,16 @@ const left: Array<[string, unknown, string | null]> = [
   ["a _meta that is not an object", { ...call, params: { ...call.params, _meta: [claim] } }, null],
 ];
 
+/** Shapes the shortcut checks by hand: each one the SDK's own request check refuses too. */
+const malformed: Array<[string, unknown, string | null]> = [
+  ["an id that is not an integer", { ...call, id: 1.5 }, null],
+  ["an id that is an object", { ...call, id: { n: 1 } }, null],
+  ["params that are null", { ...call, params: null }, null],
+  ["params that are an array", { ...call, params: [1, 2] }, "2025-11-25"],
+  ["a progress token the SDK refuses", { ...call, params: { ...call.params, _meta: { progressToken: { no: 1 } } } }, null],
+  ["a version other than 2.0", { ...call, jsonrpc: "1.0" }, null],
+];
+
 /** What the era step says of the header: none, or a 2025 version's (src/edge/mcp/guards.ts isSessionVersion). */
 const sessionHeader = (version: string | null) => version === null || (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(version);
 
@@ -42,7 +52,11 @@ describe("isPlainSessionRequest", () => {
     expect(classify(body, version).kind).toBe("legacy");
   });
 
-  it.each(left)("leaves %s to the classifier", (_, body, version) => {
+  it.each([...left, ...malformed])("leaves %s to the classifier", (_, body, version) => {
     expect(isPlainSessionRequest(body, sessionHeader(version))).toBe(false);
+  });
+
+  it.each(malformed)("agrees with the SDK's request check on %s", (_, body) => {
+    expect(isJSONRPCRequest(body)).toBe(false);
   });
 });
