@@ -77,7 +77,11 @@ const PROFILE_INTERVAL_US = 200;
  * As long as a deployed key (README: 32 random bytes): the 2026 era's request-state codec, derived from it, refuses a
  * key of under 32 bytes, and with "bench" every 2026-era tools/call failed with a 500.
  */
-const PROXY_VARS = { SESSION_KEY: "bench-session-key-0123456789abcd" };
+/**
+ * The session-start profile keeps its sessions open until it is taken (their DELETEs are not what it measures), more
+ * than a principal's bound of live sessions: the bound is raised so that no start ends an older session for room.
+ */
+const PROXY_VARS = { SESSION_KEY: "bench-session-key-0123456789abcd", MAX_SESSIONS_PER_PRINCIPAL: "1000" };
 const ECHO_CORPUS = "modelcontextprotocol__server-everything";
 const LAZY_DESCRIPTION =
   "The reference test server: echo, sums, long-running operations, sample resources, resource templates and " +
@@ -517,7 +521,8 @@ interface Figures {
     | { skipped: string }
     | { direct: Percentiles; proxied: Percentiles; ratioP50: number; allowed: number; allowedWithDoFloor: number; met: boolean };
   /** `modern`: the same isolate during 2026-era use_tool calls (absent in figures recorded before it was measured). */
-  profile?: { proxied: ProfileFigures; floorDo: ProfileFigures; modern?: ProfileFigures } | { skipped: string };
+  /** `start`: the same isolate during session starts (initialize + first tools/list; absent before it was measured). */
+  profile?: { proxied: ProfileFigures; floorDo: ProfileFigures; modern?: ProfileFigures; start?: ProfileFigures } | { skipped: string };
   /** Content types of the proxy's 200 answers to POSTs (2025-era clients; `modernAnswerTypes`: the 2026-era ones, by method). */
   proxyAnswerTypes: string[];
   modernAnswerTypes: string[];
@@ -842,7 +847,20 @@ async function main(): Promise<void> {
           COUNTS.profile,
           "modern",
         );
-        profile = { proxied, floorDo, modern: modernProfile };
+        // Only the start is profiled: the sessions end (DELETE) once the profile is taken (see PROXY_VARS).
+        const opened: Session[] = [];
+        const start = await profileCalls(
+          proxy,
+          async () => {
+            const session = await open(teamUrl("bench"), tokens.bench);
+            opened.push(session);
+            await session.client.listTools();
+          },
+          Math.max(1, Math.round(COUNTS.profile / 3)),
+          "session-start",
+        );
+        await Promise.all(opened.map(end));
+        profile = { proxied, floorDo, modern: modernProfile, start };
       } catch (err) {
         profile = { skipped: `profiling failed: ${err instanceof Error ? err.message : String(err)}` };
       }
@@ -1165,6 +1183,19 @@ function render(f: Figures): string {
       lines.push("");
       lines.push("| hottest frames in the proxy, 2026-era `use_tool` (self, built-in ← caller) | ms per call |", "|---|---:|");
       for (const fn of mo.topFunctions.slice(0, 10)) lines.push(`| \`${fn.name.replace(/\|/g, "\\|")}\` | ${ms(fn.msPerCall, 3)} |`);
+      lines.push("");
+    }
+    const st = f.profile.start;
+    if (st) {
+      lines.push(
+        `The same isolate during ${st.calls} session starts (initialize and the first tools/list, each a new session object): busy ` +
+          `**${ms(st.busyMsPerCall)} ms per start** (of ${ms(st.wallMsPerCall)} ms wall).`,
+        "",
+      );
+      lines.push("| proxy isolate, per session start | JS self ms | built-ins it calls, ms | share of busy |", "|---|---:|---:|---:|");
+      for (const c of st.byCategory.slice(0, 10)) lines.push(`| ${c.category} | ${ms(c.selfMs, 3)} | ${ms(c.builtinMs, 3)} | ${(c.share * 100).toFixed(0)}% |`);
+      lines.push("", "| hottest frames in the proxy, session start (self, built-in ← caller) | ms per start |", "|---|---:|");
+      for (const fn of st.topFunctions.slice(0, 10)) lines.push(`| \`${fn.name.replace(/\|/g, "\\|")}\` | ${ms(fn.msPerCall, 3)} |`);
       lines.push("");
     }
   } else if (f.profile) {

@@ -21,6 +21,14 @@ export const TABLE_URL = "https://assets.local/tokenizer/o200k_base.bin";
 /** Pieces longer than this (UTF-16 units) are not remembered; so the cache holds at most ~1M characters. */
 const CACHE_PIECE_CHARS = 256;
 const CACHE_ENTRIES = 4096;
+/**
+ * Whole texts at least this long are remembered too, by their text: a catalog's rendering and its tool list are
+ * counted again, unchanged, at every session start of the team (the budget's shapes, the usage meter's direct
+ * figure), and scanning a long text is most of a count. At most TEXT_ENTRIES of at most TEXT_MAX_CHARS each.
+ */
+const TEXT_MIN_CHARS = 1024;
+const TEXT_MAX_CHARS = 256 * 1024;
+const TEXT_ENTRIES = 32;
 const TWO_32 = 2 ** 32;
 
 /** A binary min-heap of numbers (merge candidates: rank · 2^32 + position), its storage reused across pieces. */
@@ -226,6 +234,21 @@ export function tokenCounterFromTable(bytes: ArrayBuffer | Uint8Array): TokenCou
   return new TableCounter(readTable(bytes));
 }
 
+/** `counter`, remembering the counts of long texts (see TEXT_MIN_CHARS): what the isolate's loader hands out. */
+export function rememberingLongTexts(counter: TokenCounter): TokenCounter {
+  const texts = new BoundedCache<string, number>({ max: TEXT_ENTRIES });
+  return {
+    count(text) {
+      if (text.length < TEXT_MIN_CHARS || text.length > TEXT_MAX_CHARS) return counter.count(text);
+      const known = texts.get(text);
+      if (known !== undefined) return known;
+      const total = counter.count(text);
+      texts.set(text, total);
+      return total;
+    },
+  };
+}
+
 /**
  * A loader with its own memory: concurrent callers share one fetch, a loaded counter is kept, and a failed load is
  * forgotten once it has failed (the next call tries again). `loadTokenCounter` is the isolate's one loader.
@@ -234,7 +257,7 @@ export function createTokenCounterLoader(): (assets: AssetsBinding) => Promise<T
   let shared: Promise<TokenCounter> | undefined;
   return (assets) => {
     if (shared) return shared;
-    const loading = fetchTable(assets).then(tokenCounterFromTable);
+    const loading = fetchTable(assets).then((bytes) => rememberingLongTexts(tokenCounterFromTable(bytes)));
     shared = loading;
     loading.catch(() => {
       if (shared === loading) shared = undefined;

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { corpusFiles, loadCorpus } from "../../harness/replay-server.ts";
 import { TABLE_PATH, buildKey, decodeRanks } from "../../scripts/build-tokenizer.ts";
 import { TABLE_FORMAT, readTable } from "../../src/catalog/token-table.ts";
-import { createTokenCounterLoader, tokenCounterFromTable, type TokenCounter } from "../../src/catalog/tokenizer.ts";
+import { createTokenCounterLoader, rememberingLongTexts, tokenCounterFromTable, type TokenCounter } from "../../src/catalog/tokenizer.ts";
 
 const reference = getEncoding("o200k_base");
 const expected = (text: string) => reference.encode(text, [], []).length;
@@ -233,5 +233,20 @@ describe("a table that is not this build's is refused", () => {
     expect(a).toBe(b);
     expect(calls).toBe(2);
     expect(a.count("hello world")).toBe(2);
+  });
+});
+
+describe("rememberingLongTexts", () => {
+  it("counts a long text once and answers its repeats from memory; short texts are always counted", () => {
+    const seen: string[] = [];
+    const inner = { count: (text: string) => (seen.push(text), text.length % 97) };
+    const counter = rememberingLongTexts(inner);
+    const long = "x".repeat(5000);
+    const other = "y".repeat(5001);
+    expect([counter.count(long), counter.count(long), counter.count(other), counter.count(long)]).toEqual([5000 % 97, 5000 % 97, 5001 % 97, 5000 % 97]);
+    expect(seen.map((t) => t.length)).toEqual([5000, 5001]);
+    counter.count("short");
+    counter.count("short");
+    expect(seen.filter((t) => t === "short")).toHaveLength(2);
   });
 });
