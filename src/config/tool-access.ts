@@ -66,8 +66,8 @@ export interface SubjectAccess {
    * Whether a server is hidden from this caller as a whole (its tools, resources, prompts and its entry among the
    * servers). `toolNames`: its tools by the names the host would call them (as `ToolRef.name`). With tools, it is
    * hidden when every one is. With none known (a lazy server not loaded yet, or a server that has none), it is
-   * hidden when the caller's rules leave nothing of it: a deny of `<server>/*` or `<server>/**` (or `**`), or
-   * `allow` lists none of whose globs names it. In single-MCP mode a server with no tools known is never hidden.
+   * hidden when the caller's rules leave nothing of it: a deny of `<server>/*` or `<server>/**` (or `**`; in
+   * single-MCP mode `*` or `**`), or `allow` lists none of whose globs names it.
    */
   serverHidden(server: string, toolNames: readonly string[]): boolean;
 }
@@ -129,20 +129,20 @@ const compiledByConfig = new WeakMap<AccessConfig, CompiledAccess>();
 function compiledAccess(config: AccessConfig): CompiledAccess {
   let compiled = compiledByConfig.get(config);
   if (!compiled) {
-    compiled = { rules: accessRules(config).map(compileRule), bySubject: new WeakMap() };
+    compiled = { rules: accessRules(config).map((rule, index) => compileRule(rule, index, config.mode)), bySubject: new WeakMap() };
     compiledByConfig.set(config, compiled);
   }
   return compiled;
 }
 
-function compileRule(rule: AccessRule, index: number): CompiledRule {
+function compileRule(rule: AccessRule, index: number, mode: ConfigMode): CompiledRule {
   const selectors = rule.who.map(selector);
   return {
     index,
     at: rule.at,
     selects: (subject) => selectors.some((selects) => selects(subject)),
-    ...(rule.allow ? { allow: toolGlobMatcher(rule.allow), allowsServer: serversNamed(rule.allow, false) } : {}),
-    ...(rule.deny ? { deny: toolGlobMatcher(rule.deny), deniesServer: serversNamed(rule.deny, true) } : {}),
+    ...(rule.allow ? { allow: toolGlobMatcher(rule.allow), allowsServer: serversNamed(rule.allow, false, mode) } : {}),
+    ...(rule.deny ? { deny: toolGlobMatcher(rule.deny), deniesServer: serversNamed(rule.deny, true, mode) } : {}),
     ...(rule.approve ? { approve: toolGlobMatcher(rule.approve) } : {}),
     approveDestructive: rule.approveDestructive === true,
     matchesBareName: rule.matchesBareName === true,
@@ -152,10 +152,15 @@ function compileRule(rule: AccessRule, index: number): CompiledRule {
 /**
  * The servers a glob list names, by each glob's server part. `whole`: only globs that take every tool of their
  * server (`<server>/*`, `<server>/**`, `**`); otherwise any glob, and one with no server part names every server.
+ * In single-MCP mode globs have no server part: the one server is named by any glob, taken whole by `*` or `**`.
  */
-function serversNamed(globs: readonly string[], whole: boolean): Matcher {
+function serversNamed(globs: readonly string[], whole: boolean, mode: ConfigMode): Matcher {
   const parts: string[] = [];
   for (const glob of globs) {
+    if (mode === "single") {
+      if (!whole || glob === "*" || glob === "**") parts.push("**");
+      continue;
+    }
     const slash = glob.indexOf("/");
     const negated = glob.startsWith("!");
     if (whole) {
@@ -235,7 +240,6 @@ class CallerAccess implements SubjectAccess {
 
   serverHidden(server: string, toolNames: readonly string[]): boolean {
     if (toolNames.length > 0) return toolNames.every((name) => this.decide({ name }).access === "hidden");
-    if (this.#mode === "single") return false;
     if (this.#rules.some((rule) => rule.deniesServer?.(server))) return true;
     return this.#narrowing.length > 0 && !this.#narrowing.some((rule) => rule.allowsServer?.(server));
   }

@@ -37,6 +37,7 @@ const COMBINED = multi([
   { who: ["token:tok-9"], deny: ["github/deploy_*"] },
   // A policy's globs are over server/tool only: this one matches no tool name in config-file mode.
   { who: ["*"], approve: ["*delete*"] },
+  { who: ["domain:Partner.EXAMPLE"], deny: ["everything/*"] },
 ]);
 
 const SINGLE: AccessConfig = {
@@ -71,6 +72,8 @@ const CASES: Case[] = [
   ["group:", ISSUE, contractor, "secrets/read", "hidden", "policies[2].deny", 2],
   ["domain:", ISSUE, partner, "billing/pay", "hidden", "policies[2].deny", 2],
   ["domain: ignores the domain's case", ISSUE, partnerUpper, "billing/pay", "hidden", "policies[2].deny", 2],
+  ["domain: the rule's domain in any case", COMBINED, partner, "everything/echo", "hidden", "policies[5].deny", 5],
+  ["the first deny decides", ISSUE, contractor, "secrets/delete_key", "hidden", "policies[0].deny", 0],
   ["no email (unverified): domain: and user: do not match", ISSUE, unverified, "billing/pay", "visible"],
   ["token: matches tokens only, not a member with that id or group", ISSUE, memberNamedLikeToken, "github/create_issue", "visible"],
   ["group: is not a token's label", ISSUE, labelledLikeGroup, "secrets/read", "visible"],
@@ -153,8 +156,12 @@ describe("a server hidden as a whole", () => {
     expect(toolAccess(NONE, plainToken).serverHidden("docs", [])).toBe(false);
   });
 
-  it("in single-MCP mode, only by its tools", () => {
+  it("in single-MCP mode: by its tools, or with none known by a deny of * or **", () => {
     expect(toolAccess(SINGLE, ciBot).serverHidden("mcp", [])).toBe(false);
+    const single = (deny: string[]): AccessConfig => ({ mode: "single", policies: [{ who: ["*"], deny }] });
+    expect(toolAccess(single(["*"]), ciBot).serverHidden("mcp", [])).toBe(true);
+    expect(toolAccess(single(["**"]), ciBot).serverHidden("mcp", [])).toBe(true);
+    expect(toolAccess(single(["get_*"]), ciBot).serverHidden("mcp", [])).toBe(false);
     expect(toolAccess(SINGLE, ciBot).serverHidden("mcp", ["list_users", "delete_user"])).toBe(true);
     expect(toolAccess(SINGLE, ciBot).serverHidden("mcp", ["list_users", "get_user"])).toBe(false);
   });
