@@ -79,7 +79,8 @@ const LITERAL_SERVER = /^[A-Za-z0-9_-]+$/;
  * glob matches nearly everything, so it is not judged.
  */
 export function globNeverMatches(glob: string, servers: ReadonlySet<string>): string | undefined {
-  if (glob.startsWith("!") || glob === "**") return undefined;
+  // An empty glob is refused by its own schema; say nothing more of it.
+  if (glob === "" || glob.startsWith("!") || glob === "**") return undefined;
   const slash = glob.indexOf("/");
   if (slash < 0) {
     return `${JSON.stringify(glob)} can never match: tools are named server/tool here and * does not cross /; write ${JSON.stringify(`*/${glob}`)} for every server's tools`;

@@ -61,7 +61,7 @@ describe("policies refused, by rule and field", () => {
   const KINDS = '"*" (everyone), token:<label or id>, user:<email>, domain:<email domain>, group:<name>';
 
   it.each([
-    ["an unknown selector kind", [{ who: ["*"], deny: ["x/y"] }, { who: ["team:ops"], deny: ["github/*"] }], [`policies[1].who[0]: unknown selector kind "team:": use ${KINDS}`]],
+    ["an unknown selector kind", [{ who: ["*"], deny: ["github/x"] }, { who: ["team:ops"], deny: ["github/*"] }], [`policies[1].who[0]: unknown selector kind "team:": use ${KINDS}`]],
     ["a selector with no kind", [{ who: ["*", "alice"], deny: ["github/*"] }], [`policies[0].who[1]: unknown selector "alice": use ${KINDS}`]],
     ["an empty selector", [{ who: [""], deny: ["github/*"] }], [`policies[0].who[0]: a selector cannot be empty: use ${KINDS}`]],
     ["an empty who", [{ who: [], deny: ["github/*"] }], [`policies[0].who: who is empty, so the rule is for nobody: name whom it is for (${KINDS})`]],
