@@ -2,6 +2,8 @@
 // uses (a `.transform` of the entry) and the published JSON Schema come.
 import * as z from "zod";
 import { View } from "./view.ts";
+import { Policies, policyGlobIssues } from "./policy-rules.ts";
+import { ToolGlobs } from "./tool-globs.ts";
 
 /** Team names appear in URLs and storage keys: lowercase letters, digits, `-` and `_`. */
 export const TeamName = z
@@ -66,8 +68,8 @@ const Headers = z
 /** Tool-name globs (`*` any run of characters, `?` one); a hidden tool is unknown everywhere. */
 const ToolFilter = z
   .strictObject({
-    allow: z.array(z.string().min(1).max(200)).max(500).optional().describe("Only tools matching one of these globs are offered."),
-    deny: z.array(z.string().min(1).max(200)).max(500).optional().describe("Tools matching any of these globs are hidden (deny wins)."),
+    allow: ToolGlobs.optional().describe("Only tools matching one of these globs are offered."),
+    deny: ToolGlobs.optional().describe("Tools matching any of these globs are hidden (deny wins)."),
   })
   .describe("Which of this server's tools the team may see and call.");
 
@@ -205,10 +207,7 @@ const TeamView = View.optional().describe(
   'The view sessions get when neither the MCP URL (`?view=`) nor the token names one: "meta" (discover_tool, use_tool, load_mcp; the default), "direct" (every allowed tool first-class) or "code" (search, describe, execute: one program calls many tools in a sandbox).',
 );
 
-const Approve = z
-  .array(z.string().min(1).max(200))
-  .max(500)
-  .optional()
+const Approve = ToolGlobs.optional()
   .describe(
     "Code view: tools a program may call only once the user allows that call, as globs over the tool's name or `server/tool` (`*delete*`, `github/*`). The host asks the user (elicitation) where it can; elsewhere the program pauses and the agent resumes it with the user's consent.",
   );
@@ -227,13 +226,16 @@ const TEAM_FIELDS = {
   view: TeamView,
   approve: Approve,
   approve_destructive: ApproveDestructive,
+  policies: Policies,
 };
 
 /** Config-file mode: many servers, tools namespaced as `server/tool`. */
-export const MultiConfig = z.strictObject({
-  ...TEAM_FIELDS,
-  mcp: z.record(ServerName, ServerEntry).describe("The upstream servers, by name."),
-});
+export const MultiConfig = z
+  .strictObject({
+    ...TEAM_FIELDS,
+    mcp: z.record(ServerName, ServerEntry).describe("The upstream servers, by name."),
+  })
+  .superRefine((config, ctx) => policyGlobIssues(config.policies, new Set(Object.keys(config.mcp)), ctx));
 
 /** Single-MCP mode: the config is one server entry; tool names stay bare. */
 export const SingleConfig = z.strictObject({

@@ -4,6 +4,7 @@
 import * as z from "zod";
 import { View } from "./view.ts";
 import { CATALOG_BUDGET, MultiConfig, ServerEntry, ServerName, SingleConfig, UpstreamEntry, normalizeEntry } from "./schema.ts";
+import { Policies, type PolicyRule } from "./policy-rules.ts";
 
 /** The name single-MCP mode gives its one upstream inside the proxy (never shown in tool names). */
 export const SINGLE_UPSTREAM = "mcp";
@@ -21,6 +22,7 @@ function resolved<M extends "multi" | "single">(
   catalogBudget: number,
   view: View | undefined,
   approve: ApprovalRule = { globs: [], destructive: false },
+  policies: PolicyRule[] | undefined = undefined,
 ) {
   return {
     mode,
@@ -28,6 +30,8 @@ function resolved<M extends "multi" | "single">(
     ...(view ? { view } : {}),
     /** Code view: which tools a program calls only with the user's consent. */
     ...(approve.globs.length > 0 || approve.destructive ? { approve } : {}),
+    /** Who may see which tools and which calls wait for consent (decided by tool-access.ts). */
+    ...(policies?.length ? { policies } : {}),
     /** The most tokens a session's tools/list may cost a host. */
     catalogBudget,
     /** Enabled upstreams in config order. */
@@ -57,12 +61,13 @@ const ResolvedMulti = MultiConfig.transform((config) =>
     config.catalog_budget,
     config.view,
     approvalRule(config.approve, config.approve_destructive),
+    config.policies,
   ),
 );
 
 /** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
-const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, ...entry }) =>
-  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive)),
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, policies, ...entry }) =>
+  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive), policies),
 );
 
 export type ConfigMode = "multi" | "single";
@@ -78,6 +83,11 @@ const PromoteNames = MultiConfig.shape.promote;
 const Budget = MultiConfig.shape.catalog_budget.catch(CATALOG_BUDGET.default);
 /** A stored config's approval globs read on their own. */
 const StoredApprove = MultiConfig.shape.approve;
+/**
+ * A stored config's policies read on their own. A broken list must not show anyone what it meant to hide: it hides
+ * every tool from everyone until the config is put right.
+ */
+const StoredPolicies = Policies.catch([{ who: ["*"], deny: ["**"] }]);
 /** A stored config's view read on its own (lenient reading: a broken one is none). */
 const StoredView = View.optional().catch(undefined);
 
@@ -141,7 +151,8 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
   // A broken approval list must not let calls through unasked: it asks before every call of a program instead.
   const globs = StoredApprove.safeParse((raw as { approve?: unknown }).approve);
   const approve = approvalRule(globs.success ? globs.data : ["**"], (raw as { approve_destructive?: unknown }).approve_destructive === true);
-  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view, approve), invalid } };
+  const policies = StoredPolicies.parse((raw as { policies?: unknown }).policies);
+  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view, approve, policies), invalid } };
 }
 
 /** An entry name from a broken config, shown safely (it may be anything). */
@@ -158,10 +169,14 @@ export function parseConfigText(text: string): ConfigResult {
   return parseConfig(raw);
 }
 
+/** A JSON path as messages show it: keys joined by `.`, list items by their index in brackets (`policies[1].who[0]`). */
+const pathText = (path: readonly PropertyKey[]): string =>
+  path.length ? path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i > 0 ? "." : ""}${String(key)}`)).join("") : "(root)";
+
 /** One issue per problem, with its JSON path (`mcp.github.transport`) and a message that says what to do. */
 export function formatIssues(error: z.ZodError): ConfigIssue[] {
   return error.issues.map((issue) => {
-    const path = issue.path.length ? issue.path.map(String).join(".") : "(root)";
+    const path = pathText(issue.path);
     if (issue.code === "unrecognized_keys") {
       const keys = issue.keys.map((k) => JSON.stringify(k)).join(", ");
       const stdio = issue.keys.some((k) => k === "command" || k === "args" || k === "env");

@@ -8,6 +8,7 @@ import { logUnreadable } from "../config/keys.ts";
 import { CATALOG_BUDGET, ServerEntry, normalizeEntry } from "../config/schema.ts";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { DEFAULT_VIEW, View } from "../config/view.ts";
+import { PolicyRule } from "../config/policy-rules.ts";
 import { StoredCatalog } from "../store/catalog-cache.ts";
 import { accepted, type Same } from "../store/kv.ts";
 import { UPSTREAM_FAULT_KINDS } from "../lib/upstream-fault.ts";
@@ -29,6 +30,7 @@ const StoredConfig = z.object({
   catalogBudget: z.number().int().positive().default(CATALOG_BUDGET.default),
   view: View.optional(),
   approve: z.object({ globs: z.array(z.string()), destructive: z.boolean() }).optional(),
+  policies: z.array(PolicyRule).optional(),
   invalid: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
 });
 const configMatches: Same<z.output<typeof StoredConfig>, ResolvedConfig> = true;

@@ -1,5 +1,5 @@
 // Pure: what of an upstream's catalog the team may see: text made safe, malformed names skipped, allow/deny filters.
-import picomatch from "picomatch";
+import { toolGlobMatcher } from "../config/tool-globs.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
 
@@ -20,8 +20,8 @@ export function safeText(text: string, max: number): string {
 /** Whether a tool passes the entry's filters: allowed (when an allow list is given) and not denied. */
 export function toolVisible(spec: UpstreamSpec, name: string): boolean {
   const { allow, deny } = spec.tools ?? {};
-  if (deny?.length && picomatch.isMatch(name, deny)) return false;
-  if (allow?.length) return picomatch.isMatch(name, allow);
+  if (deny?.length && toolGlobMatcher(deny)(name)) return false;
+  if (allow?.length) return toolGlobMatcher(allow)(name);
   return true;
 }
 

@@ -47,7 +47,7 @@ describe("the identity provider of a team (admin API)", () => {
     expect(await issues(nobody)).toEqual(["(root)"]);
     expect(await issues({ ...IDP, client_secret: "a literal secret!" })).toEqual(["client_secret"]);
     expect(await issues({ ...IDP, issuer: "ftp://idp.example" })).toEqual(["issuer"]);
-    expect(await issues({ ...IDP, allowed_domains: ["not a domain"] })).toEqual(["allowed_domains.0"]);
+    expect(await issues({ ...IDP, allowed_domains: ["not a domain"] })).toEqual(["allowed_domains[0]"]);
     expect(await issues({ ...IDP, extra: 1 })).toEqual(["(root)"]);
   });
 

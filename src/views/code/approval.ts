@@ -1,8 +1,8 @@
 // Which calls from a program need the user's consent (the team config's `approve` globs and `approve_destructive`),
 // and what a paused program keeps for its resume: the calls it made, in the order it made them, with their results,
 // so that a resumed run repeats none of them (the writes above all). Pure.
-import picomatch from "picomatch";
 import * as z from "zod";
+import { toolGlobMatcher } from "../../config/tool-globs.ts";
 import type { ApprovalRule } from "../../config/validate.ts";
 import type { ExposedTool } from "../../upstream/registry.ts";
 
@@ -17,7 +17,8 @@ export const MAX_PAUSED = 10;
 export function needsApproval(rule: ApprovalRule | undefined, found: ExposedTool): boolean {
   if (!rule) return false;
   if (rule.destructive && found.tool.annotations?.destructiveHint === true) return true;
-  return rule.globs.length > 0 && (picomatch.isMatch(found.tool.name, rule.globs) || picomatch.isMatch(found.exposedName, rule.globs));
+  const matches = toolGlobMatcher(rule.globs);
+  return matches(found.tool.name) || matches(found.exposedName);
 }
 
 /** One call of a paused run: which, with what (JSON), and what it answered (the value as JSON, or the error's message). */
