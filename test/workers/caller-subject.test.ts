@@ -5,7 +5,7 @@
 // (SessionObject.viewSubject). A subject header a client sends is the client's, never the router's.
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Subject } from "../../src/config/subject.ts";
 import type { SessionObject } from "../../src/session/object.ts";
 import { tokenId } from "../../src/auth/token.ts";
@@ -49,6 +49,22 @@ async function listModern(team: string, token: string, headers: Record<string, s
   const res = await mcp(team, token, { jsonrpc: "2.0", id: 3, method: "tools/list", params: { _meta: envelope } }, { "mcp-protocol-version": MODERN, "mcp-method": "tools/list", ...headers });
   expect(res.status).toBe(200);
   await res.text();
+}
+
+/**
+ * What the echo upstream (harness/echo-upstream.ts) says it was sent, called through the meta view: in the 2025
+ * session `sessionId`, or as a 2026 request when there is none.
+ */
+async function echoedHeaders(team: string, token: string, sessionId?: string): Promise<string> {
+  const params = { name: "use_tool", arguments: { tool_name: "echo/echo_headers", tool_input: {} } };
+  const envelope = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} };
+  const res = sessionId
+    ? await mcp(team, token, { jsonrpc: "2.0", id: 5, method: "tools/call", params }, { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" })
+    : await mcp(team, token, { jsonrpc: "2.0", id: 6, method: "tools/call", params: { ...params, _meta: envelope } }, { "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "use_tool" });
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  expect(text).toContain("content-type");
+  return text;
 }
 
 /** The subject the views of object `<team>/<id>` read in their CallSession. */
@@ -107,8 +123,10 @@ describe("the subject of a team token", () => {
 describe("the subject of a signed-in member", () => {
   it("carries the member's verified email and groups in both eras, renewed through the provider at each refresh; a member the rules no longer admit loses the grant", async () => {
     await setGroups("dave", ["mcp-users", "eng"]);
+    const out = vi.spyOn(console, "log");
     try {
       await teamWithIdp("cs-member", { allowed_groups: ["mcp-users"] });
+      await seedTeam("cs-member", { mcp: { memory: { url: replayUrl("memory") }, echo: { url: env.ECHO_LEGACY_URL } } });
       const first = await signedIn("cs-member", "dave");
       const id = await userIdFor("cs-member", env.IDP_ISSUER, "dave");
       const { binding, props } = await validated("cs-member", first.accessToken);
@@ -122,6 +140,10 @@ describe("the subject of a signed-in member", () => {
       expect(await viewSubject("cs-member", sessionId)).toEqual(atSignIn);
       await listModern("cs-member", first.accessToken, FORGED);
       expect(await viewSubject("cs-member", `p.g.${binding}`)).toEqual(atSignIn);
+      // Nothing of it reaches an upstream, in either era.
+      for (const echoed of [await echoedHeaders("cs-member", first.accessToken, sessionId), await echoedHeaders("cs-member", first.accessToken)]) {
+        for (const part of ["x-dynmcp-subject", "dave@example.com", "mcp-users"]) expect(echoed).not.toContain(part);
+      }
 
       // Moved to other groups at the provider: the next refresh learns them, and the live session's next request brings them.
       await setGroups("dave", ["ops", "mcp-users"]);
@@ -141,7 +163,13 @@ describe("the subject of a signed-in member", () => {
       expect(third.body.error).toBe("invalid_grant");
       expect(third.body.error_description).toContain("membership of an allowed group");
       expect((await mcp("cs-member", second.body.access_token!, { jsonrpc: "2.0", id: 4, method: "tools/list" }, { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" })).status).toBe(401);
+
+      // The log lines name the member by id only: no email, no group, no subject.
+      const lines = out.mock.calls.map((args) => String(args[0])).join("\n");
+      expect(lines).toContain(id);
+      for (const part of ["dave@example.com", "mcp-users", "x-dynmcp-subject", '"groups"']) expect(lines).not.toContain(part);
     } finally {
+      out.mockRestore();
       await setGroups("dave", ["mcp-users", "eng"]);
     }
   });
