@@ -41,7 +41,6 @@ export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
  */
 export const CLIENT_REGISTRATION_TTL_SECONDS = 2 * REFRESH_TOKEN_TTL_SECONDS;
 
-
 /** The team's MCP URL, the one resource its server issues tokens for. */
 export const teamResource = (base: string, team: string): string => `${base}/t/${team}/mcp`;
 
