@@ -14,6 +14,11 @@ export interface IdpAccount {
   email: string;
   email_verified: boolean;
   groups?: string[];
+  /**
+   * Whether the provider gives this account's sign-ins a refresh token (as a provider asked for offline access does),
+   * with which a relying party reads the account's claims of a later moment; by default none.
+   */
+  refreshTokens?: boolean;
 }
 
 export interface IdpOptions {
@@ -106,7 +111,8 @@ function providerFor(issuer: string, setup: ProviderSetup): Provider {
         client_id: setup.client.id,
         client_secret: setup.client.secret,
         redirect_uris: setup.client.redirectUris,
-        grant_types: ["authorization_code"],
+        // Refresh tokens only for the accounts that get them (`issueRefreshToken` below).
+        grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
         // A client registered for Basic may also send its secret in the body (oidc-provider accepts either).
         token_endpoint_auth_method: "client_secret_basic",
@@ -129,6 +135,7 @@ function providerFor(issuer: string, setup: ProviderSetup): Provider {
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     pkce: { required: () => setup.requirePkce },
     findAccount,
+    issueRefreshToken: (_ctx, _client, code) => setup.accounts.some((a) => a.sub === (code as { accountId?: string }).accountId && a.refreshTokens === true),
     clientBasedCORS: () => false,
     renderError: (ctx, out) => {
       ctx.type = "html";
@@ -136,7 +143,7 @@ function providerFor(issuer: string, setup: ProviderSetup): Provider {
       ctx.body = page("IdP error", rows.join(""));
     },
     // Explicit lifetimes, short as a test needs them (each default warns when first used).
-    ttl: { AccessToken: 300, AuthorizationCode: 60, IdToken: 300, Interaction: 600, Session: 3_600, Grant: 3_600 },
+    ttl: { AccessToken: 300, AuthorizationCode: 60, IdToken: 300, Interaction: 600, Session: 3_600, Grant: 3_600, RefreshToken: 3_600 },
   });
 }
 

@@ -254,6 +254,12 @@ export const ROUTE_HEADERS = {
   tokenId: "x-dynmcp-token-id",
   /** An OAuth principal's user id (never an email): sessions and log lines name who acted (docs/oauth.md 3.1). */
   user: "x-dynmcp-user",
+  /**
+   * Who policies are decided for (src/config/subject.ts) as compact JSON, ASCII only (src/auth/subject-header.ts): a
+   * token's label, a member's verified email and groups. Read by the session object into its views' CallSession;
+   * never logged, never sent upstream.
+   */
+  subject: "x-dynmcp-subject",
   session: "x-dynmcp-session",
   initialize: "x-dynmcp-initialize",
   view: "x-dynmcp-view",

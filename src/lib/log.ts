@@ -37,7 +37,9 @@ export type LogEvent =
    * A member's sign-in through the team's identity provider: its outcome, the pseudonymous user id when known (never
    * an email, a code or a token), the OAuth client, and the reason of a refusal.
    */
-  | { event: "sign_in"; team: string; outcome: "ok" | "refused" | "failed"; user?: string; client?: string; reason?: string }
+  | { event: "sign_in"; team: string; outcome: "ok" | "refused" | "failed"; user?: string; client?: string; reason?: string; groups_dropped?: number }
+  /** A member's grant refreshed against the team's provider and rules (src/edge/oauth/grant-refresh.ts): only refusals and failures are logged. */
+  | { event: "grant_refresh"; team: string; user: string; outcome: "refused" | "failed"; reason: string }
   /** An OAuth upstream's connect or token refresh: its outcome and reason (never a token, code or secret). */
   | { event: "upstream_oauth"; team: string; upstream: string; action: "connect" | "refresh" | "disconnect"; outcome: "ok" | "refused" | "failed"; account?: string; reason?: string };
 

@@ -5,6 +5,7 @@
 // abandoned session (session-alarm.ts); an admin's reload and reconnect (session-reload.ts) and the team index's
 // `endIfIdle` (session-end.ts) come in as RPC.
 import { DurableObject } from "cloudflare:workers";
+import type { Subject } from "../config/subject.ts";
 import type { Env, SessionRpc } from "../lib/env.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
 import { serveModernRequest } from "./modern-requests.ts";
@@ -18,6 +19,11 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   /** The upstream connection gate of the live runtime (its counters are what tests read). */
   get gate(): FetchGate | undefined {
     return this.#parts.runtimes.gate;
+  }
+
+  /** The subject the live runtime's views read in their CallSession, once it is built (what tests read). */
+  async viewSubject(): Promise<Subject | undefined> {
+    return (await this.#parts.runtimes.current?.runtime)?.session.subject;
   }
 
   override async fetch(request: Request): Promise<Response> {

@@ -2,6 +2,7 @@
 // policies and cache, the upstream clients' gate, and the streamable-HTTP transport.
 import { Server, type ClientCapabilities, type McpHttpHandler } from "@modelcontextprotocol/server";
 import type { CatalogChange, UpstreamCatalog } from "../catalog/catalog.ts";
+import type { Subject } from "../config/subject.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import type { CatalogCache } from "../upstream/startup.ts";
 import { upstreamAuth } from "./upstream-auth.ts";
@@ -50,6 +51,8 @@ import type { UsageMeter } from "./usage.ts";
 
 export interface Runtime {
   transport: SessionTransport;
+  /** What every view of this runtime is built over (its `subject` is the object's: session-parts.ts). */
+  session: ViewSession;
   registry: UpstreamRegistry;
   gate: FetchGate;
   /** Tells the host on its GET stream that its tool, resource and prompt lists may have changed (after a reload). */
@@ -65,6 +68,8 @@ export interface ObjectParts {
   meter: UsageMeter;
   links: ResourceLinks;
   parks: ParkedCalls;
+  /** Who the object's calls are made for, the latest a request brought (routed-request.ts takeSubject). */
+  subject: Subject;
 }
 
 /**
@@ -182,7 +187,7 @@ function toldToTeam(env: Env, team: string, declared: () => ClientCapabilities):
 }
 
 /** `tag`: a runtime built by a reload tags its requests to the host (SessionTransport), so their answers find it. */
-export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks }: ObjectParts, tag?: string): Promise<Runtime> {
+export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, subject }: ObjectParts, tag?: string): Promise<Runtime> {
   const server = new Server(
     { name: PRODUCT.name, version: PRODUCT.version },
     // The JSON Schema validator is the SDK's own choice for workerd (`@cfworker/json-schema`: no code generation).
@@ -205,7 +210,8 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const counter = () => loadTokenCounter(env.ASSETS);
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
-  serveView(server, sessionToolView(env, record, store, { registry, bridge, who, links, meter, counter }));
+  const session: ViewSession = { registry, bridge, who, subject, links, meter, counter };
+  serveView(server, sessionToolView(env, record, store, session));
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
   registerCompletion(server, registry, bridge, links);
@@ -218,7 +224,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
     tag,
   });
   await server.connect(transport);
-  return { transport, registry, gate, listsChanged: () => bridge.announce({ tools: true, resources: true, prompts: true }) };
+  return { transport, session, registry, gate, listsChanged: () => bridge.announce({ tools: true, resources: true, prompts: true }) };
 }
 
 /**
@@ -250,6 +256,8 @@ const codeParts = (record: SessionRecord, store: SessionStore): CodeSessionParts
 /** A 2026-era object's parts: the registry, and the per-request handler over it. */
 export interface ModernRuntime {
   handler: McpHttpHandler;
+  /** What every view of this runtime is built over (its `subject` is the object's: session-parts.ts). */
+  session: ViewSession;
   registry: UpstreamRegistry;
   gate: FetchGate;
 }
@@ -259,14 +267,14 @@ export interface ModernRuntime {
  * that builds a server per request. Nothing reaches the client outside a request (`modernHost`); an upstream's
  * request for input parks its call in the object's `parks` until the host's next round (src/modern/parked-calls.ts).
  */
-export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, parks }: ObjectParts): Promise<ModernRuntime> {
+export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, parks, subject }: ObjectParts): Promise<ModernRuntime> {
   const { registry, gate, links, bridge } = await createUpstreams(env, record, store, objectLinks, (refresh) =>
     new HostBridge(modernHost((extra, message) => parks.park(extra, message)), record.config.mode, { subscriptions: new Set(), refresh }),
   );
   const who = { team: record.team, session: record.sessionId.slice(0, 11), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: false });
-  const session: ViewSession = { registry, bridge, who, counter, links, meter };
+  const session: ViewSession = { registry, bridge, who, subject, counter, links, meter };
   // A view's own rounds (code mode's consent) live as long as the paused run they name (an hour), not as long as a park.
   let viewCodec: ReturnType<typeof requestStateCodec> | undefined;
   const rounds = {
@@ -280,5 +288,5 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
   const loader = sessionView(record) === "code" && settings(env).codeMode ? env.LOADER : undefined;
   const code = loader ? (input: InputPort) => codeView(session, codeRuntime(env, loader), codeParts(record, store), input) : undefined;
   const handler = objectHandler({ ...session, links, rounds, handleLifetimeSeconds: settings(env).sessionTtlSeconds }, code);
-  return { handler, registry, gate };
+  return { handler, session, registry, gate };
 }

@@ -1,5 +1,6 @@
 // The parts of one session object, each with one job, made once per object instance over its storage: the object
 // (src/session/object.ts) routes each call to one of them.
+import type { Subject } from "../config/subject.ts";
 import type { Env } from "../lib/env.ts";
 import { ResourceLinks } from "../relay/resource-links.ts";
 import { ParkedCalls } from "../modern/parked-calls.ts";
@@ -15,6 +16,11 @@ import { UsageMeter } from "./usage.ts";
 
 export interface SessionParts {
   env: Env;
+  /**
+   * Who the object's calls are made for: one object for the object's life, made the subject each routed request
+   * brings before it is served (routed-request.ts takeSubject); the views' CallSession holds this very object.
+   */
+  subject: Subject;
   /** Work the object finishes beside an answer, never before it. */
   waitUntil(promise: Promise<unknown>): void;
   /** The object's storage, typed (src/session/state.ts). */
@@ -32,13 +38,16 @@ export interface SessionParts {
 export function sessionParts(ctx: DurableObjectState, env: Env): SessionParts {
   const store = new SessionStore(ctx.storage);
   const meter = new UsageMeter(ctx.storage);
+  // A placeholder until the first request is served, which makes it that request's (nothing is called before).
+  const subject: Subject = { kind: "token", id: "-" };
   // What the runtimes of this object's life share (a retired one and its successor included).
-  const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls() });
+  const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls(), subject });
   const activity = new SessionActivity(env, store, ctx.storage);
   const reports = new IndexReports(env, meter);
   const end = new SessionEnd(store, ctx.storage, runtimes, reports, meter);
   return {
     env,
+    subject,
     waitUntil: (promise) => ctx.waitUntil(promise),
     store,
     meter,

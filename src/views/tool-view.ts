@@ -5,6 +5,7 @@
 // it an input port (src/views/input-port.ts) for whatever the host must be asked on the way.
 import type { CallToolResult, InputRequiredResult, Server, Tool } from "@modelcontextprotocol/server";
 import type { FittedCatalog } from "../catalog/budget.ts";
+import type { Subject } from "../config/subject.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import type { HostBridge, HostExtra } from "../relay/bridge.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
@@ -61,7 +62,15 @@ export interface UsageRecorder {
 export interface CallSession {
   registry: UpstreamRegistry;
   bridge: HostBridge;
+  /** For log lines (spread into them): never anything of `subject`. */
   who: SessionIdentity;
+  /**
+   * Who the team's policies are decided for (src/config/subject.ts): the token's id and label, or the member's user id,
+   * verified email and groups. The latest a request to this object brought, in both eras (a member's groups change at
+   * a token refresh while a 2025 session lives; every request to one object is one principal's). Not for log lines
+   * or answers: it may hold an email.
+   */
+  subject: Subject;
   links?: ToolResultLinks | undefined;
 }
 

@@ -104,7 +104,7 @@ export async function viewSession(bridge: HostBridge, options: { promote?: strin
   const counter = async () => {
     throw new Error("no token counter in these tests");
   };
-  return { registry, bridge, who, counter, log };
+  return { registry, bridge, who, subject: { kind: "token", id: "tok" }, counter, log };
 }
 
 /** A host request: what its stream was sent, and how it answers an elicitation (2025). */

@@ -2,7 +2,7 @@
 // (TeamStore.recordUser / listUsers): pure rules and a KV in memory.
 import { describe, expect, it } from "vitest";
 import { IdpConfig } from "../../src/config/idp.ts";
-import { USER_ID, admit, userIdFor } from "../../src/auth/user.ts";
+import { MAX_GROUPS, MAX_GROUPS_CHARS, MAX_GROUP_CHARS, USER_ID, admit, admitMember, memberClaims, userIdFor } from "../../src/auth/user.ts";
 import { TeamStore } from "../../src/store/store.ts";
 import type { KvEntry, KvLike } from "../../src/store/kv.ts";
 
@@ -54,6 +54,48 @@ describe("admit", () => {
       ok: false,
       reason: "this account may not sign in to this team: it needs a verified email address in an allowed domain or membership of an allowed group",
     });
+  });
+});
+
+describe("memberClaims: what a grant keeps of the provider's claims", () => {
+  const claims = (extra: object) => ({ iss: "https://id.example.com", sub: "u-1", ...extra });
+
+  it("keeps the email lowercased, whether it is verified, and the groups of the team's claim (a list or one string), once each", () => {
+    const roles = idp({ allowed_groups: ["mcp-users"], groups_claim: "roles" });
+    expect(memberClaims(roles, claims({ email: " Ada@Example.com ", email_verified: "true", roles: ["staff", "mcp-users", "staff", "", 7] }))).toEqual({
+      email: "ada@example.com",
+      emailVerified: true,
+      // The groups that admit come first.
+      groups: ["mcp-users", "staff"],
+      groupsDropped: 0,
+    });
+    expect(memberClaims(roles, claims({ roles: "mcp-users", groups: ["other"] }))).toEqual({ emailVerified: false, groups: ["mcp-users"], groupsDropped: 0 });
+    expect(memberClaims(roles, claims({ email: "ada@example.com", email_verified: false })).emailVerified).toBe(false);
+  });
+
+  it("bounds the groups by count, length and total, leaving out whole groups, never those that admit", () => {
+    const groups = idp({ allowed_groups: ["admit-me"] });
+    const many = Array.from({ length: 200 }, (_, i) => `group-${i}`);
+    const counted = memberClaims(groups, claims({ groups: [...many, "admit-me"] }));
+    expect(counted.groups).toHaveLength(MAX_GROUPS);
+    expect(counted.groups[0]).toBe("admit-me");
+    expect(counted.groupsDropped).toBe(201 - MAX_GROUPS);
+
+    const long = "x".repeat(MAX_GROUP_CHARS + 1);
+    expect(memberClaims(groups, claims({ groups: [long, "short"] }))).toMatchObject({ groups: ["short"], groupsDropped: 1 });
+
+    const wide = Array.from({ length: 40 }, (_, i) => `${i}`.padEnd(MAX_GROUP_CHARS, "g"));
+    const total = memberClaims(groups, claims({ groups: wide }));
+    expect(total.groups.join("").length).toBeLessThanOrEqual(MAX_GROUPS_CHARS);
+    expect(total.groups).toEqual(wide.slice(0, MAX_GROUPS_CHARS / MAX_GROUP_CHARS));
+    expect(admit(groups, claims({ groups: [...wide, "admit-me"] })).ok).toBe(true);
+  });
+
+  it("admits on what was kept as on the claims themselves (at a refresh without the provider)", () => {
+    const both = idp({ allowed_domains: ["example.com"], allowed_groups: ["mcp-users"] });
+    expect(admitMember(both, { email: "ada@example.com", emailVerified: true, groups: [] })).toEqual({ ok: true, email: "ada@example.com" });
+    expect(admitMember(both, { email: "ada@example.com", emailVerified: false, groups: [] }).ok).toBe(false);
+    expect(admitMember(both, { emailVerified: false, groups: ["mcp-users"] })).toEqual({ ok: true });
   });
 });
 

@@ -4,12 +4,20 @@
 // record starts from, in the order records have always been stored.
 import { describe, expect, it } from "vitest";
 import { ROUTE_HEADERS } from "../../src/lib/env.ts";
-import { readRoute, recordFields, routedTo } from "../../src/session/routed-request.ts";
+import { readRoute, recordFields, routedTo, takeSubject } from "../../src/session/routed-request.ts";
+import { subjectHeaderValue } from "../../src/auth/subject-header.ts";
+import type { Subject } from "../../src/config/subject.ts";
 import type { SessionRecord } from "../../src/session/state.ts";
 
 const request = (headers: Record<string, string>) => new Request("https://proxy.example/t/acme/mcp?view=code", { method: "POST", headers });
 
-const ROUTED = { [ROUTE_HEADERS.team]: "acme", [ROUTE_HEADERS.tokenId]: "0123456789abcdef", [ROUTE_HEADERS.session]: "s1" };
+const TOKEN_SUBJECT: Subject = { kind: "token", id: "0123456789abcdef", label: "ci-bot ✓" };
+const ROUTED = {
+  [ROUTE_HEADERS.team]: "acme",
+  [ROUTE_HEADERS.tokenId]: "0123456789abcdef",
+  [ROUTE_HEADERS.session]: "s1",
+  [ROUTE_HEADERS.subject]: subjectHeaderValue(TOKEN_SUBJECT),
+};
 
 describe("the router's headers", () => {
   it("name the team, token, session and origin; no user, initialize, view or era unless set", () => {
@@ -22,7 +30,29 @@ describe("the router's headers", () => {
       initialize: false,
       view: undefined,
       modern: false,
+      subject: TOKEN_SUBJECT,
     });
+  });
+
+  it("carry the subject only when it is the principal's the route names: the token's, or the member's by user id", () => {
+    const member: Subject = { kind: "member", id: "acme.u1", email: "ada@example.com", groups: ["eng", "ops"] };
+    const asMember = { ...ROUTED, [ROUTE_HEADERS.user]: "acme.u1", [ROUTE_HEADERS.subject]: subjectHeaderValue(member) };
+    expect(readRoute(request(asMember)).subject).toEqual(member);
+    // A member's route with the token's subject, a token's route with a member's, another id, no header, not JSON.
+    expect(readRoute(request({ ...ROUTED, [ROUTE_HEADERS.user]: "acme.u1" })).subject).toBeUndefined();
+    expect(readRoute(request({ ...ROUTED, [ROUTE_HEADERS.subject]: subjectHeaderValue(member) })).subject).toBeUndefined();
+    expect(readRoute(request({ ...asMember, [ROUTE_HEADERS.user]: "acme.u2" })).subject).toBeUndefined();
+    const { [ROUTE_HEADERS.subject]: _, ...without } = ROUTED;
+    expect(readRoute(request(without)).subject).toBeUndefined();
+    expect(readRoute(request({ ...ROUTED, [ROUTE_HEADERS.subject]: "{kind: token" })).subject).toBeUndefined();
+  });
+
+  it("make the object's subject the latest a request brought, in place (every holder of the views' parts sees it)", () => {
+    const held: Subject = { kind: "member", id: "acme.u1", email: "ada@example.com", groups: ["eng"] };
+    const holder = { subject: held };
+    takeSubject(held, { kind: "member", id: "acme.u1", groups: ["ops"] });
+    expect(holder.subject).toEqual({ kind: "member", id: "acme.u1", groups: ["ops"] });
+    expect(holder.subject).toBe(held);
   });
 
   it("carry a user, an initialize, a view and the 2026 era when the router set them", () => {

@@ -29,6 +29,7 @@ function routed(team: string, id: string, body: unknown, headers: Record<string,
       [ROUTE_HEADERS.team]: team,
       [ROUTE_HEADERS.tokenId]: TOKEN,
       [ROUTE_HEADERS.session]: id,
+      [ROUTE_HEADERS.subject]: JSON.stringify({ kind: "token", id: TOKEN }),
       ...headers,
     },
     body: JSON.stringify(body),
@@ -49,6 +50,20 @@ describe("a 2025 session's request", () => {
       const other = routed("sr-404", "s", listBody, { [ROUTE_HEADERS.tokenId]: "fedcba9876543210" });
       expect((await serveSessionRequest(parts, other, readRoute(other))).status).toBe(404);
       await parts.end.end();
+    });
+  });
+
+  it("is served nothing, and nothing is written, without the router's subject or with another principal's", async () => {
+    await memoryTeam("sr-subject");
+    await withParts("sr-subject", "s", async (parts, storage) => {
+      const others = ["", "not json", JSON.stringify({ kind: "token", id: "fedcba9876543210" }), JSON.stringify({ kind: "member", id: TOKEN })];
+      for (const subject of others) {
+        const init = routed("sr-subject", "s", initializeBody, { [ROUTE_HEADERS.initialize]: "1", [ROUTE_HEADERS.subject]: subject });
+        expect((await serveSessionRequest(parts, init, readRoute(init))).status).toBe(404);
+        const modern = routed("sr-subject", `p.${TOKEN}`, listBody, { [ROUTE_HEADERS.era]: "modern", [ROUTE_HEADERS.subject]: subject });
+        expect((await serveModernRequest(parts, modern, readRoute(modern))).status).toBe(404);
+      }
+      expect((await storage.list()).size).toBe(0);
     });
   });
 

@@ -50,8 +50,13 @@ export async function authenticate(
   return principal(team, id, record);
 }
 
-const principal = (team: string, tokenId: string, record: TokenRecord): Principal =>
-  record.view ? { team, tokenId, view: record.view } : { team, tokenId };
+/** A team token's principal: its view setting, and its label for the subject (the cached record holds both). */
+const principal = (team: string, tokenId: string, record: TokenRecord): Principal => ({
+  team,
+  tokenId,
+  ...(record.view ? { view: record.view } : {}),
+  subject: { kind: "token", id: tokenId, ...(record.label ? { label: record.label } : {}) },
+});
 
 /** What `teamName` leaves for the token step (Hono's validated data, typed). */
 type TeamInput = { out: { param: { team: string } } };
@@ -100,7 +105,7 @@ async function oauthPrincipal(c: Context<McpEnv>, team: string, header: string |
   }
   if (!caller) return null;
   if (!caller.mayUseMcp) return "insufficient_scope";
-  const principal: Principal = { team, tokenId: `g.${caller.binding}`, user: caller.user };
+  const principal: Principal = { team, tokenId: `g.${caller.binding}`, user: { id: caller.user.id }, subject: caller.subject };
   if (seconds > 0) oauthCallers.set(key, principal, Math.min(seconds * 1000, caller.expiresAt * 1000 - Date.now()));
   return principal;
 }

@@ -1,4 +1,5 @@
 // What the MCP route's steps learn and hand on (Hono context variables, `c.set` / `c.get`), in the order they learn it.
+import type { Subject } from "../../config/subject.ts";
 import type { View } from "../../config/view.ts";
 import type { Env } from "../../lib/env.ts";
 
@@ -11,7 +12,13 @@ export interface Principal {
   team: string;
   tokenId: string;
   view?: View;
-  user?: { id: string; email?: string };
+  user?: { id: string };
+  /**
+   * Who the team's policies are decided for: the token's id and label, or the member's user id, verified email and
+   * groups as the access token's grant holds them. Learned with the principal (a cached token record or access token:
+   * no read of its own) and handed to the session object with every request (forward.ts).
+   */
+  subject: Subject;
 }
 
 export interface McpVariables {

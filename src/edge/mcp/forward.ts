@@ -2,6 +2,7 @@
 // client's credentials; the object's answer comes back without any CORS headers of its own.
 import type { Handler } from "hono";
 import { ROUTE_HEADERS, sessionObjectName } from "../../lib/env.ts";
+import { subjectHeaderValue } from "../../auth/subject-header.ts";
 import type { McpEnv, Principal } from "./context.ts";
 import { startingView } from "./view.ts";
 import { resolveView } from "../../config/view.ts";
@@ -33,11 +34,15 @@ export const forward: Handler<McpEnv> = async (c) => {
   return withoutObjectCors(response);
 };
 
-/** Who is calling, as the object reads it: the team, the token (or grant binding), and an OAuth caller's user id. */
+/**
+ * Who is calling, as the object reads it: the team, the token (or grant binding), an OAuth caller's user id, and the
+ * subject the team's policies are decided for (both eras send every request through here).
+ */
 export function setPrincipal(headers: Headers, who: Principal): void {
   headers.set(ROUTE_HEADERS.team, who.team);
   headers.set(ROUTE_HEADERS.tokenId, who.tokenId);
   if (who.user) headers.set(ROUTE_HEADERS.user, who.user.id);
+  headers.set(ROUTE_HEADERS.subject, subjectHeaderValue(who.subject));
 }
 
 /** The client's headers for an object: a copy without its credentials and without any route header it sent. */

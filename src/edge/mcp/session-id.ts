@@ -13,10 +13,12 @@ const SESSION_HEADER = "mcp-session-id";
 
 /** A session id carries nothing but its nonce; it is bound to the team and the token (src/auth/signed.ts). */
 const SESSION_ID = handleFormat("s2", z.undefined());
-const bound = (who: Principal) => [who.team, who.tokenId];
+/** What a signed value is bound to: the team and the token (or grant); the rest of a principal may change. */
+type Bound = Pick<Principal, "team" | "tokenId">;
+const bound = (who: Bound) => [who.team, who.tokenId];
 
 /** `<nonce>.s2.<mac>`: 128 random bits, then the MAC over team, token id and the id before it. */
-export async function mintSessionId(secret: string, who: Principal): Promise<string> {
+export async function mintSessionId(secret: string, who: Bound): Promise<string> {
   return (await sealHandle(secret, SESSION_ID, bound(who), undefined)).handle;
 }
 
@@ -24,7 +26,7 @@ export async function mintSessionId(secret: string, who: Principal): Promise<str
 const verified = new BoundedCache<string, true>({ max: 10_000 });
 
 /** True only for an id minted for this very team and token (an id of the form before `s2` too: they live a day). */
-export async function sessionIdBelongsTo(secret: string, who: Principal, sessionId: string): Promise<boolean> {
+export async function sessionIdBelongsTo(secret: string, who: Bound, sessionId: string): Promise<boolean> {
   const key = `${secret}\n${who.team}\n${who.tokenId}\n${sessionId}`;
   if (verified.has(key)) return true;
   const opened = (await oldSessionId(secret, SESSION_ID, who.team, who.tokenId, sessionId)) ?? (await openHandle(secret, SESSION_ID, bound(who), sessionId));

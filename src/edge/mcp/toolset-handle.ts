@@ -9,7 +9,9 @@ import { oldToolsetHandle } from "../../auth/legacy-handles.ts";
 
 /** A toolset handle carries its expiry (unix seconds); it is bound to the team and the token. */
 const TOOLSET = handleFormat("ts2", z.strictObject({ exp: z.int().positive() }));
-const bound = (who: Principal) => [who.team, who.tokenId];
+/** What a signed value is bound to: the team and the token (or grant); the rest of a principal may change. */
+type Bound = Pick<Principal, "team" | "tokenId">;
+const bound = (who: Bound) => [who.team, who.tokenId];
 
 export interface MintedHandle {
   handle: string;
@@ -18,7 +20,7 @@ export interface MintedHandle {
 }
 
 /** A new handle for this team and token, valid for `lifetimeSeconds`. */
-export async function mintToolsetHandle(secret: string, who: Principal, lifetimeSeconds: number, now = Date.now()): Promise<MintedHandle> {
+export async function mintToolsetHandle(secret: string, who: Bound, lifetimeSeconds: number, now = Date.now()): Promise<MintedHandle> {
   const exp = Math.floor(now / 1000) + Math.max(1, Math.floor(lifetimeSeconds));
   const { handle, nonce } = await sealHandle(secret, TOOLSET, bound(who), { exp });
   return { handle, nonce, expiresAt: new Date(exp * 1000) };
@@ -34,7 +36,7 @@ export type HandleCheck = { ok: true; nonce: string; expiresAt: Date } | { ok: f
  * that order: the expiry of a handle that is not ours is never told). A `ts1.` handle of the form before is read too,
  * until it expires.
  */
-export async function checkToolsetHandle(secret: string, who: Principal, handle: string, now = Date.now()): Promise<HandleCheck> {
+export async function checkToolsetHandle(secret: string, who: Bound, handle: string, now = Date.now()): Promise<HandleCheck> {
   const opened = (await oldToolsetHandle(secret, TOOLSET, who.team, who.tokenId, handle)) ?? (await openHandle(secret, TOOLSET, bound(who), handle));
   if (!opened.ok) return opened;
   const expires = expiry(opened.payload.exp, now);

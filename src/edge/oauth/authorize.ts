@@ -13,14 +13,15 @@ import { AuthorizationError, authorizationErrorRedirect, type AuthRequest, type 
 import type { Env } from "../../lib/env.ts";
 import { log } from "../../lib/log.ts";
 import { base64url } from "../../lib/bytes.ts";
-import { admit, userIdFor } from "../../auth/user.ts";
+import { admitMember, memberClaims, userIdFor } from "../../auth/user.ts";
 import { loadTeamConfig } from "../../config/load.ts";
 import type { TeamStore } from "../../store/store.ts";
 import { publicBase } from "../../lib/public-url.ts";
-import { authorizationServer, grantedScopes, type GrantProps } from "./server.ts";
+import { authorizationServer, grantedScopes } from "./server.ts";
+import { memberProps } from "./grant-props.ts";
 import { absent, teamOf, type OAuthContext } from "./team-param.ts";
 import { consentPage, errorPage, redirect, type ConsentTeam } from "./pages.ts";
-import { SignInError, finishSignIn, newSignIn, signInUrl, teamProvider, teamStore, type SignInState } from "./sign-in.ts";
+import { SignInError, finishSignIn, newSignIn, signInUrl, teamProvider, teamStore, type SignInState, type SignedIn } from "./sign-in.ts";
 import { clearFlowCookie, finishMemberSignIn, flowCookie, fromFlowBrowser, isMemberSignInState, memberCookie } from "./member-cookie.ts";
 import { MAX_CONSENT_HANDLE_CHARS, consentFlow, mintConsentHandle, openConsentHandle } from "./consent-handle.ts";
 import { PAGE_FORM_LIMIT, pageForm } from "./forms.ts";
@@ -163,23 +164,27 @@ signIn.get("/t/:team/oauth/callback", async (c) => {
   }
   const idp = await provider(c, s);
   if ("reason" in idp) return refuse(request, "access_denied", idp.reason, headers);
-  let claims;
+  let signed: SignedIn;
   try {
-    claims = await finishSignIn(idp, url, data);
+    signed = await finishSignIn(idp, url, data);
   } catch (err) {
     if (!(err instanceof SignInError)) throw err;
     log({ event: "sign_in", team: s.team, outcome: "failed", client: request.clientId, reason: err.message });
     return refuse(request, "access_denied", `signing in at the team's identity provider failed: ${err.message}`, headers);
   }
+  const { claims } = signed;
   const userId = await userIdFor(s.team, claims.iss, claims.sub);
-  const admission = admit(idp.idp, claims);
+  const member = memberClaims(idp.idp, claims);
+  const admission = admitMember(idp.idp, member);
   if (!admission.ok) {
     log({ event: "sign_in", team: s.team, outcome: "refused", user: userId, client: request.clientId, reason: admission.reason });
     return refuse(request, "access_denied", admission.reason, headers);
   }
   await s.store.recordUser(s.team, userId, { sub: claims.sub, issuer: claims.iss, ...(admission.email === undefined ? {} : { email: admission.email }) });
-  const user = { id: userId, ...(admission.email === undefined ? {} : { email: admission.email }) };
-  const props: GrantProps = { team: s.team, binding: base64url(crypto.getRandomValues(new Uint8Array(16))), user };
+  // The member's groups and whether the email is verified go with the grant (the team's policies read them), and the
+  // provider's refresh token if it gave one: each refresh of the grant learns the groups of that moment with it.
+  const binding = base64url(crypto.getRandomValues(new Uint8Array(16)));
+  const props = memberProps({ team: s.team, binding, user: { id: userId } }, member, signed.refreshToken);
   const { redirectTo } = await s.api.completeAuthorization({
     request,
     userId,
@@ -189,7 +194,8 @@ signIn.get("/t/:team/oauth/callback", async (c) => {
     scope: grantedScopes(request.scope),
     props,
   });
-  log({ event: "sign_in", team: s.team, outcome: "ok", user: userId, client: request.clientId });
+  const dropped = member.groupsDropped > 0 ? { groups_dropped: member.groupsDropped } : {};
+  log({ event: "sign_in", team: s.team, outcome: "ok", user: userId, client: request.clientId, ...dropped });
   // Connect links opened later in this browser know which member it is (src/edge/oauth/member-cookie.ts).
   headers.append("set-cookie", await memberCookie(s.key, s.team, userId));
   return redirect(redirectTo, headers);

@@ -194,7 +194,7 @@ export async function finishMemberSignIn(c: OAuthContext): Promise<Response> {
   if ("reason" in provider) return page(400, `${provider.reason}.`, "failed");
   let claims;
   try {
-    claims = await finishSignIn(provider, url, saved);
+    ({ claims } = await finishSignIn(provider, url, saved));
   } catch (err) {
     if (!(err instanceof SignInError)) throw err;
     return page(502, `Signing in at the team's identity provider failed: ${err.message}.`, "failed");

@@ -3,7 +3,6 @@
 // URL, so a token minted for one team's URL is refused at another's (the library checks the audience). Its records
 // live in the OAUTH_KV namespace. The token step asks it only with OAUTH_HOSTS=on (the default).
 import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
-import * as z from "zod";
 import type { Env } from "../../lib/env.ts";
 import { log } from "../../lib/log.ts";
 import { BoundedCache } from "../../lib/bounded-cache.ts";
@@ -11,6 +10,9 @@ import { boundedRegistration } from "./registration.ts";
 import { refuseHiddenClientName } from "./client-name.ts";
 import { urlPolicy } from "../../lib/url-policy.ts";
 import { guardedMethods, withGuardedFetch } from "../../lib/library-fetch.ts";
+import type { Subject } from "../../config/subject.ts";
+import { GrantProps, memberSubject } from "./grant-props.ts";
+import { exchangedProps } from "./grant-refresh.ts";
 
 /** Scopes the servers offer: `mcp` is what the MCP URL needs; `offline_access` asks for a refresh token. */
 export const OAUTH_SCOPES = ["mcp", "offline_access"] as const;
@@ -38,18 +40,6 @@ export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
  * grants: their refresh would fail with invalid_client.
  */
 export const CLIENT_REGISTRATION_TTL_SECONDS = 2 * REFRESH_TOKEN_TTL_SECONDS;
-
-/**
- * What a grant carries (encrypted by the library, readable only with one of its tokens): the team it was granted
- * for, the user, and a 128-bit binding that stands for the grant wherever the proxy binds state to a token
- * (session ids, toolset handles, request state, a principal's object): it survives every refresh.
- */
-export const GrantProps = z.object({
-  team: z.string(),
-  binding: z.string().regex(/^[A-Za-z0-9_-]{22}$/),
-  user: z.object({ id: z.string(), email: z.string().optional() }),
-});
-export type GrantProps = z.infer<typeof GrantProps>;
 
 /** The team's MCP URL, the one resource its server issues tokens for. */
 export const teamResource = (base: string, team: string): string => `${base}/t/${team}/mcp`;
@@ -94,6 +84,9 @@ export function authorizationServer(base: string, team: string): TeamAuthorizati
       // Each field's size, before the library stores anything (the document's size is limited before it reads it),
       // then a client name that could be disguised (bidirectional overrides, invisible characters) is refused.
       clientRegistrationCallback: (metadata) => boundedRegistration(metadata) ?? refuseHiddenClientName(metadata),
+      // At a code exchange and at each refresh: access tokens carry no provider refresh token, and a refresh renews the
+      // member's groups and asks the team's rules again (src/edge/oauth/grant-refresh.ts).
+      tokenExchangeCallback: (options) => exchangedProps(options, base, team),
       // Our log line instead of the library's console text: its stable category and reason, nothing of the request.
       onError: ({ code, status, internal }) => {
         log({ event: "oauth_error", team, code, category: internal.category, reason: internal.reason, status });
@@ -108,6 +101,8 @@ export function authorizationServer(base: string, team: string): TeamAuthorizati
 export interface OAuthCaller {
   binding: string;
   user: GrantProps["user"];
+  /** Who the team's policies see: the member's id, verified email and groups as the grant held them at this token's issue. */
+  subject: Subject;
   /** When the access token expires (unix seconds). */
   expiresAt: number;
   /** Whether the token carries the `mcp` scope (without it, the MCP URL refuses it: insufficient_scope). */
@@ -120,5 +115,5 @@ export async function oauthCaller(env: Env, base: string, team: string, token: s
   const props = GrantProps.safeParse(validated.props);
   // A grant for another team (it cannot pass the audience check, but its props say whose it is) is refused too.
   if (!props.success || props.data.team !== team) return null;
-  return { binding: props.data.binding, user: props.data.user, expiresAt: validated.expiresAt, mayUseMcp: validated.scope.includes(MCP_SCOPE) };
+  return { binding: props.data.binding, user: props.data.user, subject: memberSubject(props.data), expiresAt: validated.expiresAt, mayUseMcp: validated.scope.includes(MCP_SCOPE) };
 }

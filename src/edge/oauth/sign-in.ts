@@ -15,9 +15,24 @@ import { BoundedCache } from "../../lib/bounded-cache.ts";
 import { GUARDED_FETCH_TIMEOUT_MS, GuardedFetchError, guardedFetchOptions } from "../../lib/guarded-fetch.ts";
 
 
-/** Why a sign-in could not go on: said on the member's page and in the log (never a secret, never a token). */
+/**
+ * Why a sign-in (or a grant's renewal) could not go on: said on the member's page and in the log (never a secret,
+ * never a token). `refused`: the provider answered that the grant or code is no good (`invalid_grant`), for good;
+ * `failed`: anything else (unreachable, a bad answer), which may pass.
+ */
 export class SignInError extends Error {
   override readonly name = "SignInError";
+  readonly kind: "refused" | "failed";
+  constructor(message: string, kind: "refused" | "failed" = "failed") {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+/** What the provider said at a sign-in or a renewal: the member's claims, and its refresh token if it gave one. */
+export interface SignedIn {
+  claims: IdClaims;
+  refreshToken?: string;
 }
 
 /** What the callback needs back from the start of a sign-in (kept encrypted by the OAuth library's transaction). */
@@ -79,7 +94,7 @@ async function discover(issuer: string, policy: UrlPolicy): Promise<oidc.Authori
 function failure(step: string, err: unknown): SignInError {
   if (err instanceof SignInError) return err;
   if (err instanceof GuardedFetchError) return new SignInError(`${step}: ${err.message}`);
-  if (err instanceof oidc.ResponseBodyError) return new SignInError(`${step}: the provider answered ${err.error}`);
+  if (err instanceof oidc.ResponseBodyError) return new SignInError(`${step}: the provider answered ${err.error}`, err.error === "invalid_grant" ? "refused" : "failed");
   if (err instanceof oidc.AuthorizationResponseError) return new SignInError(`${step}: the provider answered ${err.error}`);
   const timedOut = err instanceof DOMException && (err.name === "TimeoutError" || err.name === "AbortError");
   if (timedOut) return new SignInError(`${step}: the provider did not answer within ${GUARDED_FETCH_TIMEOUT_MS / 1000} s`);
@@ -118,7 +133,7 @@ export const newSignIn = (): SignInState => ({ verifier: oidc.generateRandomCode
  * checked. The ID token comes straight from the token endpoint, so its signature is not checked again (OpenID
  * Connect Core 3.1.3.7). `state` was checked by the OAuth library's transaction before this is called.
  */
-export async function finishSignIn(provider: Provider, callbackUrl: URL, saved: SignInState): Promise<IdClaims> {
+export async function finishSignIn(provider: Provider, callbackUrl: URL, saved: SignInState): Promise<SignedIn> {
   const server = await discover(provider.idp.issuer, provider.policy);
   const client: oidc.Client = { client_id: provider.idp.client_id };
   let params: URLSearchParams;
@@ -132,8 +147,35 @@ export async function finishSignIn(provider: Provider, callbackUrl: URL, saved: 
     const tokens = await oidc.processAuthorizationCodeResponse(server, client, response, { expectedNonce: saved.nonce, requireIdToken: true });
     const claims = oidc.getValidatedIdTokenClaims(tokens);
     if (!claims) throw new SignInError("the provider sent no ID token");
-    return claims as IdClaims;
+    return signedIn(claims as IdClaims, tokens.refresh_token);
   } catch (err) {
     throw failure("exchanging the sign-in code", err);
+  }
+}
+
+const signedIn = (claims: IdClaims, refreshToken: string | undefined): SignedIn => ({ claims, ...(refreshToken ? { refreshToken } : {}) });
+
+/**
+ * The member's claims of this moment, through the provider's refresh token (at a refresh of the member's grant): the
+ * refreshed ID token's, checked as at sign-in, or when the provider sends none, its userinfo for the same subject.
+ * The provider may rotate its refresh token: the new one is in the answer. The caller checks that the claims are of the
+ * member who signed in (OpenID Connect Core 12.2).
+ */
+export async function renewSignIn(provider: Provider, refreshToken: string): Promise<SignedIn> {
+  const server = await discover(provider.idp.issuer, provider.policy);
+  const client: oidc.Client = { client_id: provider.idp.client_id };
+  const options = guardedFetchOptions(provider.policy);
+  try {
+    const response = await oidc.refreshTokenGrantRequest(server, client, clientAuth(server, provider.secret), refreshToken, options);
+    const tokens = await oidc.processRefreshTokenResponse(server, client, response);
+    let claims = oidc.getValidatedIdTokenClaims(tokens) as IdClaims | undefined;
+    if (!claims && server.userinfo_endpoint) {
+      const info = await oidc.processUserInfoResponse(server, client, oidc.skipSubjectCheck, await oidc.userInfoRequest(server, client, tokens.access_token, options));
+      claims = { ...info, iss: server.issuer, sub: info.sub };
+    }
+    if (!claims) throw new SignInError("the provider sent neither an ID token nor a userinfo endpoint");
+    return signedIn(claims, tokens.refresh_token ?? refreshToken);
+  } catch (err) {
+    throw failure("renewing the member's sign-in", err);
   }
 }
