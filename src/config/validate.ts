@@ -21,9 +21,12 @@ function resolved<M extends "multi" | "single">(
   catalogBudget: number,
   view: View | undefined,
   approve: ApprovalRule = { globs: [], destructive: false },
+  audit?: AuditSettings,
 ) {
   return {
     mode,
+    /** How long the team's audit trail keeps entries, and whether they carry a hash of the arguments (absent: the defaults). */
+    ...(audit ? { audit } : {}),
     /** The view of sessions whose URL and token name none. */
     ...(view ? { view } : {}),
     /** Code view: which tools a program calls only with the user's consent. */
@@ -45,6 +48,15 @@ export interface ApprovalRule {
   destructive: boolean;
 }
 
+/** The config's `audit`, normalized (absent from the config: absent here, and the defaults apply). */
+export interface AuditSettings {
+  days: number;
+  hashArguments: boolean;
+}
+
+const auditSettings = (audit: { days: number; hash_arguments: boolean } | undefined): AuditSettings | undefined =>
+  audit ? { days: audit.days, hashArguments: audit.hash_arguments } : undefined;
+
 const approvalRule = (globs: string[] | undefined, destructive: boolean): ApprovalRule => ({ globs: globs ?? [], destructive });
 
 /** Config-file mode, normalized: the enabled entries in config order, each named by its key. */
@@ -57,12 +69,13 @@ const ResolvedMulti = MultiConfig.transform((config) =>
     config.catalog_budget,
     config.view,
     approvalRule(config.approve, config.approve_destructive),
+    auditSettings(config.audit),
   ),
 );
 
 /** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
-const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, ...entry }) =>
-  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive)),
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, audit, ...entry }) =>
+  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive), auditSettings(audit)),
 );
 
 export type ConfigMode = "multi" | "single";
@@ -78,6 +91,7 @@ const PromoteNames = MultiConfig.shape.promote;
 const Budget = MultiConfig.shape.catalog_budget.catch(CATALOG_BUDGET.default);
 /** A stored config's approval globs read on their own. */
 const StoredApprove = MultiConfig.shape.approve;
+const StoredAudit = MultiConfig.shape.audit;
 /** A stored config's view read on its own (lenient reading: a broken one is none). */
 const StoredView = View.optional().catch(undefined);
 
@@ -141,7 +155,10 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
   // A broken approval list must not let calls through unasked: it asks before every call of a program instead.
   const globs = StoredApprove.safeParse((raw as { approve?: unknown }).approve);
   const approve = approvalRule(globs.success ? globs.data : ["**"], (raw as { approve_destructive?: unknown }).approve_destructive === true);
-  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view, approve), invalid } };
+  // A broken audit setting keeps the defaults: entries are still written, for the default time.
+  const audit = StoredAudit.safeParse((raw as { audit?: unknown }).audit);
+  const kept = auditSettings(audit.success ? audit.data : undefined);
+  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view, approve, kept), invalid } };
 }
 
 /** An entry name from a broken config, shown safely (it may be anything). */

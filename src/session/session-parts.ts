@@ -3,6 +3,7 @@
 import type { Env } from "../lib/env.ts";
 import { ResourceLinks } from "../relay/resource-links.ts";
 import { ParkedCalls } from "../modern/parked-calls.ts";
+import { AuditOutbox } from "./audit-outbox.ts";
 import { IndexReports } from "./index-reports.ts";
 import { ObjectRuntimes } from "./object-runtimes.ts";
 import { SessionActivity } from "./session-activity.ts";
@@ -21,6 +22,8 @@ export interface SessionParts {
   store: SessionStore;
   /** This session's token accounting (src/session/usage.ts); what it has not sent yet is in storage too. */
   meter: UsageMeter;
+  /** The audit outbox: entries written before their answers, shipped to the team's trail (src/session/audit-outbox.ts). */
+  audit: AuditOutbox;
   runtimes: ObjectRuntimes;
   activity: SessionActivity;
   reports: IndexReports;
@@ -33,10 +36,11 @@ export function sessionParts(ctx: DurableObjectState, env: Env): SessionParts {
   const store = new SessionStore(ctx.storage);
   const meter = new UsageMeter(ctx.storage);
   // What the runtimes of this object's life share (a retired one and its successor included).
-  const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls() });
+  const audit = new AuditOutbox(ctx.storage, env);
+  const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls(), audit });
   const activity = new SessionActivity(env, store, ctx.storage);
   const reports = new IndexReports(env, meter);
-  const end = new SessionEnd(store, ctx.storage, runtimes, reports, meter);
+  const end = new SessionEnd(store, ctx.storage, runtimes, reports, meter, audit);
   return {
     env,
     waitUntil: (promise) => ctx.waitUntil(promise),
@@ -47,7 +51,8 @@ export function sessionParts(ctx: DurableObjectState, env: Env): SessionParts {
     reports,
     reload: new SessionReload(env, store, runtimes),
     end,
-    alarm: new SessionAlarm({ env, store, alarms: ctx.storage, runtimes, activity, reports, end }),
+    alarm: new SessionAlarm({ env, store, alarms: ctx.storage, runtimes, activity, reports, end, audit }),
+    audit,
   };
 }
 

@@ -29,6 +29,7 @@ const StoredConfig = z.object({
   catalogBudget: z.number().int().positive().default(CATALOG_BUDGET.default),
   view: View.optional(),
   approve: z.object({ globs: z.array(z.string()), destructive: z.boolean() }).optional(),
+  audit: z.object({ days: z.number(), hashArguments: z.boolean() }).optional(),
   invalid: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
 });
 const configMatches: Same<z.output<typeof StoredConfig>, ResolvedConfig> = true;

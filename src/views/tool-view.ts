@@ -8,6 +8,7 @@ import type { FittedCatalog } from "../catalog/budget.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import type { HostBridge, HostExtra } from "../relay/bridge.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
+import type { SessionAudit } from "./call-audit.ts";
 
 /** What a tools/call gets: a result, or (2026 era) the round that asks the host for input first. */
 export type ToolAnswer = CallToolResult | InputRequiredResult;
@@ -63,6 +64,8 @@ export interface CallSession {
   bridge: HostBridge;
   who: SessionIdentity;
   links?: ToolResultLinks | undefined;
+  /** Where the session's audit entries go, with its view and era (absent: nothing is audited, as in unit tests). */
+  audit?: SessionAudit | undefined;
 }
 
 /** What every view is built over: the call's parts, the token counter its list is fitted with, the usage meter. */
