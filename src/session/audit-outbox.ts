@@ -1,6 +1,6 @@
 // A session object's audit outbox: each entry is written to the object's storage as the call ends, before its answer
 // goes, then shipped to the team's trail (src/team/audit-trail.ts) in batches and deleted here only once the team's
-// index took them. The write is one put, not awaited: the object's output gate holds the answer (and the batch's RPC)
+// index took them. The write is one put per call: the object's output gate holds the answer (and the batch's RPC)
 // until it is durable, so the answer waits for the disk, never for a round trip of ours. A batch that does not arrive
 // (the index unreachable, the object evicted while sending) stays and goes again: at the next entry, at the object's
 // alarm, or at its end (kept past the end until sent). The trail takes entries by id, so a batch sent twice counts once.
@@ -14,6 +14,8 @@ import type { AuditRecorder } from "../views/call-audit.ts";
 
 /** `audit:<entry id>`: one entry waiting to be shipped (ids sort by time, so the oldest go first). */
 const OUTBOX_PREFIX = "audit:";
+/** How long after an entry the waiting ones are shipped: a burst of calls shares one RPC to the team's index. */
+const SHIP_DELAY_MS = 50;
 /** Entries in one RPC to the team's index. */
 export const AUDIT_BATCH = 200;
 
@@ -33,6 +35,8 @@ export class AuditOutbox implements AuditRecorder {
   #shipping: Promise<void> | undefined;
   /** An entry came while a batch was on its way: look again when it is done. */
   #again = false;
+  /** A ship is due shortly. */
+  #scheduled = false;
 
   constructor(storage: DurableObjectStorage, env: Env) {
     this.#storage = storage;
@@ -40,14 +44,22 @@ export class AuditOutbox implements AuditRecorder {
   }
 
   /**
-   * Writes the entry (the put not awaited: the output gate holds the answer until it is durable), logs it, and ships
-   * what waits soon after, beside the answer.
+   * Writes the entry and logs it; the caller awaits the put before it answers (the output gate then holds the answer
+   * until the write is durable). The entries waiting are shipped a moment later, beside the answers: calls that end
+   * within SHIP_DELAY_MS of each other share one RPC.
    */
-  record(team: string, days: number | undefined, entry: AuditEntry): void {
+  record(team: string, days: number | undefined, entry: AuditEntry): Promise<void> {
     const kept: Outboxed = { team, days: days ?? AUDIT_DAYS.default, entry };
-    void this.#storage.put(OUTBOX_PREFIX + entry.id, kept);
+    const written = this.#storage.put(OUTBOX_PREFIX + entry.id, kept);
     log({ event: "audit", team, ...entry });
-    setTimeout(() => void this.ship(), 0);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setTimeout(() => {
+        this.#scheduled = false;
+        void this.ship();
+      }, SHIP_DELAY_MS);
+    }
+    return written;
   }
 
   /** Ships every entry waiting, batch after batch; a batch that fails stays for the next ship (logged, never thrown). */

@@ -7,6 +7,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env, SessionRpc } from "../lib/env.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
+import type { AuditOutbox } from "./audit-outbox.ts";
 import { serveModernRequest } from "./modern-requests.ts";
 import { readRoute } from "./routed-request.ts";
 import { sessionParts } from "./session-parts.ts";
@@ -18,6 +19,11 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   /** The upstream connection gate of the live runtime (its counters are what tests read). */
   get gate(): FetchGate | undefined {
     return this.#parts.runtimes.gate;
+  }
+
+  /** The object's audit outbox (tests put a fault in place of its sender). */
+  get audit(): AuditOutbox {
+    return this.#parts.audit;
   }
 
   override async fetch(request: Request): Promise<Response> {

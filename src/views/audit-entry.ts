@@ -67,7 +67,8 @@ export const AuditOutcome = z.enum([
 export type AuditOutcome = z.infer<typeof AuditOutcome>;
 
 /** Who acted: a team token, a signed-in member (the shape policies are decided for: src/config/subject.ts), or the admin API. */
-export const AuditPrincipal = Subject.pick({ id: true, label: true, email: true }).extend({
+export const AuditPrincipal = z.strictObject({
+  ...Subject.pick({ id: true, label: true, email: true }).shape,
   kind: z.enum([...Subject.shape.kind.options, "admin"]),
 });
 export type AuditPrincipal = z.infer<typeof AuditPrincipal>;
@@ -81,7 +82,8 @@ export const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/
 /** At most this many characters of what a host names itself (its clientInfo): host text, so bounded. */
 const CLIENT_TEXT = 100;
 
-export const AuditEntry = z.object({
+/** Strict: a field the schema does not name (an argument, say) makes an entry unreadable rather than kept. */
+export const AuditEntry = z.strictObject({
   id: z.string().regex(AUDIT_ID),
   /** When the call started (ISO 8601, UTC). */
   at: z.iso.datetime(),

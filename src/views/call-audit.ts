@@ -13,7 +13,8 @@ import { AuditEntry, AuditOutcome, TRACEPARENT, auditId, auditPrincipal, type Au
 
 /** Where a session's entries go: its outbox, which writes each before the answer and ships it to the team's trail. */
 export interface AuditRecorder {
-  record(team: string, days: number | undefined, entry: AuditEntry): void;
+  /** Resolves once the entry is in the object's storage: the call's answer goes after it. */
+  record(team: string, days: number | undefined, entry: AuditEntry): Promise<void>;
 }
 
 /** What a session's audit needs beside its identity: the recorder, its view and era, the host's name, the team's settings. */
@@ -99,7 +100,7 @@ export function beginAudit(
         ...(traceparent ? { traceparent } : {}),
         ...(sha ? { arguments_sha256: sha } : {}),
       };
-      audit.recorder.record(who.team, audit.settings?.days, entry);
+      await audit.recorder.record(who.team, audit.settings?.days, entry);
     },
   };
 }
