@@ -26,6 +26,22 @@ type Outboxed = z.infer<typeof Outboxed>;
 /** Sends a batch to the team's trail; answers how many were new there. */
 export type AuditSend = (team: string, entries: AuditEntry[], days: number) => Promise<number>;
 
+/** How long a batch's RPC may take before it counts as failed (its entries stay, and go again later). */
+const SEND_DEADLINE_MS = 10_000;
+
+/** A send that has not answered within SEND_DEADLINE_MS is taken as failed: a hung index must not stop the outbox. */
+async function withinDeadline<T>(sending: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the team index did not answer within ${SEND_DEADLINE_MS} ms`)), SEND_DEADLINE_MS);
+  });
+  try {
+    return await Promise.race([sending, late]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
 const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export class AuditOutbox implements AuditRecorder {
@@ -103,7 +119,7 @@ export class AuditOutbox implements AuditRecorder {
     }
     // An entry that does not read back is no entry to send (a bug, or storage from another version): logged, dropped.
     if (unreadable.length > 0) log({ event: "misconfigured", reason: `${unreadable.length} unreadable audit outbox entries dropped` });
-    for (const [team, batch] of byTeam) await this.send(team, batch.entries, batch.days);
+    for (const [team, batch] of byTeam) await withinDeadline(this.send(team, batch.entries, batch.days));
     await this.#storage.delete([...rows.keys()]);
     return rows.size === AUDIT_BATCH;
   }
