@@ -159,11 +159,36 @@ describe("the outbox", () => {
     // A new instance (the held send lost with the old one) sends what waits at its alarm: every entry, once.
     await evictDurableObject(stub);
     expect((await outboxOf(stub)).length).toBe(2);
-    await runDurableObjectAlarm(stub);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await outboxOf(stub)).length).toBe(0);
     const entries = (await trail("au-outbox")).entries;
     expect(entries.map((e) => e.tool)).toEqual(["memory/read_graph", "memory/read_graph"]);
     await s.client.close();
+  });
+
+  it("keeps what the index did not take past the session's end, and its alarm sends it", async () => {
+    const token = await seedTeam("au-end", { mcp: { memory } });
+    const s = await connect("au-end", token);
+    const stub = sessionStub("au-end", s);
+    await s.client.listTools();
+    let real: AuditSend | undefined;
+    await runInDurableObject(stub, (object: SessionObject) => {
+      real = object.audit.send;
+      // The fault: the team index refuses every batch until the test gives the real one back.
+      object.audit.send = () => Promise.reject(new Error("team index down"));
+    });
+    await s.client.callTool({ name: "use_tool", arguments: { tool_name: "memory/read_graph" } });
+    await s.transport.terminateSession();
+    // The session is gone (its record wiped), its entry is not.
+    const left = await runInDurableObject(stub, async (_o, state) => [...(await state.storage.list()).keys()]);
+    expect(left.length).toBe(1);
+    expect(left[0]).toMatch(/^audit:/);
+    await runInDurableObject(stub, (object: SessionObject) => {
+      object.audit.send = real!;
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await trail("au-end")).entries.map((e) => e.tool)).toEqual(["memory/read_graph"]);
+    expect(await runInDurableObject(stub, async (_o, state) => (await state.storage.list()).size)).toBe(0);
   });
 
   it("a refused batch stays for the next call, and the index counts an entry sent twice once", async () => {
