@@ -56,7 +56,11 @@ export const AuditParams = z
     cursor: z
       .string()
       .max(200)
-      .transform((text, ctx) => decodeAuditCursor(text) ?? (ctx.addIssue({ code: "custom", message: "not a cursor of this API: pass the `next` of a page as it came" }), z.NEVER))
+      .transform((text, ctx) => {
+        const cursor = decodeAuditCursor(text);
+        if (!cursor) ctx.addIssue({ code: "custom", message: "not a cursor of this API: pass the `next` of a page as it came" });
+        return cursor ?? z.NEVER;
+      })
       .optional()
       .describe("The `next` of the page before."),
     format: z.enum(["json", "ndjson"]).optional().describe("`ndjson`: one entry per line, for export (the next cursor in the `x-next-cursor` header)."),
