@@ -75,9 +75,9 @@ export function beginAudit(
   kind: AuditKind,
   host: HostExtra | undefined,
   input: unknown,
+  started = Date.now(),
 ): CallAuditing | undefined {
   if (!audit) return undefined;
-  const started = Date.now();
   const hash = audit.settings?.hashArguments ? sha256Hex(canonicalJson(input ?? {})) : undefined;
   return {
     end: async (tool, outcome, answer) => {
@@ -103,4 +103,19 @@ export function beginAudit(
       await audit.recorder.record(who.team, audit.settings?.days, entry);
     },
   };
+}
+
+/**
+ * The user's answer to a consent question about a call of `tool` (asked at `askedAt`): an `approval` entry, `ok` when
+ * allowed, `approval_refused` when not. The call itself, when made, is its own entry.
+ */
+export async function auditApproval(
+  who: { team: string; principal: string },
+  audit: SessionAudit | undefined,
+  host: HostExtra,
+  tool: string,
+  allowed: boolean,
+  askedAt: number,
+): Promise<void> {
+  await beginAudit(who, audit, "approval", host, undefined, askedAt)?.end(tool, allowed ? "ok" : "approval_refused", undefined);
 }

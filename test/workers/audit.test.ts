@@ -5,6 +5,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { tokenId } from "../../src/auth/token.ts";
 import type { SessionObject } from "../../src/session/object.ts";
@@ -99,6 +100,28 @@ describe("entries of every view and era", () => {
     expect(JSON.stringify(entries)).not.toContain(CANARY);
     await direct.client.close();
     await code.client.close();
+  });
+
+  it("the user's answers to code mode's consent questions are approval entries, yes and no", async () => {
+    const token = await seedTeam("au-approve", { approve: ["*delete*"], mcp: { memory } });
+    const s = await connectAt("au-approve", token, "?view=code", { capabilities: { elicitation: { form: {} } } });
+    let asked = 0;
+    s.client.setRequestHandler(ElicitRequestSchema, async () => (++asked === 1 ? { action: "accept", content: { allow: true } } : { action: "decline" }));
+    const program = [
+      `await memory.delete_entities({ entityNames: ['${CANARY}'] });`,
+      `try { await memory.delete_entities({ entityNames: ['b'] }); } catch {}`,
+      "return 1;",
+    ].join("\n");
+    const run = await s.client.callTool({ name: "execute", arguments: { code: program } });
+    expect(run.isError, JSON.stringify(run)).toBeFalsy();
+    const entries = await entriesWhen("au-approve", 3);
+    expect(entries.map((e) => [e.kind, e.tool, e.outcome]).reverse()).toEqual([
+      ["approval", "memory/delete_entities", "ok"],
+      ["tool_call", "memory/delete_entities", "ok"],
+      ["approval", "memory/delete_entities", "approval_refused"],
+    ]);
+    expect(JSON.stringify(entries)).not.toContain(CANARY);
+    await s.client.close();
   });
 
   it("a 2026-era call names that era and the client the request's envelope gives", async () => {
