@@ -1,4 +1,5 @@
-// `npm run team -- <command>`: the operator's tool for teams: configs, tokens, secrets, tool pins, OAuth sign-in.
+// `npm run team -- <command>`: the operator's tool for teams: configs, tokens, secrets, tool pins, OAuth sign-in, the
+// audit trail.
 // Local state (what `wrangler dev` reads) by default, the deployed namespace with --remote; signed-in users, their
 // grants and accounts at OAuth upstreams only through a running Worker's admin API.
 import { existsSync, readFileSync } from "node:fs";
@@ -20,6 +21,7 @@ import { urlPolicy } from "../src/lib/url-policy.ts";
 import { checkUpstreamUrl, type UrlPolicy } from "../src/lib/url-guard.ts";
 import { TeamStore, TeamStoreError } from "../src/store/store.ts";
 import { KvError, wranglerKv, type KvTarget } from "./lib/kv.ts";
+import { AUDIT_FLAGS, printAudit, type AuditFlags } from "./lib/team-audit.ts";
 
 const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
   check <config.json>                validate a config file: its shape and upstream URLs (no state is read)
@@ -56,10 +58,14 @@ const USAGE = `usage: npm run team -- <command> [--remote] [--persist-to DIR]
                                      new connect
   pins <team>                        list pinned tool definitions and changes waiting for approval
   approve <team> <server> <tool>     approve a changed tool definition
+  audit <team> [--since TIME] [--until TIME] [--principal WHO] [--tool NAME] [--outcome OUTCOME] [--limit N]
+        [--ndjson]                   the team's audit trail, newest first (TIME: ISO 8601 or YYYY-MM-DD; WHO: an
+                                     id, token label or email; NAME: server/tool or server/*; N: entries, default
+                                     100); --ndjson prints the entries as JSON lines
 Environment: ALLOW_PRIVATE_UPSTREAMS=true allows http and private addresses (local use only); SECRETS_KEY
 (else .dev.vars) encrypts local secrets; with --remote, secrets go through the admin API at DYNMCP_URL with
-DYNMCP_ADMIN_TOKEN, since only the Worker holds the key. oauth users, revoke, connect, accounts and disconnect
-always go through the admin API at DYNMCP_URL (a local \`npm run dev\`, e.g. http://localhost:8787, or the
+DYNMCP_ADMIN_TOKEN, since only the Worker holds the key. oauth users, revoke, connect, accounts and disconnect,
+and audit, always go through the admin API at DYNMCP_URL (a local \`npm run dev\`, e.g. http://localhost:8787, or the
 deployment) with DYNMCP_ADMIN_TOKEN (its ADMIN_TOKEN), since grants and upstream accounts are the Worker's.
 --help prints this.`;
 
@@ -70,12 +76,15 @@ interface Options extends KvTarget {
   grant?: string;
   /** `oauth set`'s options, by the IdP config's field names. */
   idp: Record<string, string | string[]>;
+  /** `audit`'s filters, and whether it prints NDJSON. */
+  audit: AuditFlags;
+  ndjson: boolean;
   help: boolean;
   positional: string[];
 }
 
 function parseArgs(argv: string[]): Options {
-  const opts: Options = { remote: false, help: false, positional: [], idp: {} };
+  const opts: Options = { remote: false, help: false, positional: [], idp: {}, audit: {}, ndjson: false };
   const list = (value: string | undefined) => (value ?? "").split(",").map((v) => v.trim()).filter(Boolean);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -97,6 +106,8 @@ function parseArgs(argv: string[]): Options {
     else if (arg === "--groups") opts.idp.allowed_groups = list(argv[++i]);
     else if (arg === "--groups-claim") opts.idp.groups_claim = argv[++i] ?? "";
     else if (arg === "--scopes") opts.idp.scopes = list(argv[++i]);
+    else if (arg === "--ndjson") opts.ndjson = true;
+    else if ((AUDIT_FLAGS as readonly string[]).includes(arg.slice(2))) opts.audit[arg.slice(2) as keyof AuditFlags] = argv[++i] ?? "";
     else if (arg.startsWith("--")) fail(`unknown option ${arg}\n${USAGE}`);
     else opts.positional.push(arg);
   }
@@ -188,6 +199,8 @@ function check(path: string | undefined, policy: UrlPolicy): void {
 }
 
 const SECRETS_VIA_ADMIN = "with --remote, secrets go through the admin API: set DYNMCP_URL and DYNMCP_ADMIN_TOKEN";
+const AUDIT_VIA_ADMIN =
+  "the audit trail is read through a running Worker's admin API: set DYNMCP_URL (e.g. http://localhost:8787 for npm run dev, or the deployment) and DYNMCP_ADMIN_TOKEN (its ADMIN_TOKEN)";
 const USERS_VIA_ADMIN =
   "users and grants are read through a running Worker's admin API: set DYNMCP_URL (e.g. http://localhost:8787 for npm run dev, or the deployment) and DYNMCP_ADMIN_TOKEN (its ADMIN_TOKEN)";
 
@@ -406,6 +419,9 @@ async function main(): Promise<void> {
     }
     case "pins":
       for (const p of await store.listPins(team(rest[0]))) out(`${p.server}/${p.tool}  ${p.pending ? `changed since ${p.pendingSince ?? "?"}, waiting for approval` : "pinned"}`);
+      return;
+    case "audit":
+      await printAudit(team(rest[0]), opts.audit, opts.ndjson, (path) => adminApi("GET", path, undefined, AUDIT_VIA_ADMIN), out, fail);
       return;
     case "approve":
       if (!rest[1] || !rest[2] || !(await store.approvePin(team(rest[0]), rest[1], rest[2]))) fail("no change of that tool is waiting for approval");

@@ -217,6 +217,20 @@ const ApproveDestructive = z
   .default(false)
   .describe("Code view: also ask before every call of a tool its server annotates `destructiveHint: true`.");
 
+/** How long a team's audit trail keeps entries when its config sets none, and the least and most it may set. */
+export const AUDIT_DAYS = { default: 30, min: 1, max: 3650 } as const;
+
+const Audit = z
+  .strictObject({
+    days: z.number().int().min(AUDIT_DAYS.min).max(AUDIT_DAYS.max).default(AUDIT_DAYS.default).describe("Days the team's audit trail keeps an entry (default 30)."),
+    hash_arguments: z
+      .boolean()
+      .default(false)
+      .describe("Record a SHA-256 of each call's arguments (canonical JSON) in its entry; the arguments themselves are never recorded."),
+  })
+  .optional()
+  .describe("The audit trail of every tool call, load and admin action (never arguments, results or secrets): how long it is kept, and whether calls carry a hash of their arguments.");
+
 /** What a team config holds in either mode besides its servers. */
 const TEAM_FIELDS = {
   $schema: SchemaRef,
@@ -227,6 +241,7 @@ const TEAM_FIELDS = {
   approve: Approve,
   approve_destructive: ApproveDestructive,
   policies: Policies,
+  audit: Audit,
 };
 
 /** Config-file mode: many servers, tools namespaced as `server/tool`. */

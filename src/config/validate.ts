@@ -23,9 +23,12 @@ function resolved<M extends "multi" | "single">(
   view: View | undefined,
   approve: ApprovalRule = { globs: [], destructive: false },
   policies: PolicyRule[] | undefined = undefined,
+  audit?: AuditSettings,
 ) {
   return {
     mode,
+    /** How long the team's audit trail keeps entries, and whether they carry a hash of the arguments (absent: the defaults). */
+    ...(audit ? { audit } : {}),
     /** The view of sessions whose URL and token name none. */
     ...(view ? { view } : {}),
     /** Code view: which tools a program calls only with the user's consent. */
@@ -49,6 +52,15 @@ export interface ApprovalRule {
   destructive: boolean;
 }
 
+/** The config's `audit`, normalized (absent from the config: absent here, and the defaults apply). */
+export interface AuditSettings {
+  days: number;
+  hashArguments: boolean;
+}
+
+const auditSettings = (audit: { days: number; hash_arguments: boolean } | undefined): AuditSettings | undefined =>
+  audit ? { days: audit.days, hashArguments: audit.hash_arguments } : undefined;
+
 const approvalRule = (globs: string[] | undefined, destructive: boolean): ApprovalRule => ({ globs: globs ?? [], destructive });
 
 /** Config-file mode, normalized: the enabled entries in config order, each named by its key. */
@@ -62,12 +74,13 @@ const ResolvedMulti = MultiConfig.transform((config) =>
     config.view,
     approvalRule(config.approve, config.approve_destructive),
     config.policies,
+    auditSettings(config.audit),
   ),
 );
 
 /** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
-const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, policies, ...entry }) =>
-  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive), policies),
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, policies, audit, ...entry }) =>
+  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive), policies, auditSettings(audit)),
 );
 
 export type ConfigMode = "multi" | "single";
@@ -88,6 +101,7 @@ const StoredApprove = MultiConfig.shape.approve;
  * every tool from everyone until the config is put right.
  */
 const StoredPolicies = Policies.catch([{ who: ["*"], deny: ["**"] }]);
+const StoredAudit = MultiConfig.shape.audit;
 /** A stored config's view read on its own (lenient reading: a broken one is none). */
 const StoredView = View.optional().catch(undefined);
 
@@ -152,7 +166,10 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
   const globs = StoredApprove.safeParse((raw as { approve?: unknown }).approve);
   const approve = approvalRule(globs.success ? globs.data : ["**"], (raw as { approve_destructive?: unknown }).approve_destructive === true);
   const policies = StoredPolicies.parse((raw as { policies?: unknown }).policies);
-  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view, approve, policies), invalid } };
+  // A broken audit setting keeps the defaults: entries are still written, for the default time.
+  const audit = StoredAudit.safeParse((raw as { audit?: unknown }).audit);
+  const kept = auditSettings(audit.success ? audit.data : undefined);
+  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view, approve, policies, kept), invalid } };
 }
 
 /** An entry name from a broken config, shown safely (it may be anything). */

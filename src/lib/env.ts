@@ -1,5 +1,8 @@
 // The Worker's bindings (the Durable Object ones typed by what is called on them), and what the router hands the
 // session object: the headers of each request, and the name it reaches the object by.
+import type { AuditEntry, AuditPage, AuditQuery } from "./audit-types.ts";
+
+export type { AuditEntry, AuditPage, AuditQuery } from "./audit-types.ts";
 
 /**
  * What the router and the admin API call on a session object besides `fetch` (which every stub has).
@@ -179,6 +182,14 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
    * true the first time within ten minutes, false for a second use (src/team/spent-secrets.ts).
    */
   spendOAuthSecret(team: string, hash: string): Promise<boolean>;
+  /**
+   * Adds entries to the team's audit trail (src/team/audit-trail.ts): idempotent by id, so a batch sent again adds
+   * nothing twice; with `days` (the team config's `audit.days`, which sessions know), entries older than that are
+   * deleted as new ones come. Answers how many were new.
+   */
+  appendAudit(team: string, entries: AuditEntry[], days?: number): Promise<number>;
+  /** A page of the team's audit trail, newest first. */
+  readAudit(team: string, query: AuditQuery): Promise<AuditPage>;
 }
 
 export interface Env {

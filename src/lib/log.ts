@@ -1,4 +1,5 @@
 // Structured JSON log lines (Workers observability indexes them). Never argument values, headers or secrets.
+import type { AuditEntry } from "./audit-types.ts";
 
 export type LogEvent =
   | { event: "admin"; action: string; team: string; target?: string; outcome: "ok" | "refused" }
@@ -17,6 +18,11 @@ export type LogEvent =
   | { event: "load_mcp"; team: string; session: string; principal: string; upstream: string; ms: number; outcome: "ok" | "failed" | "evicted" }
   /** One code-mode program run: how long, how many tool calls, and how it ended (never its code, arguments or output). */
   | { event: "execute"; team: string; session: string; principal: string; ms: number; calls: number; outcome: string }
+  /**
+   * One entry of the team's audit trail, as the trail keeps it (its fields: src/views/audit-entry.ts, README "Audit
+   * trail"), with its team: a tool call, a load, an approval or an admin action. `at` is when the call started.
+   */
+  | ({ event: "audit"; team: string } & AuditEntry)
   | { event: "pin_withheld"; team: string; upstream: string; tool: string }
   /**
    * A principal at MAX_SESSIONS_PER_PRINCIPAL started another session: its least recently used idle session ended for
@@ -50,7 +56,7 @@ export type LogEvent =
  * answer. They are built (and timed) when logged, written in order on the next turn of the event loop, and any
  * other line first writes those still waiting, so the order of lines is the order of events.
  */
-const AFTER_THE_ANSWER = new Set<LogEvent["event"]>(["tool_call", "load_mcp", "execute"]);
+const AFTER_THE_ANSWER = new Set<LogEvent["event"]>(["tool_call", "load_mcp", "execute", "audit"]);
 const waiting: string[] = [];
 let scheduled = false;
 

@@ -15,6 +15,7 @@ import type { MetaScope } from "../views/meta-view.ts";
 import { ToolsetDiscoverInput, ToolsetLoadInput, ToolsetUseInput } from "../views/schemas.ts";
 import { isResult, parseArgs, toolError } from "../views/tool-errors.ts";
 import type { ToolListAnswer, ViewSession } from "../views/tool-view.ts";
+import type { HostExtra } from "../relay/bridge.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 
 /** What the router learned of the request's toolset handle (ROUTE_HEADERS.toolset*). */
@@ -36,7 +37,7 @@ export function toolsetScope(session: ViewSession, list: () => Promise<ToolListA
     // A handle the router refused: said before anything else, whatever the tool.
     refusal: (raw) => (route.problem && typeof raw?.["toolset"] === "string" ? toolError("invalid_toolset", route.problem) : undefined),
     catalog: () => catalogAnswer(session, route),
-    load: (raw) => loadIntoToolset(session, route, raw),
+    load: (raw, host) => loadIntoToolset(session, route, raw, host),
     // Promoted tools are the 2025 session's: the era's list has the three meta-tools only.
     promoted: [],
     offered: `${DISCOVER_TOOL}, ${USE_TOOL} and ${LOAD_MCP}`,
@@ -88,14 +89,14 @@ function structuredCatalog(view: CatalogView, shape: CatalogShape) {
 }
 
 /** load_mcp into the request's toolset: the listing and the handle; a failure says how to try again in the same toolset. */
-async function loadIntoToolset({ registry, who }: ViewSession, route: ToolsetRoute, raw: Record<string, unknown> | undefined): Promise<CallToolResult> {
+async function loadIntoToolset({ registry, who, audit }: ViewSession, route: ToolsetRoute, raw: Record<string, unknown> | undefined, host: HostExtra): Promise<CallToolResult> {
   const args = parseArgs(ToolsetLoadInput, raw, LOAD_MCP);
   if (isResult(args)) return args;
   if (!registry.dynamic) return toolError("unknown_server", `This team has no lazy servers: every tool discover_tool lists is callable with ${USE_TOOL} as it is.`);
   // The router gives every load a toolset: the one passed, or a new one.
   if (!route.handle) return toolError("invalid_toolset", "This request reached no toolset; call load_mcp again.");
   try {
-    const outcome = await loggedLoad(registry, who, args.mcp_name);
+    const outcome = await loggedLoad(registry, who, args.mcp_name, { session: audit, host });
     const listing = buildListing(registry.mode, args.mcp_name, outcome.catalog);
     const answer = { ...listing, ...toolsetOf(route) };
     return { content: [{ type: "text", text: JSON.stringify(answer) }], structuredContent: answer };

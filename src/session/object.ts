@@ -8,6 +8,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Subject } from "../config/subject.ts";
 import type { Env, SessionRpc } from "../lib/env.ts";
 import type { FetchGate } from "../upstream/fetch-gate.ts";
+import type { AuditOutbox } from "./audit-outbox.ts";
 import { serveModernRequest } from "./modern-requests.ts";
 import { readRoute } from "./routed-request.ts";
 import { sessionParts } from "./session-parts.ts";
@@ -24,6 +25,11 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   /** The subject the live runtime's views read in their CallSession, once it is built (what tests read). */
   async viewSubject(): Promise<Subject | undefined> {
     return (await this.#parts.runtimes.current?.runtime)?.session.subject;
+  }
+
+  /** The object's audit outbox (tests put a fault in place of its sender). */
+  get audit(): AuditOutbox {
+    return this.#parts.audit;
   }
 
   override async fetch(request: Request): Promise<Response> {

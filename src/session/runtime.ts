@@ -26,6 +26,7 @@ import { checkpointFinder } from "../views/code/instrument.ts";
 import { CHILD_COMPATIBILITY_DATE } from "../views/code/child-modules.ts";
 import type { PausedRuns } from "../views/code/consent.ts";
 import { directView } from "../views/direct.ts";
+import type { AuditRecorder, SessionAudit } from "../views/call-audit.ts";
 import { metaView } from "../views/meta-view.ts";
 import { sessionScope } from "../views/session-scope.ts";
 import type { InputPort } from "../views/input-port.ts";
@@ -70,6 +71,8 @@ export interface ObjectParts {
   parks: ParkedCalls;
   /** Who the object's calls are made for, the latest a request brought (routed-request.ts takeSubject). */
   subject: Subject;
+  /** The object's audit outbox: every call's entry is written there before its answer (src/session/audit-outbox.ts). */
+  audit: AuditRecorder;
 }
 
 /**
@@ -186,8 +189,18 @@ function toldToTeam(env: Env, team: string, declared: () => ClientCapabilities):
   };
 }
 
+/** What the session's calls are audited with: its outbox, view and era, the host's name, the team's settings. */
+const sessionAudit = (record: SessionRecord, recorder: AuditRecorder, subject: Subject, era: SessionAudit["era"], client?: SessionAudit["client"]): SessionAudit => ({
+  recorder,
+  subject,
+  view: sessionView(record),
+  era,
+  ...(client ? { client } : {}),
+  ...(record.config.audit ? { settings: record.config.audit } : {}),
+});
+
 /** `tag`: a runtime built by a reload tags its requests to the host (SessionTransport), so their answers find it. */
-export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, subject }: ObjectParts, tag?: string): Promise<Runtime> {
+export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, subject, audit }: ObjectParts, tag?: string): Promise<Runtime> {
   const server = new Server(
     { name: PRODUCT.name, version: PRODUCT.version },
     // The JSON Schema validator is the SDK's own choice for workerd (`@cfworker/json-schema`: no code generation).
@@ -210,7 +223,8 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   const counter = () => loadTokenCounter(env.ASSETS);
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
-  const session: ViewSession = { registry, bridge, who, subject, links, meter, counter };
+  const audited = sessionAudit(record, audit, subject, "2025", () => server.getClientVersion());
+  const session: ViewSession = { registry, bridge, who, subject, links, meter, counter, audit: audited };
   serveView(server, sessionToolView(env, record, store, session));
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
@@ -267,14 +281,14 @@ export interface ModernRuntime {
  * that builds a server per request. Nothing reaches the client outside a request (`modernHost`); an upstream's
  * request for input parks its call in the object's `parks` until the host's next round (src/modern/parked-calls.ts).
  */
-export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, parks, subject }: ObjectParts): Promise<ModernRuntime> {
+export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, parks, subject, audit }: ObjectParts): Promise<ModernRuntime> {
   const { registry, gate, links, bridge } = await createUpstreams(env, record, store, objectLinks, (refresh) =>
     new HostBridge(modernHost((extra, message) => parks.park(extra, message)), record.config.mode, { subscriptions: new Set(), refresh }),
   );
   const who = { team: record.team, session: record.sessionId.slice(0, 11), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: false });
-  const session: ViewSession = { registry, bridge, who, subject, counter, links, meter };
+  const session: ViewSession = { registry, bridge, who, subject, counter, links, meter, audit: sessionAudit(record, audit, subject, "2026") };
   // A view's own rounds (code mode's consent) live as long as the paused run they name (an hour), not as long as a park.
   let viewCodec: ReturnType<typeof requestStateCodec> | undefined;
   const rounds = {

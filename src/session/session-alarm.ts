@@ -6,7 +6,8 @@ import { settings } from "../lib/settings.ts";
 import type { IndexReports } from "./index-reports.ts";
 import type { ObjectRuntimes } from "./object-runtimes.ts";
 import type { SessionActivity } from "./session-activity.ts";
-import type { SessionEnd } from "./session-end.ts";
+import type { AuditOutbox } from "./audit-outbox.ts";
+import { AUDIT_RETRY_MS, type SessionEnd } from "./session-end.ts";
 import type { SessionStore } from "./state.ts";
 
 /** What the alarm uses of the object's storage besides the store: the alarm itself. */
@@ -21,6 +22,7 @@ export interface AlarmParts {
   activity: SessionActivity;
   reports: IndexReports;
   end: SessionEnd;
+  audit: AuditOutbox;
 }
 
 export class SessionAlarm {
@@ -35,10 +37,17 @@ export class SessionAlarm {
    * reconnects), and a session unused for its time-to-live is deleted.
    */
   async ring(): Promise<void> {
-    const { env, store, alarms, runtimes, activity, reports, end } = this.#parts;
+    const { env, store, alarms, runtimes, activity, reports, end, audit } = this.#parts;
+    // Audit entries waiting (an evicted object's, or an ended session's that its end could not send) go first.
+    await audit.ship();
     const record = await store.session();
     if (!record) {
-      // Only an unreadable session record gets here (the alarm is set after the record is written, and deleted
+      // An ended session whose audit entries the team's index did not take yet: they are kept, and tried again.
+      if (await audit.pending()) {
+        await alarms.setAlarm(Date.now() + AUDIT_RETRY_MS);
+        return;
+      }
+      // Else only an unreadable session record gets here (the alarm is set after the record is written, and deleted
       // with it): that session answers 404 anyway, so its storage goes.
       await alarms.deleteAlarm();
       await store.clear();

@@ -4,6 +4,7 @@ import type { Subject } from "../config/subject.ts";
 import type { Env } from "../lib/env.ts";
 import { ResourceLinks } from "../relay/resource-links.ts";
 import { ParkedCalls } from "../modern/parked-calls.ts";
+import { AuditOutbox } from "./audit-outbox.ts";
 import { IndexReports } from "./index-reports.ts";
 import { ObjectRuntimes } from "./object-runtimes.ts";
 import { SessionActivity } from "./session-activity.ts";
@@ -27,6 +28,8 @@ export interface SessionParts {
   store: SessionStore;
   /** This session's token accounting (src/session/usage.ts); what it has not sent yet is in storage too. */
   meter: UsageMeter;
+  /** The audit outbox: entries written before their answers, shipped to the team's trail (src/session/audit-outbox.ts). */
+  audit: AuditOutbox;
   runtimes: ObjectRuntimes;
   activity: SessionActivity;
   reports: IndexReports;
@@ -41,10 +44,11 @@ export function sessionParts(ctx: DurableObjectState, env: Env): SessionParts {
   // A placeholder until the first request is served, which makes it that request's (nothing is called before).
   const subject: Subject = { kind: "token", id: "-" };
   // What the runtimes of this object's life share (a retired one and its successor included).
-  const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls(), subject });
+  const audit = new AuditOutbox(ctx.storage, env);
+  const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls(), subject, audit });
   const activity = new SessionActivity(env, store, ctx.storage);
   const reports = new IndexReports(env, meter);
-  const end = new SessionEnd(store, ctx.storage, runtimes, reports, meter);
+  const end = new SessionEnd(store, ctx.storage, runtimes, reports, meter, audit);
   return {
     env,
     subject,
@@ -56,7 +60,8 @@ export function sessionParts(ctx: DurableObjectState, env: Env): SessionParts {
     reports,
     reload: new SessionReload(env, store, runtimes),
     end,
-    alarm: new SessionAlarm({ env, store, alarms: ctx.storage, runtimes, activity, reports, end }),
+    alarm: new SessionAlarm({ env, store, alarms: ctx.storage, runtimes, activity, reports, end, audit }),
+    audit,
   };
 }
 

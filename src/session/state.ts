@@ -31,6 +31,7 @@ const StoredConfig = z.object({
   view: View.optional(),
   approve: z.object({ globs: z.array(z.string()), destructive: z.boolean() }).optional(),
   policies: z.array(PolicyRule).optional(),
+  audit: z.object({ days: z.number(), hashArguments: z.boolean() }).optional(),
   invalid: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
 });
 const configMatches: Same<z.output<typeof StoredConfig>, ResolvedConfig> = true;

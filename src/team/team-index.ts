@@ -7,12 +7,16 @@
 //     (src/team/listen-streams.ts);
 //   its upstream OAuth credentials (src/team/credential-vault.ts);
 //   its connect and member sign-in flows, and shared connect links spent (src/team/connect-flows.ts);
-//   the OAuth secrets its token endpoint honoured in the last minutes (src/team/spent-secrets.ts).
+//   the OAuth secrets its token endpoint honoured in the last minutes (src/team/spent-secrets.ts);
+//   its audit trail, which sessions send entries to in batches and the admin API reads (src/team/audit-trail.ts).
 import { DurableObject } from "cloudflare:workers";
 import {
   ROUTE_HEADERS,
   sessionObjectName,
   type Admission,
+  type AuditEntry,
+  type AuditPage,
+  type AuditQuery,
   type ConnectTransaction,
   type CredentialInfo,
   type Env,
@@ -28,6 +32,7 @@ import { JsonRpcCode } from "../lib/errors.ts";
 import type { ListenLimits } from "../modern/listen.ts";
 import { jsonRpcError } from "../lib/responses.ts";
 import { settings } from "../lib/settings.ts";
+import { AuditTrail } from "./audit-trail.ts";
 import { ConnectFlows } from "./connect-flows.ts";
 import { CredentialVault } from "./credential-vault.ts";
 import { ListenStreams } from "./listen-streams.ts";
@@ -43,6 +48,7 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
   readonly #vault = new CredentialVault(this.ctx.storage, this.env);
   readonly #flows = new ConnectFlows(this.ctx.storage);
   readonly #spent = new SpentSecrets(this.ctx.storage);
+  readonly #audit = new AuditTrail(this.ctx.storage);
 
   /** What one principal's listen streams may hold (the settings'; a test may shorten the lifetime before the first stream). */
   get listenLimits(): ListenLimits {
@@ -170,5 +176,15 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
   async spendOAuthSecret(team: string, hash: string): Promise<boolean> {
     this.#own(team, "keeps another team's spent secrets");
     return this.#spent.spend(hash);
+  }
+
+  async appendAudit(team: string, entries: AuditEntry[], days?: number): Promise<number> {
+    this.#own(team, "keeps another team's audit trail");
+    return this.#audit.append(entries, days);
+  }
+
+  async readAudit(team: string, query: AuditQuery): Promise<AuditPage> {
+    this.#own(team, "keeps another team's audit trail");
+    return this.#audit.read(query);
   }
 }

@@ -9,20 +9,32 @@ import { arrival, type UpstreamCatalog } from "../catalog/catalog.ts";
 import { EAGER_WAIT_MS } from "../upstream/startup.ts";
 import { waitAtMost } from "../upstream/backoff.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
+import { beginAudit, thrownOutcome, type SessionAudit } from "./call-audit.ts";
 import type { SessionIdentity } from "./tool-view.ts";
 
-/** A load of a lazy server for the session, logged as load_mcp's are: a load that changed something, or a failed attempt. */
-export async function loggedLoad(registry: UpstreamRegistry, who: SessionIdentity, name: string): Promise<{ catalog: UpstreamCatalog; changed: boolean }> {
+/**
+ * A load of a lazy server for the session, logged as load_mcp's are: a load that changed something, or a failed
+ * attempt. A load_mcp call (`audit` given) is also one entry of the audit trail, whatever its outcome.
+ */
+export async function loggedLoad(
+  registry: UpstreamRegistry,
+  who: SessionIdentity,
+  name: string,
+  audit?: { session: SessionAudit | undefined; host: HostExtra },
+): Promise<{ catalog: UpstreamCatalog; changed: boolean }> {
   const started = Date.now();
+  const audited = audit && beginAudit(who, audit.session, "load", audit.host, { mcp_name: name });
   try {
     const outcome = await registry.load(name);
     if (outcome.changed) log({ event: "load_mcp", ...who, upstream: name, ms: Date.now() - started, outcome: "ok" });
+    await audited?.end(name, "ok", undefined);
     return outcome;
   } catch (err) {
     // A name that is no server to load (a typo, or one already evicted) is answered but not logged.
     if (err instanceof LoadError && err.attempted) {
       log({ event: "load_mcp", ...who, upstream: name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
     }
+    await audited?.end(name, thrownOutcome(err, false), undefined);
     throw err;
   }
 }

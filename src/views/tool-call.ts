@@ -10,6 +10,7 @@ import { UpstreamError, toToolResult } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 import { forwardedMeta, hostSignal, type HostExtra } from "../relay/bridge.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
+import { beginAudit, resultOutcome, thrownOutcome } from "./call-audit.ts";
 import { findTool, type ToolNames } from "./find-tool.ts";
 import type { InputPort, UpstreamRound } from "./input-port.ts";
 import { isResult } from "./tool-errors.ts";
@@ -48,12 +49,25 @@ export function callTool(call: ToolCallRequest): Promise<ToolAnswer> {
   return rounds.upstreamCall(host, { tool: tool.name, input, upstream }, (round) => resolveAndCall(call, round));
 }
 
-/** The tool found (unless it was given), then called; a name that finds nothing is answered as findTool words it. */
+/**
+ * The tool found (unless it was given), then called; a name that finds nothing is answered as findTool words it. The
+ * call's audit entry is in the session's storage before the answer goes (src/views/call-audit.ts).
+ */
 async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Promise<CallToolResult> {
   const { tool, session } = call;
-  const target = "found" in tool ? tool.found : await findTool(session.registry, tool.naming, tool.name);
-  if (isResult(target)) return target;
-  return callFound(call, target, round);
+  const audit = beginAudit(session.who, session.audit, "tool_call", call.host, call.input);
+  const cancelled = () => (round.signal ?? call.signal ?? hostSignal(call.host)).aborted;
+  let name = tool.name;
+  try {
+    const target = "found" in tool ? tool.found : await findTool(session.registry, tool.naming, tool.name);
+    if (!isResult(target)) name = `${target.upstream}/${target.tool.name}`;
+    const result = isResult(target) ? target : await callFound(call, target, round);
+    await audit?.end(name, resultOutcome(result, cancelled()), result);
+    return result;
+  } catch (err) {
+    await audit?.end(name, thrownOutcome(err, cancelled()), undefined);
+    throw err;
+  }
 }
 
 /** The call of exactly `target` upstream, within the host request's context (relays reach the host on its stream). */

@@ -9,6 +9,7 @@ import type { Subject } from "../config/subject.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import type { HostBridge, HostExtra } from "../relay/bridge.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
+import type { SessionAudit } from "./call-audit.ts";
 
 /** What a tools/call gets: a result, or (2026 era) the round that asks the host for input first. */
 export type ToolAnswer = CallToolResult | InputRequiredResult;
@@ -72,6 +73,8 @@ export interface CallSession {
    */
   subject: Subject;
   links?: ToolResultLinks | undefined;
+  /** Where the session's audit entries go, with its view and era (absent: nothing is audited, as in unit tests). */
+  audit?: SessionAudit | undefined;
 }
 
 /** What every view is built over: the call's parts, the token counter its list is fitted with, the usage meter. */

@@ -17,6 +17,8 @@ declare namespace Cloudflare {
     OAUTH_UPSTREAM_CLIENT_SECRET: string;
     ECHO_MODERN_URL: string;
     ECHO_LEGACY_URL: string;
+    /** Seconds the audit load test offers entries for (3 in the suite; `AUDIT_LOAD_SECONDS=60` for the figure). */
+    AUDIT_LOAD_SECONDS: string;
   }
   interface GlobalProps {
     mainModule: typeof import("../../src/index.ts");

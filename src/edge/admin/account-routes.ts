@@ -7,9 +7,8 @@ import { mintConnectHandle } from "../../auth/connect-link.ts";
 import { loadTeamConfig } from "../../config/load.ts";
 import { SINGLE_UPSTREAM } from "../../config/validate.ts";
 import type { CredentialInfo } from "../../lib/env.ts";
-import { log } from "../../lib/log.ts";
 import { publicBase } from "../../lib/public-url.ts";
-import { isResponse, params, problem, type AdminContext, type AdminEnv } from "./route-context.ts";
+import { adminAction, isResponse, params, problem, type AdminContext, type AdminEnv } from "./route-context.ts";
 import { AccountParam, TeamParam, UpstreamParam, type AccountInfo, type ConnectLink } from "./schemas.ts";
 
 export const accountRoutes = new Hono<AdminEnv>();
@@ -48,7 +47,7 @@ accountRoutes.delete("/teams/:team/upstreams/:server/accounts/:account", async (
   const p = params(c, AccountParam);
   if (isResponse(p)) return p;
   const deleted = await c.env.TEAM_INDEX.getByName(p.team).deleteCredentials(p.team, { server: p.server, account: p.account });
-  log({ event: "admin", action: "upstream.account.delete", team: p.team, target: `${p.server}/${p.account}`, outcome: deleted > 0 ? "ok" : "refused" });
+  await adminAction(c.env, { action: "upstream.account.delete", team: p.team, target: `${p.server}/${p.account}`, outcome: deleted > 0 ? "ok" : "refused" }, c.req.raw);
   return deleted > 0 ? c.body(null, 204) : problem(c, 404, "not_found", `Server ${p.server} of team ${p.team} has no account ${p.account}.`);
 });
 
@@ -81,7 +80,7 @@ accountRoutes.post("/teams/:team/upstreams/:server/connect", async (c) => {
   if (!c.env.SESSION_KEY) return problem(c, 503, "connect_unavailable", "Connect links are signed with SESSION_KEY, which is not set.");
   if (!c.env.SECRETS_KEY) return problem(c, 503, "secrets_disabled", "Upstream accounts are stored encrypted under SECRETS_KEY, which is not set.");
   const { handle, expiresAt } = await mintConnectHandle(c.env.SESSION_KEY, p.team, p.server, "shared");
-  log({ event: "admin", action: "upstream.connect", team: p.team, target: p.server, outcome: "ok" });
+  await adminAction(c.env, { action: "upstream.connect", team: p.team, target: p.server, outcome: "ok" }, c.req.raw);
   const link: ConnectLink = { url: `${publicBase(c.env, c.req.raw)}/t/${p.team}/connect/${p.server}?h=${handle}`, expiresAt: expiresAt.toISOString() };
   return c.json(link);
 });

@@ -2,9 +2,8 @@
 // upstream OAuth: stale-upstream-accounts.ts), its identity provider for member sign-in, and its secrets.
 import { Hono } from "hono";
 import { kvKeys } from "../../config/keys.ts";
-import { log } from "../../lib/log.ts";
 import { TeamStoreError } from "../../store/store.ts";
-import { isResponse, jsonBody, listsChanged, params, problem, store, type AdminEnv } from "./route-context.ts";
+import { adminAction, isResponse, jsonBody, listsChanged, params, problem, store, type AdminEnv } from "./route-context.ts";
 import { SecretParam, SecretPutBody, TeamParam } from "./schemas.ts";
 import { forgetStaleUpstreamAccounts } from "./stale-upstream-accounts.ts";
 
@@ -17,7 +16,7 @@ configRoutes.put("/teams/:team/config", async (c) => {
   if (isResponse(body)) return body;
   const before = await c.env.TEAMS.get(kvKeys.config(p.team));
   const result = await store(c).putConfig(p.team, body.value);
-  log({ event: "admin", action: "config.put", team: p.team, outcome: result.ok ? "ok" : "refused" });
+  await adminAction(c.env, { action: "config.put", team: p.team, outcome: result.ok ? "ok" : "refused" }, c.req.raw);
   if (!result.ok) return problem(c, 400, "invalid_config", "The config was not stored.", result.issues);
   const unforgotten = await forgetStaleUpstreamAccounts(c.env, p.team, before, body.value);
   await listsChanged(c, p.team);
@@ -30,7 +29,7 @@ configRoutes.put("/teams/:team/oauth", async (c) => {
   const body = await jsonBody(c);
   if (isResponse(body)) return body;
   const result = await store(c).putIdp(p.team, body.value);
-  log({ event: "admin", action: "oauth.put", team: p.team, outcome: result.ok ? "ok" : "refused" });
+  await adminAction(c.env, { action: "oauth.put", team: p.team, outcome: result.ok ? "ok" : "refused" }, c.req.raw);
   if (!result.ok) return problem(c, 400, "invalid_idp", "The identity provider was not stored.", result.issues);
   return c.json(result.idp);
 });
@@ -46,7 +45,7 @@ configRoutes.delete("/teams/:team/oauth", async (c) => {
   const p = params(c, TeamParam);
   if (isResponse(p)) return p;
   const deleted = await store(c).deleteIdp(p.team);
-  log({ event: "admin", action: "oauth.delete", team: p.team, outcome: deleted ? "ok" : "refused" });
+  await adminAction(c.env, { action: "oauth.delete", team: p.team, outcome: deleted ? "ok" : "refused" }, c.req.raw);
   return deleted ? c.body(null, 204) : problem(c, 404, "not_found", `Team ${p.team} has no identity provider.`);
 });
 
@@ -62,7 +61,7 @@ configRoutes.delete("/teams/:team/config", async (c) => {
   if (isResponse(p)) return p;
   const before = await c.env.TEAMS.get(kvKeys.config(p.team));
   const deleted = await store(c).deleteConfig(p.team);
-  log({ event: "admin", action: "config.delete", team: p.team, outcome: deleted ? "ok" : "refused" });
+  await adminAction(c.env, { action: "config.delete", team: p.team, outcome: deleted ? "ok" : "refused" }, c.req.raw);
   if (!deleted) return problem(c, 404, "not_found", `Team ${p.team} has no config.`);
   // A failure is logged: a 204 has no body to name it in, and the config is gone either way.
   await forgetStaleUpstreamAccounts(c.env, p.team, before, undefined);
@@ -88,7 +87,7 @@ configRoutes.put("/teams/:team/secrets/:name", async (c) => {
     }
     throw err;
   }
-  log({ event: "admin", action: "secret.put", team: p.team, target: p.name, outcome: "ok" });
+  await adminAction(c.env, { action: "secret.put", team: p.team, target: p.name, outcome: "ok" }, c.req.raw);
   return c.body(null, 204);
 });
 
@@ -96,6 +95,6 @@ configRoutes.delete("/teams/:team/secrets/:name", async (c) => {
   const p = params(c, SecretParam);
   if (isResponse(p)) return p;
   const deleted = await store(c).deleteSecret(p.team, p.name);
-  log({ event: "admin", action: "secret.delete", team: p.team, target: p.name, outcome: deleted ? "ok" : "refused" });
+  await adminAction(c.env, { action: "secret.delete", team: p.team, target: p.name, outcome: deleted ? "ok" : "refused" }, c.req.raw);
   return deleted ? c.body(null, 204) : problem(c, 404, "not_found", `Team ${p.team} has no secret ${p.name}.`);
 });

@@ -2,8 +2,11 @@
 import { createDocument } from "zod-openapi";
 import type { z } from "zod";
 import { PRODUCT } from "../../lib/env.ts";
+import { AuditParams } from "../../team/audit-query.ts";
 import {
   AccountList,
+  AuditEntryBody,
+  AuditPageBody,
   AccountParam,
   ConfigBody,
   ConnectLink,
@@ -158,6 +161,19 @@ const sessionPaths = {
       responses: { "200": json(UsageReport, "The days with usage, and their totals."), ...errors },
     },
   },
+  "/admin/teams/{team}/audit": {
+    get: {
+      summary: "The team's audit trail, newest first: every tool call, load and admin action (never arguments, results or secrets)",
+      requestParams: { path: TeamParam, query: AuditParams },
+      responses: {
+        "200": {
+          description: "A page of entries and the cursor of the next (`format=ndjson`: one entry per line, the cursor in `x-next-cursor`).",
+          content: { "application/json": { schema: AuditPageBody }, "application/x-ndjson": { schema: AuditEntryBody } },
+        },
+        ...errors,
+      },
+    },
+  },
 };
 
 let document: ReturnType<typeof createDocument> | undefined;
@@ -169,7 +185,7 @@ export function adminOpenApi(): ReturnType<typeof createDocument> {
       title: `${PRODUCT.name} admin API`,
       version: PRODUCT.version,
       description:
-        "Team configs, identity providers, signed-in users and their grants, accounts at OAuth upstreams, tokens, secrets, tool pins and token usage. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
+        "Team configs, identity providers, signed-in users and their grants, accounts at OAuth upstreams, tokens, secrets, tool pins, token usage and the audit trail. Every route takes `Authorization: Bearer <ADMIN_TOKEN>`.",
     },
     components: { securitySchemes: { admin: { type: "http", scheme: "bearer" } } },
     security: [{ admin: [] }],

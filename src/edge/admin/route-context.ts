@@ -10,6 +10,7 @@ import { readLimitedText } from "../../lib/request-body.ts";
 import { urlPolicy } from "../../lib/url-policy.ts";
 import { bindingKv } from "../../store/binding-kv.ts";
 import { TeamStore } from "../../store/store.ts";
+import { adminEntry, type AdminAction } from "../../views/audit-entry.ts";
 
 export type AdminEnv = { Bindings: Env };
 export type AdminContext = Context<AdminEnv>;
@@ -62,5 +63,20 @@ export async function listsChanged(c: AdminContext, team: string): Promise<void>
     await c.env.TEAM_INDEX.getByName(team).listsChanged({ tools: true, prompts: true, resources: true });
   } catch (err) {
     log({ event: "unhandled", error: `listen streams of ${team} not told: ${err instanceof Error ? err.message : String(err)}` });
+  }
+}
+
+/**
+ * An admin action: its `admin` log line, and one entry (kind `admin`) of the team's audit trail, with its own `audit`
+ * log line. A trail that cannot take it is logged; the action stands.
+ */
+export async function adminAction(env: Pick<Env, "TEAM_INDEX">, action: AdminAction, request?: Request): Promise<void> {
+  log({ event: "admin", ...action });
+  const entry = adminEntry(action, request?.headers.get("traceparent")?.trim());
+  log({ event: "audit", team: action.team, ...entry });
+  try {
+    await env.TEAM_INDEX.getByName(action.team).appendAudit(action.team, [entry]);
+  } catch (err) {
+    log({ event: "unhandled", error: `admin action not added to the audit trail of ${action.team}: ${err instanceof Error ? err.message : String(err)}` });
   }
 }

@@ -1,9 +1,10 @@
-// The admin API under /admin: team configs, tokens, secrets, pins, usage, signed-in users with their grants, and
-// accounts at OAuth upstreams, behind the ADMIN_TOKEN Worker secret. Each resource group is its own router (config,
-// token, pin, session, usage, user and account routes), mounted here behind the admin token; the OpenAPI document of
-// them all is public.
+// The admin API under /admin: team configs, tokens, secrets, pins, usage, the audit trail, signed-in users with their
+// grants, and accounts at OAuth upstreams, behind the ADMIN_TOKEN Worker secret. Each resource group is its own router
+// (config, token, pin, session, usage, audit, user and account routes), mounted here behind the admin token; the
+// OpenAPI document of them all is public.
 import { Hono } from "hono";
 import { accountRoutes } from "./account-routes.ts";
+import { auditRoutes } from "./audit-routes.ts";
 import { adminAuth } from "./auth.ts";
 import { configRoutes } from "./config-routes.ts";
 import { adminOpenApi } from "./openapi.ts";
@@ -20,6 +21,6 @@ admin.get("/openapi.json", (c) => c.json(adminOpenApi()));
 
 admin.use("/teams/*", adminAuth);
 
-for (const routes of [configRoutes, tokenRoutes, pinRoutes, sessionRoutes, usageRoutes, userRoutes, accountRoutes]) admin.route("/", routes);
+for (const routes of [configRoutes, tokenRoutes, pinRoutes, sessionRoutes, usageRoutes, auditRoutes, userRoutes, accountRoutes]) admin.route("/", routes);
 
 admin.all("*", (c) => problem(c, 404, "not_found", "No such admin route; see /admin/openapi.json."));

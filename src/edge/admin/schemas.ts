@@ -6,6 +6,7 @@ import { UserRecord } from "../../config/keys.ts";
 import { USER_ID } from "../../auth/user.ts";
 import { SECRET_NAME } from "../../lib/secrets.ts";
 import { DayKey, USAGE_DAYS_KEPT, UsageFigures } from "../../session/usage.ts";
+import { AuditEntry } from "../../views/audit-entry.ts";
 
 export const TeamParam = z.object({ team: TeamName });
 export const TokenIdParam = z.object({ team: TeamName, id: z.string().regex(/^[0-9a-f]{16}$/, "token ids are 16 hex digits") });
@@ -183,6 +184,16 @@ export const UsageReport = z
       .describe("With ?by=principal: each principal's totals over the window, in principal order."),
   })
   .meta({ id: "UsageReport" });
+
+/** One entry of a team's audit trail (the shape sessions write: src/views/audit-entry.ts). */
+export const AuditEntryBody = AuditEntry.meta({ id: "AuditEntry" });
+
+export const AuditPageBody = z
+  .object({
+    entries: z.array(AuditEntryBody).describe("Newest first."),
+    next: z.string().nullable().describe("The cursor of the next page (pass it as `cursor`); null when there is no more."),
+  })
+  .meta({ id: "AuditPage" });
 
 /** A team config as the admin API takes it: validated by the config schema itself. */
 export const ConfigBody = z.record(z.string(), z.unknown()).describe("A team config (see /config.schema.json).");

@@ -2,8 +2,7 @@
 // listed): every session to take the current config, or to reconnect one upstream.
 import { Hono } from "hono";
 import { sessionObjectName, type SessionRpc } from "../../lib/env.ts";
-import { log } from "../../lib/log.ts";
-import { isResponse, listsChanged, params, type AdminContext, type AdminEnv } from "./route-context.ts";
+import { adminAction, isResponse, listsChanged, params, type AdminContext, type AdminEnv } from "./route-context.ts";
 import { TeamParam, UpstreamParam } from "./schemas.ts";
 
 export const sessionRoutes = new Hono<AdminEnv>();
@@ -23,7 +22,7 @@ sessionRoutes.post("/teams/:team/sessions/reload", async (c) => {
   if (isResponse(p)) return p;
   const sessions = await inLiveSessions(c, p.team, (s) => s.reload());
   await listsChanged(c, p.team);
-  log({ event: "admin", action: "sessions.reload", team: p.team, outcome: "ok" });
+  await adminAction(c.env, { action: "sessions.reload", team: p.team, outcome: "ok" }, c.req.raw);
   return c.json({ sessions });
 });
 
@@ -32,6 +31,6 @@ sessionRoutes.post("/teams/:team/upstreams/:server/reconnect", async (c) => {
   if (isResponse(p)) return p;
   const sessions = await inLiveSessions(c, p.team, (s) => s.reconnect(p.server));
   await listsChanged(c, p.team);
-  log({ event: "admin", action: "upstream.reconnect", team: p.team, target: p.server, outcome: "ok" });
+  await adminAction(c.env, { action: "upstream.reconnect", team: p.team, target: p.server, outcome: "ok" }, c.req.raw);
   return c.json({ sessions });
 });

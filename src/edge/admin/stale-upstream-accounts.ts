@@ -4,6 +4,7 @@ import { kvKeys } from "../../config/keys.ts";
 import { SINGLE_UPSTREAM } from "../../config/validate.ts";
 import type { Env } from "../../lib/env.ts";
 import { log } from "../../lib/log.ts";
+import { adminAction } from "./route-context.ts";
 
 /** The prefix of the team's registrations at upstreams' authorization servers in TEAMS (`kvKeys.upstreamClient`). */
 const upstreamClientPrefix = (team: string) => kvKeys.upstreamClient(team, "");
@@ -50,10 +51,10 @@ export async function forgetStaleUpstreamAccounts(env: Pick<Env, "TEAMS" | "TEAM
   /** Runs one deletion; `act` answers whether it found anything (the `admin` line says so only then). */
   const forget = async (target: string, act: () => Promise<boolean>) => {
     try {
-      if (await act()) log({ event: "admin", action: "upstream.forget", team, target, outcome: "ok" });
+      if (await act()) await adminAction(env, { action: "upstream.forget", team, target, outcome: "ok" });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      log({ event: "admin", action: "upstream.forget", team, target, outcome: "refused" });
+      await adminAction(env, { action: "upstream.forget", team, target, outcome: "refused" });
       log({ event: "unhandled", error: `upstream accounts of ${team}/${target} not deleted: ${reason}` });
       warnings.push(
         `the connected accounts of ${target} could not be deleted (${reason}): delete them with npm run team -- oauth disconnect ${team} ${target === "*" ? "<server>" : target} <account>`,

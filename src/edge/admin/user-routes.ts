@@ -5,10 +5,9 @@
 // see one team's alone. They work whether OAUTH_HOSTS is on or off: an admin may clean up after turning sign-in off.
 import { Hono } from "hono";
 import type { GrantSummary, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
-import { log } from "../../lib/log.ts";
 import { authorizationServer } from "../oauth/server.ts";
 import { publicBase } from "../../lib/public-url.ts";
-import { isResponse, params, problem, store, type AdminContext, type AdminEnv } from "./route-context.ts";
+import { adminAction, isResponse, params, problem, store, type AdminContext, type AdminEnv } from "./route-context.ts";
 import { GrantParam, TeamParam, UserParam, type GrantInfo, type UserDetail, type UserRemoved } from "./schemas.ts";
 
 export const userRoutes = new Hono<AdminEnv>();
@@ -116,11 +115,11 @@ userRoutes.delete("/teams/:team/users/:user", async (c) => {
   // The user's own accounts at per_user OAuth upstreams (`cred:*:<user>` in the team index), before the index entry,
   // so a revoked user leaves no upstream token behind, whatever happens next.
   const accountsDeleted = await c.env.TEAM_INDEX.getByName(p.team).deleteCredentials(p.team, { account: p.user });
-  if (accountsDeleted > 0) log({ event: "admin", action: "upstream.accounts.delete", team: p.team, target: `*/${p.user}`, outcome: "ok" });
+  if (accountsDeleted > 0) await adminAction(c.env, { action: "upstream.accounts.delete", team: p.team, target: `*/${p.user}`, outcome: "ok" }, c.req.raw);
   // The index entry goes last, once no grant is left: until then GET …/users/:user still shows what remains.
   const userDeleted = listed.complete ? await store(c).deleteUser(p.team, p.user) : false;
   const found = listed.grants.length > 0 || userDeleted || accountsDeleted > 0;
-  log({ event: "admin", action: "user.delete", team: p.team, target: p.user, outcome: found ? "ok" : "refused" });
+  await adminAction(c.env, { action: "user.delete", team: p.team, target: p.user, outcome: found ? "ok" : "refused" }, c.req.raw);
   if (!found) return problem(c, 404, "not_found", `Team ${p.team} has no user ${p.user}.`);
   const removed: UserRemoved = {
     id: p.user,
@@ -141,6 +140,6 @@ userRoutes.delete("/teams/:team/users/:user/grants/:grant", async (c) => {
   const listed = await userGrants(api, p.user, MAX_GRANTS_LISTED, (g) => g.id === p.grant);
   const owned = listed.grants.some((g) => g.id === p.grant);
   if (owned) await api.revokeGrant(p.grant, p.user);
-  log({ event: "admin", action: "grant.revoke", team: p.team, target: `${p.user}/${p.grant}`, outcome: owned ? "ok" : "refused" });
+  await adminAction(c.env, { action: "grant.revoke", team: p.team, target: `${p.user}/${p.grant}`, outcome: owned ? "ok" : "refused" }, c.req.raw);
   return owned ? c.body(null, 204) : problem(c, 404, "not_found", `User ${p.user} of team ${p.team} has no grant ${p.grant}.`);
 });

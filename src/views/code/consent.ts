@@ -78,6 +78,7 @@ export class RunConsent {
   readonly #codeHash: string;
   readonly #resume: PausedRun | undefined;
   readonly #denied: boolean;
+  readonly #answered: ((found: ExposedTool, allowed: boolean, askedAt: number) => Promise<void>) | undefined;
   #pausedAt: Pause | undefined;
   /** Calls of this run by their place in the order the program made them (what a pause keeps). */
   readonly #log = new Map<number, LoggedCall>();
@@ -94,8 +95,11 @@ export class RunConsent {
     resume?: PausedRun | undefined;
     /** The user refused the call `resume` waits at: it throws in the program instead of being made. */
     denied?: boolean;
+    /** The user's answer about a call (asked now, or the consent a resumed run carries), for the audit trail. */
+    answered?: ((found: ExposedTool, allowed: boolean, askedAt: number) => Promise<void>) | undefined;
   }) {
     this.#denied = options.denied === true;
+    this.#answered = options.answered;
     this.#rule = options.rule;
     this.#ask = options.ask;
     this.#paused = options.paused;
@@ -161,9 +165,13 @@ export class RunConsent {
       this.#inFlight.delete(finding);
     }
     if (this.#pausing) throw await this.#pausing;
+    if (allowed) await this.#answered?.(found, true, Date.now());
     if (!allowed && this.needs(found)) {
       if (this.#ask) {
-        if (!(await hold(ask(this.#ask, path, args, signal)))) throw new Error(notAllowed(path));
+        const askedAt = Date.now();
+        const yes = await hold(ask(this.#ask, path, args, signal));
+        await this.#answered?.(found, yes, askedAt);
+        if (!yes) throw new Error(notAllowed(path));
         if (this.#pausing) throw await this.#pausing;
       } else {
         throw await (this.#pausing = this.#pause(index, path, args, signal));

@@ -6,6 +6,7 @@ import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { log } from "../../lib/log.ts";
 import { hostSignal, type HostExtra } from "../../relay/bridge.ts";
 import { PATH_SEPARATOR } from "../../catalog/code-names.ts";
+import { auditApproval } from "../call-audit.ts";
 import { findTool } from "../find-tool.ts";
 import type { AskInRound, InputPort } from "../input-port.ts";
 import { callTool } from "../tool-call.ts";
@@ -86,7 +87,9 @@ export class Execute {
     if (typeof resume === "string") return toolError("program_failed", resume, undefined, { cause: "approval" });
     // Anything but an explicit yes (a decline, a cancel) is a no, as a question on a 2025 request's stream is.
     const denied = answered !== undefined && !allows(answer);
-    const consent = new RunConsent({ rule, ask: this.#rounds.askNow(host), paused, codeHash, resume, denied });
+    const { who, audit } = this.#context.session;
+    const audited = (found: ExposedTool, allowed: boolean, askedAt: number) => auditApproval(who, audit, host, `${found.upstream}/${found.tool.name}`, allowed, askedAt);
+    const consent = new RunConsent({ rule, ask: this.#rounds.askNow(host), paused, codeHash, resume, denied, answered: audited });
     const report = await this.#run(args.code, consent, host);
     const pause = consent.paused;
     const round = (state?.r ?? 0) + 1;
