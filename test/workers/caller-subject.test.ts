@@ -164,10 +164,14 @@ describe("the subject of a signed-in member", () => {
       expect(third.body.error_description).toContain("membership of an allowed group");
       expect((await mcp("cs-member", second.body.access_token!, { jsonrpc: "2.0", id: 4, method: "tools/list" }, { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" })).status).toBe(401);
 
-      // The log lines name the member by id only: no email, no group, no subject.
-      const lines = out.mock.calls.map((args) => String(args[0])).join("\n");
+      // The log lines name the member by id only: no email, no group, no subject. The audit trail's lines are the
+      // exception the audit contract makes: they name a member by id and verified email (never groups), for a SIEM.
+      const all = out.mock.calls.map((args) => String(args[0]));
+      const lines = all.filter((line) => !line.includes('"event":"audit"')).join("\n");
       expect(lines).toContain(id);
       for (const part of ["dave@example.com", "mcp-users", "x-dynmcp-subject", '"groups"']) expect(lines).not.toContain(part);
+      const audits = all.filter((line) => line.includes('"event":"audit"')).join("\n");
+      for (const part of ["mcp-users", "x-dynmcp-subject", '"groups"']) expect(audits).not.toContain(part);
     } finally {
       out.mockRestore();
       await setGroups("dave", ["mcp-users", "eng"]);
