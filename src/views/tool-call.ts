@@ -10,7 +10,7 @@ import { UpstreamError, toToolResult } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 import { forwardedMeta, hostSignal, type HostExtra } from "../relay/bridge.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
-import { findTool, type ToolNames } from "./find-tool.ts";
+import { callerSees, findTool, hiddenFound, type ToolNames } from "./find-tool.ts";
 import type { InputPort, UpstreamRound } from "./input-port.ts";
 import { isResult } from "./tool-errors.ts";
 import type { CallSession, ToolAnswer } from "./tool-view.ts";
@@ -51,7 +51,9 @@ export function callTool(call: ToolCallRequest): Promise<ToolAnswer> {
 /** The tool found (unless it was given), then called; a name that finds nothing is answered as findTool words it. */
 async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Promise<CallToolResult> {
   const { tool, session } = call;
-  const target = "found" in tool ? tool.found : await findTool(session.registry, tool.naming, tool.name);
+  // The caller's policies are asked again at the call: a tool they hide is answered as one that does not exist.
+  const sees = callerSees(session.registry, session.subject);
+  const target = "found" in tool ? (sees(tool.found) ? tool.found : hiddenFound(session.registry, tool.name, sees)) : await findTool(session.registry, tool.naming, tool.name, sees);
   if (isResult(target)) return target;
   return callFound(call, target, round);
 }
