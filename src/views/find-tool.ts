@@ -53,7 +53,9 @@ export function callerSees(registry: UpstreamRegistry, subject: Subject): Caller
 export async function findTool(registry: UpstreamRegistry, naming: ToolNames, name: string, sees = everyTool): Promise<ExposedTool | CallToolResult> {
   // A call waits for its own upstream only: another one that is slow or hangs delays nothing here.
   void registry.ensureEager();
-  const server = naming.serverOf(name);
+  // A server the caller's policies hide whole is no server of this caller's: nothing is waited for or said of it.
+  const named = naming.serverOf(name);
+  const server = named !== undefined && registry.hidden(named) ? undefined : named;
   if (server !== undefined && registry.connecting(server)) await registry.settled(server);
   else if (server === undefined) await registry.ensureEager();
   const seen = (n: string) => {

@@ -88,6 +88,7 @@ async function metaTour(client: Client | ModernClient, label: Label, description
     expectOnlySeen(text(await call(client, "discover_tool", { query })), label);
   }
   await answeredAsMissing((name) => call(client, "discover_tool", { tool_name: name }), "mem/delete_entities", "mem/delete_entitiez", label);
+  await answeredAsMissing((server) => call(client, "discover_tool", { query: "echo", server }), "secret", "nowhere", label);
   await answeredAsMissing((name) => call(client, "use_tool", { tool_name: name, tool_input: { entityNames: ["x"] } }), "mem/delete_entities", "mem/delete_entitiez", label);
   await answeredAsMissing((name) => call(client, "use_tool", { tool_name: name, tool_input: { message: "x" } }), "secret/echo", "nowhere/echo", label);
   if (label === "reader") {
@@ -110,6 +111,7 @@ async function codeTour(client: Client | ModernClient, label: Label): Promise<vo
   expectOnlySeen(text(await call(client, "describe", { path: "mem" })), label);
   await answeredAsMissing((path) => call(client, "describe", { path }), "mem.delete_entities", "mem.delete_entitiez", label);
   await answeredAsMissing((path) => call(client, "describe", { path }), "secret", "nowhere", label);
+  await answeredAsMissing((server) => call(client, "search", { query: "echo", server }), "secret", "nowhere", label);
   const program = (path: string) => `return await ${path}({ entityNames: ["x"], message: "x" });`;
   await answeredAsMissing((path) => call(client, "execute", { code: program(path) }), "mem.delete_entities", "mem.delete_entitiez", label);
   await answeredAsMissing((path) => call(client, "execute", { code: program(path) }), "secret.echo", "nowhere.echo", label);

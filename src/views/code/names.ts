@@ -43,9 +43,9 @@ export class CodeNames {
     return server === undefined || this.#registry.hidden(server) ? undefined : server;
   }
 
-  /** The namespace of a configured server. */
+  /** The namespace of a configured server (none for one the caller's policies hide whole). */
   namespaceOf(server: string): string | undefined {
-    return this.#namespaces.get(server);
+    return this.#registry.hidden(server) ? undefined : this.#namespaces.get(server);
   }
 
   /**
