@@ -23,6 +23,8 @@ export interface UpstreamCatalog {
   prompts: Prompt[];
   /** Best-effort lists that failed, with why (the tools were served all the same). */
   notes: string[];
+  /** The team's policies hide this whole server from the object's caller: it is left out of every list and answer. */
+  hiddenFromCaller?: true;
 }
 
 /** A loaded upstream with its catalog (the registry hands these out in config order). */

@@ -87,15 +87,20 @@ export function accessRules(config: AccessConfig): AccessRule[] {
   return rules;
 }
 
-/** The decisions for one caller under a config (compiled once per config object and per subject object). */
+/**
+ * The decisions for one caller under a config (compiled once per config object and per subject object). A session's
+ * subject is one object updated in place by each request (a member's groups change at a refresh): the caller's share
+ * is compiled again when what the selectors read of it has changed.
+ */
 export function toolAccess(config: AccessConfig, subject: Subject): SubjectAccess {
   const compiled = compiledAccess(config);
-  let access = compiled.bySubject.get(subject);
-  if (!access) {
-    access = new CallerAccess(config.mode, compiled.rules.filter((rule) => rule.selects(subject)));
-    compiled.bySubject.set(subject, access);
+  const key = JSON.stringify([subject.kind, subject.id, subject.label, subject.email, subject.groups]);
+  let kept = compiled.bySubject.get(subject);
+  if (kept?.key !== key) {
+    kept = { key, access: new CallerAccess(config.mode, compiled.rules.filter((rule) => rule.selects(subject))) };
+    compiled.bySubject.set(subject, kept);
   }
-  return access;
+  return kept.access;
 }
 
 /** One decision, for callers that have no `SubjectAccess` at hand (the same compiled rules underneath). */
@@ -121,7 +126,7 @@ interface CompiledRule {
 
 interface CompiledAccess {
   rules: CompiledRule[];
-  bySubject: WeakMap<Subject, SubjectAccess>;
+  bySubject: WeakMap<Subject, { key: string; access: SubjectAccess }>;
 }
 
 const compiledByConfig = new WeakMap<AccessConfig, CompiledAccess>();

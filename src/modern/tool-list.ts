@@ -1,9 +1,10 @@
 // The 2026 era's tools/list (the meta view): the three meta-tools, discover_tool's description carrying the team's
 // catalog as a 2025 session's does (its eager upstreams' tools, its lazy servers under <mcp_servers> with the
 // toolset's instructions), fitted to the team's token budget. It is a function of the team's config and its eager
-// upstreams' catalogs alone: what load_mcp adds lives in toolsets, never here, and the catalogs are the team's latest
-// reading (src/upstream/freshness.ts), so every principal with the same view gets the same bytes (hosts' prompt caches
-// hit). Remembered while what it shows is unchanged.
+// upstreams' catalogs alone, as the principal's policies let it see them (each principal's object filters them as
+// they enter it: src/upstream/caller-catalog.ts): what load_mcp adds lives in toolsets, never here, and the catalogs
+// are the team's latest reading (src/upstream/freshness.ts), so every principal the policies treat alike gets the same
+// bytes (hosts' prompt caches hit). Remembered per object while what it shows is unchanged.
 import type { Tool } from "@modelcontextprotocol/server";
 import { fitCatalog, type FittedCatalog } from "../catalog/budget.ts";
 import type { CatalogView } from "../catalog/catalog.ts";

@@ -6,15 +6,16 @@ import { DEFAULT_VIEW } from "../config/view.ts";
 import { sessionNotFound } from "../lib/responses.ts";
 import { createSessionRecord } from "./record-creation.ts";
 import { recordFields, routedTo, takeSubject, type RoutedRequest } from "./routed-request.ts";
-import { onRuntime, type SessionParts } from "./session-parts.ts";
+import { filterAnew, onRuntime, type SessionParts } from "./session-parts.ts";
 import type { SessionRecord } from "./state.ts";
 
 export async function serveModernRequest(parts: SessionParts, request: Request, route: RoutedRequest): Promise<Response> {
   if (route.subject === undefined) return sessionNotFound();
   const record = await modernRecordFor(parts, route);
   if (record instanceof Response) return record;
-  takeSubject(parts.subject, route.subject);
+  const subjectChanged = takeSubject(parts.subject, route.subject);
   return onRuntime(parts, record, async (runtime, lease, touched) => {
+    if (subjectChanged) parts.waitUntil(filterAnew(runtime));
     if (!("handler" in runtime)) return sessionNotFound();
     const response = await serveParsed(runtime.handler, request);
     if (touched) parts.waitUntil(parts.reports.used(record));

@@ -62,13 +62,21 @@ export const routedTo = (record: SessionRecord, route: RoutedRequest): boolean =
 /**
  * The object's subject (one object for the object's life, which its views' CallSession holds) made the one this
  * request brought: in place, so that every holder of the views' parts reads the latest (a member's groups change at a
- * token refresh while a 2025 session lives; all of an object's requests are one principal's).
+ * token refresh while a 2025 session lives; all of an object's requests are one principal's). True when what the
+ * team's policies read of it changed since an earlier request of this instance (its catalogs are then filtered anew).
  */
-export function takeSubject(held: Subject, brought: Subject): void {
+export function takeSubject(held: Subject, brought: Subject): boolean {
+  const before = held.id === PLACEHOLDER_ID ? undefined : policyKey(held);
   const fields: Partial<Subject> = held;
   for (const key of Object.keys(held) as Array<keyof Subject>) if (!(key in brought)) delete fields[key];
   Object.assign(held, brought);
+  return before !== undefined && before !== policyKey(held);
 }
+
+/** The id of an object's subject before its first request is served (session-parts.ts). */
+export const PLACEHOLDER_ID = "-";
+
+const policyKey = (subject: Subject): string => JSON.stringify([subject.label, subject.email, subject.groups]);
 
 /**
  * Pure: what a new record of the routed session starts from (its config, view and time are added when it is written),

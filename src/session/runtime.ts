@@ -45,6 +45,8 @@ import { UpstreamClient, relayedCapabilities } from "../upstream/client.ts";
 import { DEFAULT_GATE_LIMITS, FetchGate } from "../upstream/fetch-gate.ts";
 import { resolveHeaders } from "../upstream/headers.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
+import { callerCatalog } from "../upstream/caller-catalog.ts";
+import { toolAccess } from "../config/tool-access.ts";
 import { UpstreamRegistry } from "../upstream/registry.ts";
 import { principalOf, sessionView, type SessionRecord, type SessionStore } from "./state.ts";
 import { SessionTransport } from "./transport.ts";
@@ -104,6 +106,7 @@ async function createUpstreams(
   record: SessionRecord,
   store: SessionStore,
   objectLinks: ResourceLinks,
+  subject: Subject,
   makeBridge: (refresh: (name: string) => Promise<CatalogChange>) => HostBridge,
   onConnect?: (registry: UpstreamRegistry, links: ResourceLinks | undefined, name: string, client: UpstreamClient) => Promise<void>,
 ): Promise<Upstreams & { bridge: HostBridge }> {
@@ -119,9 +122,11 @@ async function createUpstreams(
   });
   const addresses = urlPolicy(env);
 
-  /** Filters, safe text, and (when the team pins) pinned definitions only. */
+  // The caller's policies, read at each decision: the subject is the object's, made the latest a request brought.
+  const access = () => toolAccess(record.config, subject);
+  /** Filters (the team's, then the caller's policies), safe text, and (when the team pins) pinned definitions only. */
   const policy = async (spec: UpstreamSpec, catalog: UpstreamCatalog): Promise<UpstreamCatalog> => {
-    const visible = applyToolPolicy(spec, catalog);
+    const visible = callerCatalog(access(), record.config.mode, spec.name, applyToolPolicy(spec, catalog));
     if (!record.config.pinTools) return visible;
     const pins = await checkPins(kv, record.team, spec.name, visible.tools);
     const notes = pins.withheld.map((name) => `tool ${name} withheld: its definition changed since it was pinned; an admin must approve it`);
@@ -153,6 +158,7 @@ async function createUpstreams(
     policy,
     cache: perUserUncached(kvCatalogCache(kv, record.team, { capabilities: declared, toolsChanged: toldToTeam(env, record.team, declared) })),
     onChange: (change) => void bridge.announce(change),
+    hides: (server) => access().serverHidden(server, []),
     ...(onConnect ? { onConnect: (name: string, client: UpstreamClient) => onConnect(registry, links, name, client) } : {}),
   });
   await registry.restore();
@@ -213,6 +219,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
     record,
     store,
     objectLinks,
+    subject,
     (refresh) => new HostBridge(server, record.config.mode, { subscriptions, refresh }),
     (registry, links, name, client) => resubscribe(registry, links, subscriptions, name, client),
   );
@@ -282,7 +289,7 @@ export interface ModernRuntime {
  * request for input parks its call in the object's `parks` until the host's next round (src/modern/parked-calls.ts).
  */
 export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, parks, subject, audit }: ObjectParts): Promise<ModernRuntime> {
-  const { registry, gate, links, bridge } = await createUpstreams(env, record, store, objectLinks, (refresh) =>
+  const { registry, gate, links, bridge } = await createUpstreams(env, record, store, objectLinks, subject, (refresh) =>
     new HostBridge(modernHost((extra, message) => parks.park(extra, message)), record.config.mode, { subscriptions: new Set(), refresh }),
   );
   const who = { team: record.team, session: record.sessionId.slice(0, 11), principal: principalOf(record) };

@@ -12,6 +12,7 @@ import { SessionAlarm } from "./session-alarm.ts";
 import { SessionEnd } from "./session-end.ts";
 import { SessionReload } from "./session-reload.ts";
 import type { AnyRuntime, Lease } from "./served-runtime.ts";
+import { PLACEHOLDER_ID } from "./routed-request.ts";
 import { SessionStore, type SessionRecord } from "./state.ts";
 import { UsageMeter } from "./usage.ts";
 
@@ -42,7 +43,7 @@ export function sessionParts(ctx: DurableObjectState, env: Env): SessionParts {
   const store = new SessionStore(ctx.storage);
   const meter = new UsageMeter(ctx.storage);
   // A placeholder until the first request is served, which makes it that request's (nothing is called before).
-  const subject: Subject = { kind: "token", id: "-" };
+  const subject: Subject = { kind: "token", id: PLACEHOLDER_ID };
   // What the runtimes of this object's life share (a retired one and its successor included).
   const audit = new AuditOutbox(ctx.storage, env);
   const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls(), subject, audit });
@@ -82,4 +83,21 @@ export async function onRuntime(
   } finally {
     lease.done();
   }
+}
+
+/**
+ * The caller's policies now read another subject (a member's groups changed at a token refresh): every loaded catalog
+ * is read anew and filtered for it, and the host told what changed, as a reload would. Calls are decided on the
+ * subject of the moment meanwhile (src/views/tool-call.ts).
+ */
+export async function filterAnew(runtime: AnyRuntime): Promise<void> {
+  const { registry, bridge } = runtime.session;
+  const changes = await Promise.all(registry.servers.map((name) => registry.refresh(name).catch(() => undefined)));
+  const change = { tools: false, resources: false, prompts: false };
+  for (const each of changes) {
+    change.tools ||= each?.tools === true;
+    change.resources ||= each?.resources === true;
+    change.prompts ||= each?.prompts === true;
+  }
+  if (change.tools || change.resources || change.prompts) await bridge.announce(change);
 }

@@ -5,15 +5,16 @@ import { httpError, sessionNotFound } from "../lib/responses.ts";
 import { handleWithRetired } from "./transport.ts";
 import { createSessionRecord } from "./record-creation.ts";
 import { recordFields, routedTo, takeSubject, type RoutedRequest } from "./routed-request.ts";
-import { onRuntime, type SessionParts } from "./session-parts.ts";
+import { filterAnew, onRuntime, type SessionParts } from "./session-parts.ts";
 import { sessionView, type SessionRecord } from "./state.ts";
 
 export async function serveSessionRequest(parts: SessionParts, request: Request, route: RoutedRequest): Promise<Response> {
   if (route.subject === undefined) return sessionNotFound();
   const record = await sessionRecordFor(parts, route);
   if (record instanceof Response) return record;
-  takeSubject(parts.subject, route.subject);
+  const subjectChanged = takeSubject(parts.subject, route.subject);
   return onRuntime(parts, record, async (runtime, lease, touched) => {
+    if (subjectChanged) parts.waitUntil(filterAnew(runtime));
     if (!("transport" in runtime)) return sessionNotFound();
     // The runtimes a reload retired still hear the host's answers to what they asked (transport.ts).
     const response = await handleWithRetired(runtime.transport, parts.runtimes.retiredTransports(), request);

@@ -6,18 +6,19 @@ import { UpstreamStatus, isLazy, type RecordBook } from "./records.ts";
 /**
  * Each configured upstream in config order: ready (its tools), unavailable (why), connecting (its first connection
  * under way), or left out (not tried yet, or lazy); then the config's invalid entries; `lazy` as the loadable servers.
- * `eagerOnly` leaves loaded lazy servers out of the groups (the team's view: what it offers, not what was loaded).
+ * `hidden`: servers the caller's policies hide whole, left out. `eagerOnly` leaves loaded lazy servers out of the groups (the team's view: what it offers, not what was loaded).
  */
 export function catalogView(
   config: ResolvedConfig,
   records: RecordBook,
   connecting: (name: string) => boolean,
   lazy: readonly UpstreamSpec[],
+  hidden: (name: string) => boolean,
   eagerOnly = false,
 ): CatalogView {
   const groups: CatalogGroup[] = [];
   for (const spec of config.upstreams) {
-    if (eagerOnly && isLazy(spec)) continue;
+    if ((eagerOnly && isLazy(spec)) || hidden(spec.name)) continue;
     const record = records.get(spec.name);
     if (record?.status === UpstreamStatus.ready) {
       groups.push({ server: spec.name, state: "ready", tools: record.catalog.tools, description: spec.description });

@@ -39,12 +39,15 @@ export interface RegistryOptions {
   onChange?: (change: CatalogChange) => void;
   /** Run on every new client before anyone uses it (re-subscribe the host's resources, for instance). */
   onConnect?: ConnectHook;
+  /** Whether the caller's policies hide a server whole before its tools are known (a loaded one's catalog says so). */
+  hides?: (server: string) => boolean;
 }
 
 export class UpstreamRegistry {
   readonly #config: ResolvedConfig;
   readonly #policy: CatalogPolicy;
   readonly #onChange: ((change: CatalogChange) => void) | undefined;
+  readonly #hides: (server: string) => boolean;
   readonly #records: RecordBook;
   readonly #pool: ClientPool;
   readonly #startup: EagerStartup;
@@ -57,6 +60,7 @@ export class UpstreamRegistry {
     this.#config = config;
     this.#policy = options.policy ?? (async (_spec, catalog) => catalog);
     this.#onChange = options.onChange;
+    this.#hides = options.hides ?? (() => false);
     this.#records = new RecordBook(store);
     this.#pool = new ClientPool(options.connect, options.onConnect);
     this.#fresh = new Freshness({ cache: options.cache, policy: this.#policy, records: this.#records, refresh: (name) => this.refresh(name), onChange: options.onChange });
@@ -80,6 +84,10 @@ export class UpstreamRegistry {
   get mode() {
     return this.#config.mode;
   }
+  /** The session's config (the team's policies are decided over this very object: src/config/tool-access.ts). */
+  get config(): ResolvedConfig {
+    return this.#config;
+  }
 
   /** Every configured upstream's name, in config order (loaded or not). */
   get servers(): string[] {
@@ -102,14 +110,10 @@ export class UpstreamRegistry {
   }
 
   /** Whether an eager upstream's first connection is still under way. */
-  connecting(name: string): boolean {
-    return this.#startup.connecting(name);
-  }
+  connecting = (name: string): boolean => this.#startup.connecting(name);
 
   /** Tries failed eager upstreams again in the background, at most every RETRY_FAILED_MS. */
-  retryFailed(now = Date.now()): void {
-    this.#startup.retryFailed(now);
-  }
+  retryFailed = (now = Date.now()): void => this.#startup.retryFailed(now);
 
   /** Tries an unavailable eager upstream again now, or joins the attempt under way (within its reconnect budget). */
   retryNow(name: string, announce = true): Promise<{ throttled?: UpstreamError; joined?: boolean }> {
@@ -121,9 +125,14 @@ export class UpstreamRegistry {
    * one upstream in single-MCP mode; undefined when the name names no configured upstream.
    */
   serverOf(name: string): string | undefined {
-    if (this.#config.mode === "single") return this.#config.upstreams[0]?.name;
-    const server = serverPart(name);
-    return this.#config.upstreams.some((u) => u.name === server) ? server : undefined;
+    const server = this.#config.mode === "single" ? this.#config.upstreams[0]?.name : serverPart(name);
+    return server !== undefined && this.#config.upstreams.some((u) => u.name === server) && !this.hidden(server) ? server : undefined;
+  }
+
+  /** Whether the caller's policies hide a configured server whole: it does not exist for this object's caller. */
+  hidden(name: string): boolean {
+    const record = this.#records.get(name);
+    return record?.status === UpstreamStatus.ready ? record.catalog.hiddenFromCaller === true : this.#hides(name);
   }
 
   /** Why an eager upstream is unavailable in this session (undefined when it is not): its words, or (`failure`) as data. */
@@ -153,7 +162,7 @@ export class UpstreamRegistry {
   loadable(): UpstreamSpec[] {
     return this.#config.upstreams.filter((spec) => {
       const status = this.#records.get(spec.name)?.status;
-      return isLazy(spec) && (status === undefined || status === UpstreamStatus.lazy);
+      return isLazy(spec) && (status === undefined || status === UpstreamStatus.lazy) && !this.#hides(spec.name);
     });
   }
 
@@ -165,7 +174,7 @@ export class UpstreamRegistry {
   async load(name: string): Promise<LoadOutcome> {
     const spec = this.#config.upstreams.find((u) => u.name === name);
     const record = this.#records.get(name);
-    if (!spec || record?.status === UpstreamStatus.evicted) {
+    if (!spec || record?.status === UpstreamStatus.evicted || this.hidden(name)) {
       const names = this.loadable().map((u) => u.name);
       throw new LoadError("unknown_server", `Unknown MCP server: "${name}". Available servers to load: ${names.length ? names.join(", ") : "(none)"}.`, name);
     }
@@ -222,12 +231,13 @@ export class UpstreamRegistry {
 
   /** The catalog as discover_tool's description shows it in a session: what it loaded, and what it may still load. */
   view(): CatalogView {
-    return catalogView(this.#config, this.#records, (name) => this.#startup.connecting(name), this.loadable());
+    return catalogView(this.#config, this.#records, (name) => this.#startup.connecting(name), this.loadable(), (name) => this.hidden(name));
   }
 
   /** The catalog as the team offers it, whatever was loaded (the 2026 era's tools/list): every lazy upstream loadable. */
   teamView(): CatalogView {
-    return catalogView(this.#config, this.#records, (name) => this.#startup.connecting(name), this.#config.upstreams.filter(isLazy), true);
+    const lazy = this.#config.upstreams.filter((spec) => isLazy(spec) && !this.#hides(spec.name));
+    return catalogView(this.#config, this.#records, (name) => this.#startup.connecting(name), lazy, (name) => this.hidden(name), true);
   }
 
   /** Eager catalogs as current as the team's, none older than `maxAgeMs` (src/upstream/freshness.ts). */
@@ -253,7 +263,7 @@ export class UpstreamRegistry {
   ready(): ReadyUpstream[] {
     return this.#config.upstreams.flatMap((spec) => {
       const record = this.#records.get(spec.name);
-      return record?.status === UpstreamStatus.ready ? [{ name: spec.name, catalog: record.catalog }] : [];
+      return record?.status === UpstreamStatus.ready && record.catalog.hiddenFromCaller !== true ? [{ name: spec.name, catalog: record.catalog }] : [];
     });
   }
 
@@ -294,24 +304,18 @@ export class UpstreamRegistry {
     return this.#pool.setLogLevel(level);
   }
 
-  /**
-   * While the host holds its own GET stream, upstreams keep theirs open too (their notifications have a way
-   * to the host, and the object stays up anyway). When it lets go, streaming clients are closed, so nothing
-   * keeps the object from being evicted; they reconnect on their next use.
-   */
+  /** Upstreams keep their streams open while the host holds its GET stream; closed when it lets go (eviction free). */
   setStreaming(on: boolean): Promise<void> {
     return this.#pool.setStreaming(on);
   }
 
   /** A notification to every live upstream (the host's roots changed). */
-  notifyAll(notification: Notification): Promise<void> {
-    return this.#pool.notifyAll(notification);
-  }
+  notifyAll = (notification: Notification): Promise<void> => this.#pool.notifyAll(notification);
 
   #spec(name: string): UpstreamSpec {
     const spec = this.#config.upstreams.find((u) => u.name === name);
-    if (!spec) throw new Error(`no upstream named ${name}`);
-    return spec;
+    if (spec) return spec;
+    throw new Error(`no upstream named ${name}`);
   }
 
   /**
@@ -332,13 +336,10 @@ export class UpstreamRegistry {
   }
 
   /** A reload replaced this registry: the new one owns the upstream records; this one writes none from now on. */
-  retire(): void {
-    this.#records.close();
-  }
+  retire = (): void => this.#records.close();
 
   /** Closes every live upstream client once no request through it is under way (a retired registry's last step). */
   closeWhenIdle = (): Promise<void> => this.#pool.closeWhenIdle();
-
   /** Closes every live upstream client (session end, idle). */
   closeAll(): Promise<void> {
     // Whatever settles after this (a connection or retry under way) neither keeps a client nor writes a record.

@@ -3,6 +3,8 @@
 // is known (the closest names, a server not loaded yet, why a server is unavailable and where to connect an account).
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { oneLine, renderUnknownTool } from "../catalog/render.ts";
+import type { Subject } from "../config/subject.ts";
+import { toolAccess } from "../config/tool-access.ts";
 import { reasonLine } from "../lib/upstream-fault.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { toolError } from "./tool-errors.ts";
@@ -29,26 +31,45 @@ export function registryNames(registry: UpstreamRegistry, loadTool: string): Too
   };
 }
 
+/** Whether the caller sees a tool now (its policies decided at each call: the subject may have changed since its catalog was read). */
+export type CallerSees = (found: ExposedTool) => boolean;
+
+export const everyTool: CallerSees = () => true;
+
+/** The caller's decision on a tool, over the session's config and the object's subject as it is now. */
+export function callerSees(registry: UpstreamRegistry, subject: Subject): CallerSees {
+  return (found) => {
+    const access = toolAccess(registry.config, subject);
+    return access.open || access.decide({ name: found.exposedName, destructive: found.tool.annotations?.destructiveHint === true }).access !== "hidden";
+  };
+}
+
 /**
  * A tool by the name the host uses, once its upstream is in (an eager upstream still connecting is waited for,
  * within its connect deadline). A tool of an eager upstream that is unavailable in this session sends that upstream
  * one more attempt now (within its reconnect budget) rather than waiting for the background retry; if it still
  * cannot be reached, the answer says so, and why.
  */
-export async function findTool(registry: UpstreamRegistry, naming: ToolNames, name: string): Promise<ExposedTool | CallToolResult> {
+export async function findTool(registry: UpstreamRegistry, naming: ToolNames, name: string, sees = everyTool): Promise<ExposedTool | CallToolResult> {
   // A call waits for its own upstream only: another one that is slow or hangs delays nothing here.
   void registry.ensureEager();
-  const server = naming.serverOf(name);
+  // A server the caller's policies hide whole is no server of this caller's: nothing is waited for or said of it.
+  const named = naming.serverOf(name);
+  const server = named !== undefined && registry.hidden(named) ? undefined : named;
   if (server !== undefined && registry.connecting(server)) await registry.settled(server);
   else if (server === undefined) await registry.ensureEager();
-  const found = naming.find(name);
+  const seen = (n: string) => {
+    const found = naming.find(n);
+    return found && sees(found) ? found : undefined;
+  };
+  const found = seen(name);
   if (found) return found;
-  if (server === undefined || registry.unavailable(server) === undefined) return unknownTool(registry, naming, name, server);
+  if (server === undefined || registry.unavailable(server) === undefined) return unknownTool(registry, naming, name, server, seen);
   const { throttled } = await registry.retryNow(server);
-  const again = naming.find(name);
+  const again = seen(name);
   if (again) return again;
   const failure = registry.failure(server);
-  if (failure === undefined) return unknownTool(registry, naming, name, server);
+  if (failure === undefined) return unknownTool(registry, naming, name, server, seen);
   const tried = throttled ? `it was not tried again: ${throttled.message}` : "it was just tried again";
   const { connectUrl } = failure;
   return toolError(
@@ -61,9 +82,15 @@ export async function findTool(registry: UpstreamRegistry, naming: ToolNames, na
 }
 
 /** Unknown names get the closest known ones; a tool of a server not loaded yet says so. */
-function unknownTool(registry: UpstreamRegistry, naming: ToolNames, name: string, server: string | undefined): CallToolResult {
+function unknownTool(registry: UpstreamRegistry, naming: ToolNames, name: string, server: string | undefined, seen: (n: string) => ExposedTool | undefined): CallToolResult {
   if (server && registry.loadable().some((spec) => spec.name === server)) {
     return toolError("unknown_tool", naming.notLoaded(name, server), server);
   }
-  return toolError("unknown_tool", renderUnknownTool(name, naming.names()));
+  return toolError("unknown_tool", renderUnknownTool(name, naming.names().filter((n) => seen(n) !== undefined)));
+}
+
+/** A tool found before the call (a program's) that the caller's policies hide now: unknown, named among the tools it sees. */
+export function hiddenFound(registry: UpstreamRegistry, name: string, sees: CallerSees): CallToolResult {
+  const names = [...registry.tools().values()].filter(sees).map((found) => found.exposedName);
+  return toolError("unknown_tool", renderUnknownTool(name, names));
 }

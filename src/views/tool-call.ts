@@ -11,7 +11,8 @@ import { log } from "../lib/log.ts";
 import { forwardedMeta, hostSignal, type HostExtra } from "../relay/bridge.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
 import { beginAudit, resultOutcome, thrownOutcome } from "./call-audit.ts";
-import { findTool, type ToolNames } from "./find-tool.ts";
+import { callerSees, findTool, hiddenFound, type ToolNames } from "./find-tool.ts";
+import { toolAccess } from "../config/tool-access.ts";
 import type { InputPort, UpstreamRound } from "./input-port.ts";
 import { isResult } from "./tool-errors.ts";
 import type { CallSession, ToolAnswer } from "./tool-view.ts";
@@ -59,15 +60,35 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
   const cancelled = () => (round.signal ?? call.signal ?? hostSignal(call.host)).aborted;
   let name = tool.name;
   try {
-    const target = "found" in tool ? tool.found : await findTool(session.registry, tool.naming, tool.name);
-    if (!isResult(target)) name = `${target.upstream}/${target.tool.name}`;
+    const { target, denied } = await resolveForCaller(call);
+    if (denied) name = denied;
+    else if (!isResult(target)) name = `${target.upstream}/${target.tool.name}`;
     const result = isResult(target) ? target : await callFound(call, target, round);
-    await audit?.end(name, resultOutcome(result, cancelled()), result);
+    await audit?.end(name, denied ? "denied" : resultOutcome(result, cancelled()), result);
     return result;
   } catch (err) {
     await audit?.end(name, thrownOutcome(err, cancelled()), undefined);
     throw err;
   }
+}
+
+/**
+ * The tool as the caller may see it: the caller's policies are asked again at the call, and a tool they hide is
+ * answered as one that does not exist (`denied` names it, for the audit trail only).
+ */
+async function resolveForCaller(call: ToolCallRequest): Promise<{ target: ExposedTool | CallToolResult; denied?: string }> {
+  const { tool, session } = call;
+  const sees = callerSees(session.registry, session.subject);
+  const named = (found: ExposedTool) => `${found.upstream}/${found.tool.name}`;
+  if ("found" in tool) return sees(tool.found) ? { target: tool.found } : { target: hiddenFound(session.registry, tool.name, sees), denied: named(tool.found) };
+  const target = await findTool(session.registry, tool.naming, tool.name, sees);
+  if (!isResult(target)) return { target };
+  // Hidden since the catalog was filtered (the caller's groups changed), or filtered out: a `server/tool` name the
+  // policies hide is a denial in the trail, whatever the answer says.
+  const hidden = tool.naming.find(tool.name);
+  if (hidden && !sees(hidden)) return { target, denied: named(hidden) };
+  const access = toolAccess(session.registry.config, session.subject);
+  return !access.open && tool.name.includes("/") && access.decide({ name: tool.name }).access === "hidden" ? { target, denied: tool.name } : { target };
 }
 
 /** The call of exactly `target` upstream, within the host request's context (relays reach the host on its stream). */

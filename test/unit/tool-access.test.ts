@@ -130,6 +130,16 @@ describe("tool access", () => {
     expect(toolAccess(ISSUE, ciBot)).not.toBe(toolAccess(ISSUE, ciBotTwin));
     expect(toolAccess({ ...ISSUE }, ciBot)).not.toBe(toolAccess(ISSUE, ciBot));
   });
+
+  it("decides anew for a caller object changed in place (a member's groups at a refresh), and compiles again only then", () => {
+    const member: Subject = { kind: "member", id: "acme.m", email: "m@acme.example", groups: ["contractors"] };
+    const before = toolAccess(ISSUE, member);
+    expect(before.decide({ name: "secrets/read" }).access).toBe("hidden");
+    member.groups = ["staff"];
+    expect(toolAccess(ISSUE, member).decide({ name: "secrets/read" }).access).toBe("visible");
+    expect(toolAccess(ISSUE, member)).toBe(toolAccess(ISSUE, member));
+    expect(toolAccess(ISSUE, member)).not.toBe(before);
+  });
 });
 
 describe("a server hidden as a whole", () => {

@@ -12,7 +12,7 @@ import { tokenId } from "../../src/auth/token.ts";
 import { userIdFor } from "../../src/auth/user.ts";
 import { authorizationServer, teamResource } from "../../src/edge/oauth/server.ts";
 import { signInAs } from "../shared/oauth-driver.ts";
-import { replayUrl, seedTeam } from "./helpers.ts";
+import { replayStats, replayUrl, rpcText, seedTeam, waitFor } from "./helpers.ts";
 import { mintAccessToken, pkce } from "./oauth-helpers.ts";
 import { BASE, authorizeUrl, exchange, form, member, proxyFetch, redirected, register, store, teamWithIdp } from "./sign-in-helpers.ts";
 
@@ -174,6 +174,44 @@ describe("the subject of a signed-in member", () => {
       for (const part of ["mcp-users", "x-dynmcp-subject", '"groups"']) expect(audits).not.toContain(part);
     } finally {
       out.mockRestore();
+      await setGroups("dave", ["mcp-users", "eng"]);
+    }
+  });
+
+  it("decides a member's tools by its groups of the moment: a change at a refresh filters the live session's catalog anew, and a call the new groups hide is refused at once", async () => {
+    await setGroups("dave", ["mcp-users", "eng"]);
+    try {
+      await teamWithIdp("cs-policy", { allowed_groups: ["mcp-users"] });
+      await seedTeam("cs-policy", { mcp: { mem: { url: replayUrl("pol-member") } }, policies: [{ who: ["group:eng"], allow: ["mem/read_graph"] }] });
+      const first = await signedIn("cs-policy", "dave");
+      const sessionId = await openSession("cs-policy", first.accessToken);
+      const session = { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" };
+      const catalog = async (token: string): Promise<string> => {
+        const answer = JSON.parse(await rpcText(await mcp("cs-policy", token, { jsonrpc: "2.0", id: 7, method: "tools/list" }, session)));
+        return (answer.result.tools as Array<{ name: string; description: string }>).find((t) => t.name === "discover_tool")!.description;
+      };
+      const create = async (token: string): Promise<string> => {
+        const params = { name: "use_tool", arguments: { tool_name: "mem/create_entities", tool_input: { entities: [] } } };
+        return rpcText(await mcp("cs-policy", token, { jsonrpc: "2.0", id: 8, method: "tools/call", params }, session));
+      };
+      expect(await catalog(first.accessToken)).toContain("- read_graph: ");
+      expect(await catalog(first.accessToken)).not.toContain("create_entities");
+      expect(await create(first.accessToken)).toContain('Unknown tool: \\"mem/create_entities\\". Available tools (closest first): mem/read_graph.');
+
+      // Out of `eng`: its allow rule no longer narrows dave's tools; the session's catalog is read anew for the new groups.
+      await setGroups("dave", ["mcp-users"]);
+      const second = await refresh("cs-policy", first.clientId, first.refreshToken);
+      expect(second.status).toBe(200);
+      expect(await waitFor(async () => (await catalog(second.body.access_token!)).includes("- create_entities: "))).toBe(true);
+
+      // Back in `eng`: the request that brings the groups is decided on them, whatever the catalog still shows.
+      await setGroups("dave", ["mcp-users", "eng"]);
+      const third = await refresh("cs-policy", first.clientId, second.body.refresh_token!);
+      expect(third.status).toBe(200);
+      expect(await create(third.body.access_token!)).toContain('Unknown tool: \\"mem/create_entities\\"');
+      expect(await waitFor(async () => !(await catalog(third.body.access_token!)).includes("create_entities"))).toBe(true);
+      expect((await replayStats("pol-member")).calls.filter((c) => c.name === "create_entities")).toEqual([]);
+    } finally {
       await setGroups("dave", ["mcp-users", "eng"]);
     }
   });

@@ -32,19 +32,20 @@ export class CodeNames {
     this.#namespaces = new Map([...this.#servers].map(([namespace, server]) => [server, namespace]));
   }
 
-  /** Every namespace, in config order of its server. */
+  /** Every namespace, in config order of its server (a server the caller's policies hide whole has none). */
   namespaces(): string[] {
-    return this.#registry.servers.map((server) => this.#namespaces.get(server)!);
+    return this.#registry.servers.flatMap((server) => (this.#registry.hidden(server) ? [] : [this.#namespaces.get(server)!]));
   }
 
-  /** The server a namespace stands for. */
+  /** The server a namespace stands for (none when the caller's policies hide it whole: it does not exist for them). */
   serverOf(namespace: string): string | undefined {
-    return this.#servers.get(namespace);
+    const server = this.#servers.get(namespace);
+    return server === undefined || this.#registry.hidden(server) ? undefined : server;
   }
 
-  /** The namespace of a configured server. */
+  /** The namespace of a configured server (none for one the caller's policies hide whole). */
   namespaceOf(server: string): string | undefined {
-    return this.#namespaces.get(server);
+    return this.#registry.hidden(server) ? undefined : this.#namespaces.get(server);
   }
 
   /**
