@@ -83,12 +83,14 @@ async function resolveForCaller(call: ToolCallRequest): Promise<{ target: Expose
   if ("found" in tool) return sees(tool.found) ? { target: tool.found } : { target: hiddenFound(session.registry, tool.name, sees), denied: named(tool.found) };
   const target = await findTool(session.registry, tool.naming, tool.name, sees);
   if (!isResult(target)) return { target };
-  // Hidden since the catalog was filtered (the caller's groups changed), or filtered out: a `server/tool` name the
-  // policies hide is a denial in the trail, whatever the answer says.
+  // Hidden since the catalog was filtered (the caller's groups changed), or filtered out: a `server/tool` name of a
+  // configured server that the policies hide is a denial in the trail, whatever the answer says.
   const hidden = tool.naming.find(tool.name);
   if (hidden && !sees(hidden)) return { target, denied: named(hidden) };
+  const server = tool.name.includes("/") ? tool.name.slice(0, tool.name.indexOf("/")) : undefined;
+  if (server === undefined || !session.registry.config.upstreams.some((u) => u.name === server)) return { target };
   const access = toolAccess(session.registry.config, session.subject);
-  return !access.open && tool.name.includes("/") && access.decide({ name: tool.name }).access === "hidden" ? { target, denied: tool.name } : { target };
+  return !access.open && access.decide({ name: tool.name }).access === "hidden" ? { target, denied: tool.name } : { target };
 }
 
 /** The call of exactly `target` upstream, within the host request's context (relays reach the host on its stream). */

@@ -6,7 +6,7 @@
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it } from "vitest";
-import { BASE, connectAt, discoverDescription, replayStats, replayUrl, seedTeam, text, workerFetch } from "./helpers.ts";
+import { BASE, adminFetch, connectAt, discoverDescription, replayStats, replayUrl, seedTeam, text, waitFor, workerFetch } from "./helpers.ts";
 import { store } from "./sign-in-helpers.ts";
 
 const LATER = "A knowledge graph loaded on demand.";
@@ -153,6 +153,18 @@ describe("tool policies, enforced in every view", () => {
       }),
     );
     await nothingHiddenCalled("pol-mem");
+    // The trail records a hidden tool called by name as denied (the caller was told it does not exist), for each
+    // token; a name that exists nowhere stays an unknown tool.
+    let entries: Array<{ tool: string; outcome: string; principal: { label?: string } }> = [];
+    const deniedUseTool = () => entries.filter((e) => e.tool === "mem/delete_entities" && e.outcome === "denied");
+    expect(
+      await waitFor(async () => {
+        const res = await adminFetch("GET", "/teams/pol-2025/audit?limit=1000");
+        entries = ((await res.json()) as { entries: typeof entries }).entries;
+        return new Set(deniedUseTool().map((e) => e.principal.label)).size === 2;
+      }),
+    ).toBe(true);
+    expect(entries.some((e) => e.tool === "nowhere/echo" && e.outcome === "denied")).toBe(false);
   });
 
   it("2026-07-28 objects: each token's tools/list, discover_tool, use_tool, load_mcp and the code view show only its catalog, concurrently", async () => {
