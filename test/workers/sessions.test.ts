@@ -90,7 +90,7 @@ describe("authentication", () => {
     const digest = vi.spyOn(crypto.subtle, "digest");
     try {
       // Caching on (the tests' env turns it off for the router): the first check hashes, the next ones do not.
-      for (let i = 0; i < 3; i++) expect(await authenticate(env.TEAMS, "auth-known", `Bearer ${token}`, 30)).toEqual({ team: "auth-known", tokenId: id });
+      for (let i = 0; i < 3; i++) expect(await authenticate(env.TEAMS, "auth-known", `Bearer ${token}`, 30)).toEqual({ team: "auth-known", tokenId: id, subject: { kind: "token", id } });
       expect(digest).toHaveBeenCalledTimes(1);
       expect(await authenticate(env.TEAMS, "auth-known", `Bearer ${forged}`, 30)).toBeNull();
       expect(digest).toHaveBeenCalledTimes(2);
