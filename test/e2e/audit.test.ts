@@ -80,7 +80,7 @@ describe("the audit trail through wrangler dev", () => {
     const cli = await teamCliAsync(["audit", "audit", "--tool", "everything/echo"], { DYNMCP_URL: `http://127.0.0.1:${stack.port}`, DYNMCP_ADMIN_TOKEN: ADMIN_TOKEN });
     expect(cli.status, cli.stderr).toBe(0);
     expect(cli.stdout.trim().split("\n")).toHaveLength(2);
-    expect(cli.stdout).toContain(`token:${tokenIdOf}  tool_call  everything/echo  ok`);
+    expect(cli.stdout).toContain(`token:ci-bot  tool_call  everything/echo  ok`);
     const bad = await teamCliAsync(["audit", "audit", "--limit", "0"], { DYNMCP_URL: `http://127.0.0.1:${stack.port}`, DYNMCP_ADMIN_TOKEN: ADMIN_TOKEN });
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain("--limit");
