@@ -23,7 +23,11 @@ export type ToolErrorKind =
   /** 2026 era: a toolset handle that is malformed, not this token's, or expired. */
   | "invalid_toolset"
   /** Code mode: an execute program did not finish (`cause` in `_meta` says why: timeout, error, tool_calls…). */
-  | "program_failed";
+  | "program_failed"
+  /** The tool's calls need the user's consent, and this host cannot be asked: the call was not made. */
+  | "approval_required"
+  /** The user did not allow the call (said no, or did not answer in time): it was not made. */
+  | "approval_refused";
 
 /** The proxy's own failures of a forwarded request, answered as a JSON-RPC error. */
 export type RpcErrorKind =

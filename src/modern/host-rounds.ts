@@ -10,6 +10,7 @@ import {
   inputRequired,
   isInputRequiredResult,
   type CallToolResult,
+  type ElicitResult,
   type InputRequiredResult,
   type RequestStateCodec,
 } from "@modelcontextprotocol/server";
@@ -42,6 +43,15 @@ export function roundsInput(parts: RoundParts): InputPort {
     upstreamCall: (host, key, call) => roundOf(parts, key, host, call),
     // A 2026 request has no stream to ask on while it runs.
     askNow: () => undefined,
+    // A call's own question waits in its park, as an upstream's would, and goes to the host as its next round.
+    askDuring: (host) =>
+      asksForms(declared(host) ?? {})
+        ? async (question) => {
+            const asked = parts.parks.park(host, { method: "elicitation/create", params: question });
+            if (!asked) throw new Error("A question can only be asked during a call this object parks.");
+            return (await asked) as ElicitResult;
+          }
+        : undefined,
     answered: (host) => {
       const state = host.mcpReq.requestState<ParkState>();
       if (state === undefined) return undefined;

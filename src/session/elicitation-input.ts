@@ -6,12 +6,14 @@ import { asksForms, type InputPort } from "../views/input-port.ts";
 
 /** The session's port: asking needs a host that declared form elicitation at initialize. */
 export function elicitationInput(bridge: HostBridge): InputPort {
+  const askNow: InputPort["askNow"] = (host) =>
+    asksForms(bridge.capabilities())
+      ? (question, { signal, timeoutMs }) => host.mcpReq.send({ method: "elicitation/create", params: question }, { timeout: timeoutMs, signal })
+      : undefined;
   return {
     upstreamCall: (_host, _key, call) => call({}),
-    askNow: (host) =>
-      asksForms(bridge.capabilities())
-        ? (question, { signal, timeoutMs }) => host.mcpReq.send({ method: "elicitation/create", params: question }, { timeout: timeoutMs, signal })
-        : undefined,
+    askNow,
+    askDuring: askNow,
     answered: () => undefined,
     askInRound: () => undefined,
   };

@@ -257,7 +257,7 @@ function sessionToolView(env: Env, record: SessionRecord, store: SessionStore, s
   const input = elicitationInput(session.bridge);
   const view = sessionView(record);
   if (view === "direct") return directView(session, input);
-  if (view === "code" && env.LOADER && settings(env).codeMode) return codeView(session, codeRuntime(env, env.LOADER), codeParts(record, store), input);
+  if (view === "code" && env.LOADER && settings(env).codeMode) return codeView(session, codeRuntime(env, env.LOADER), codeParts(store), input);
   return metaView(session, sessionScope(session), input);
 }
 
@@ -268,11 +268,10 @@ const codeRuntime = (env: Env, loader: WorkerLoader): CodeRuntime => ({
   limits: settings(env).code,
 });
 
-/** Where a session's programs paused for consent wait (its storage), and the team's rule of which calls need consent. */
-const codeParts = (record: SessionRecord, store: SessionStore): CodeSessionParts => {
-  const paused: PausedRuns = { get: (id) => store.paused(id), delete: (id) => store.deletePaused(id), put: (id, run) => store.putPaused(id, run) };
-  return { paused, approve: record.config.approve };
-};
+/** Where a session's programs paused for consent wait (its storage). */
+const codeParts = (store: SessionStore): CodeSessionParts => ({
+  paused: { get: (id) => store.paused(id), delete: (id) => store.deletePaused(id), put: (id, run) => store.putPaused(id, run) },
+});
 
 /** A 2026-era object's parts: the registry, and the per-request handler over it. */
 export interface ModernRuntime {
@@ -307,7 +306,7 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
   // asks for pauses the run (the era has no elicitation on a request's stream): a host whose request declares
   // elicitation is asked in an input_required round, whose answer resumes it; any other resumes it with `approve`.
   const loader = sessionView(record) === "code" && settings(env).codeMode ? env.LOADER : undefined;
-  const code = loader ? (input: InputPort) => codeView(session, codeRuntime(env, loader), codeParts(record, store), input) : undefined;
+  const code = loader ? (input: InputPort) => codeView(session, codeRuntime(env, loader), codeParts(store), input) : undefined;
   const handler = objectHandler({ ...session, links, rounds, handleLifetimeSeconds: settings(env).sessionTtlSeconds }, code);
   return { handler, session, registry, gate };
 }

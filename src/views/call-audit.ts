@@ -110,15 +110,16 @@ export function beginAudit(
 
 /**
  * The user's answer to a consent question about a call of `tool` (asked at `askedAt`): an `approval` entry, `ok` when
- * allowed, `approval_refused` when not. The call itself, when made, is its own entry.
+ * allowed, `approval_refused` when not, `timeout` or `cancelled` when no answer came. The call itself, when made, is
+ * its own entry.
  */
 export async function auditApproval(
   who: { team: string; principal: string },
   audit: SessionAudit | undefined,
   host: HostExtra,
   tool: string,
-  allowed: boolean,
+  outcome: AuditOutcome,
   askedAt: number,
 ): Promise<void> {
-  await beginAudit(who, audit, "approval", host, undefined, askedAt)?.end(tool, allowed ? "ok" : "approval_refused", undefined);
+  await beginAudit(who, audit, "approval", host, undefined, askedAt)?.end(tool, outcome, undefined);
 }

@@ -4,7 +4,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { oneLine, renderUnknownTool } from "../catalog/render.ts";
 import type { Subject } from "../config/subject.ts";
-import { toolAccess } from "../config/tool-access.ts";
+import { toolAccess, type AccessDecision } from "../config/tool-access.ts";
 import { reasonLine } from "../lib/upstream-fault.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { toolError } from "./tool-errors.ts";
@@ -36,12 +36,26 @@ export type CallerSees = (found: ExposedTool) => boolean;
 
 export const everyTool: CallerSees = () => true;
 
-/** The caller's decision on a tool, over the session's config and the object's subject as it is now. */
-export function callerSees(registry: UpstreamRegistry, subject: Subject): CallerSees {
+/** What the caller's policies decide on a tool now: visible, hidden, or each call asking the user (and the rule that decided). */
+export type CallerDecides = (found: ExposedTool) => AccessDecision;
+
+const OPEN: AccessDecision = { access: "visible" };
+
+/**
+ * The caller's decisions, over the session's config and the object's subject as it is now (its groups may have
+ * changed since the catalog was read): the one test of what a caller may do with a tool, at every call of every view.
+ */
+export function callerDecides(registry: UpstreamRegistry, subject: Subject): CallerDecides {
   return (found) => {
     const access = toolAccess(registry.config, subject);
-    return access.open || access.decide({ name: found.exposedName, destructive: found.tool.annotations?.destructiveHint === true }).access !== "hidden";
+    return access.open ? OPEN : access.decide({ name: found.exposedName, destructive: found.tool.annotations?.destructiveHint === true });
   };
+}
+
+/** Whether the caller sees a tool now (anything but hidden). */
+export function callerSees(registry: UpstreamRegistry, subject: Subject): CallerSees {
+  const decides = callerDecides(registry, subject);
+  return (found) => decides(found).access !== "hidden";
 }
 
 /**

@@ -54,6 +54,12 @@ export interface InputPort {
   upstreamCall(host: HostExtra, key: RoundKey, call: (round: UpstreamRound) => Promise<CallToolResult>): Promise<ToolAnswer>;
   /** Asking the user now, on the request's stream; undefined where this host cannot be asked so. */
   askNow(host: HostExtra): AskNow | undefined;
+  /**
+   * Asking the user in the middle of a call made through `upstreamCall` (a call's consent): on the request's stream
+   * (2025), or as a question of the call's next round, the call waiting meanwhile (2026). Undefined where this host
+   * request cannot answer a form question.
+   */
+  askDuring(host: HostExtra): AskNow | undefined;
   /** The round this request answers, if it is a retry of one; undefined for a first request. */
   answered(host: HostExtra): AnsweredRound | undefined;
   /** Asking the host in an `input_required` round; undefined where the era has no rounds. */

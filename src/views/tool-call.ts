@@ -3,16 +3,17 @@
 // object. The name is resolved (its upstream waited for or tried again), progress and cancellation pass through,
 // what the upstream sends meanwhile stays on the host request's stream (or goes to the host in rounds, through the
 // era's input port), resource links are remembered, the call is logged, and every failure the proxy names is an
-// isError result. This is where per-member policy, audit and usage hook in: nothing reaches an upstream tool
-// without coming through here.
+// isError result. This is where per-member policy (hidden tools, consent) and audit hook in: nothing reaches an
+// upstream tool without coming through here.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { UpstreamError, toToolResult } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 import { forwardedMeta, hostSignal, type HostExtra } from "../relay/bridge.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
-import { beginAudit, resultOutcome, thrownOutcome } from "./call-audit.ts";
-import { callerSees, findTool, hiddenFound, type ToolNames } from "./find-tool.ts";
-import { toolAccess } from "../config/tool-access.ts";
+import { auditApproval, beginAudit, resultOutcome, thrownOutcome } from "./call-audit.ts";
+import { askConsent, type ConsentAsk } from "./call-consent.ts";
+import { callerDecides, findTool, hiddenFound, type ToolNames } from "./find-tool.ts";
+import { toolAccess, type AccessDecision } from "../config/tool-access.ts";
 import type { InputPort, UpstreamRound } from "./input-port.ts";
 import { isResult } from "./tool-errors.ts";
 import type { CallSession, ToolAnswer } from "./tool-view.ts";
@@ -38,6 +39,11 @@ export interface ToolCallRequest {
    * go as the bridge relays them.
    */
   rounds?: InputPort | undefined;
+  /**
+   * The user's consent was settled before the call (a program's run asks for its calls: src/views/code/consent.ts).
+   * Otherwise a tool the caller's policies mark `approve` is asked about here, and with no port nobody can be asked.
+   */
+  consented?: true | undefined;
 }
 
 /** Calls the upstream tool `call.tool` names: its result, or (through the era's rounds) the round that asks the host. */
@@ -51,38 +57,65 @@ export function callTool(call: ToolCallRequest): Promise<ToolAnswer> {
 }
 
 /**
- * The tool found (unless it was given), then called; a name that finds nothing is answered as findTool words it. The
- * call's audit entry is in the session's storage before the answer goes (src/views/call-audit.ts).
+ * The tool found (unless it was given), its consent asked where the caller's policies want it, then called; a name
+ * that finds nothing is answered as findTool words it. The call's audit entry is in the session's storage before the
+ * answer goes (src/views/call-audit.ts); a call the user was asked about and did not allow has its answer's entry
+ * (src/views/call-consent.ts) and no other, as it was never made.
  */
 async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Promise<CallToolResult> {
   const { tool, session } = call;
   const audit = beginAudit(session.who, session.audit, "tool_call", call.host, call.input);
-  const cancelled = () => (round.signal ?? call.signal ?? hostSignal(call.host)).aborted;
+  const signal = round.signal ?? call.signal ?? hostSignal(call.host);
   let name = tool.name;
   try {
-    const { target, denied } = await resolveForCaller(call);
+    const { target, denied, decision } = await resolveForCaller(call);
     if (denied) name = denied;
     else if (!isResult(target)) name = `${target.upstream}/${target.tool.name}`;
-    const result = isResult(target) ? target : await callFound(call, target, round);
-    await audit?.end(name, denied ? "denied" : resultOutcome(result, cancelled()), result);
+    let result: CallToolResult;
+    if (isResult(target)) result = target;
+    else {
+      const consent = decision?.access === "approve" && call.consented !== true ? await askConsent(consentAsk(call, target, decision, signal)) : { allowed: true as const };
+      if (!consent.allowed && consent.asked) return consent.result;
+      result = consent.allowed ? await callFound(call, target, round) : consent.result;
+    }
+    await audit?.end(name, denied ? "denied" : resultOutcome(result, signal.aborted), result);
     return result;
   } catch (err) {
-    await audit?.end(name, thrownOutcome(err, cancelled()), undefined);
+    await audit?.end(name, thrownOutcome(err, signal.aborted), undefined);
     throw err;
   }
 }
 
+/** The question about one call of `target`, asked through the era's port (none for a call without one: it cannot ask). */
+function consentAsk(call: ToolCallRequest, target: ExposedTool, decision: AccessDecision, signal: AbortSignal): ConsentAsk {
+  const { session, host, input } = call;
+  const tool = `${target.upstream}/${target.tool.name}`;
+  return {
+    ask: call.rounds?.askDuring(host),
+    tool,
+    upstream: target.upstream,
+    input,
+    rule: decision.rule?.at ?? "approve",
+    signal,
+    answered: (outcome, askedAt) => auditApproval(session.who, session.audit, host, tool, outcome, askedAt),
+  };
+}
+
 /**
- * The tool as the caller may see it: the caller's policies are asked again at the call, and a tool they hide is
- * answered as one that does not exist (`denied` names it, for the audit trail only).
+ * The tool as the caller may see it, and what its policies decide on it: they are asked again at the call, and a
+ * tool they hide is answered as one that does not exist (`denied` names it, for the audit trail only).
  */
-async function resolveForCaller(call: ToolCallRequest): Promise<{ target: ExposedTool | CallToolResult; denied?: string }> {
+async function resolveForCaller(call: ToolCallRequest): Promise<{ target: ExposedTool | CallToolResult; denied?: string; decision?: AccessDecision }> {
   const { tool, session } = call;
-  const sees = callerSees(session.registry, session.subject);
+  const decides = callerDecides(session.registry, session.subject);
+  const sees = (found: ExposedTool) => decides(found).access !== "hidden";
   const named = (found: ExposedTool) => `${found.upstream}/${found.tool.name}`;
-  if ("found" in tool) return sees(tool.found) ? { target: tool.found } : { target: hiddenFound(session.registry, tool.name, sees), denied: named(tool.found) };
+  if ("found" in tool) {
+    const decision = decides(tool.found);
+    return decision.access !== "hidden" ? { target: tool.found, decision } : { target: hiddenFound(session.registry, tool.name, sees), denied: named(tool.found) };
+  }
   const target = await findTool(session.registry, tool.naming, tool.name, sees);
-  if (!isResult(target)) return { target };
+  if (!isResult(target)) return { target, decision: decides(target) };
   // Hidden since the catalog was filtered (the caller's groups changed), or filtered out: a `server/tool` name of a
   // configured server that the policies hide is a denial in the trail, whatever the answer says.
   const hidden = tool.naming.find(tool.name);

@@ -91,11 +91,17 @@ function memoryStore(): RegistryStore {
   return { all: async () => new Map(records), put: async (name, record) => void records.set(name, record) };
 }
 
-/** A session's view parts over one eager upstream `notes` (and a lazy `later`, with the same tools), on `bridge`. */
-export async function viewSession(bridge: HostBridge, options: { promote?: string[]; lazy?: boolean } = {}): Promise<ViewSession & { log: UpstreamLog }> {
+/**
+ * A session's view parts over one eager upstream `notes` (and a lazy `later`, with the same tools), on `bridge`.
+ * `config`: more of the team's config (its policies, its approval keys); the session acts for the token `tok`.
+ */
+export async function viewSession(
+  bridge: HostBridge,
+  options: { promote?: string[]; lazy?: boolean; config?: Partial<ResolvedConfig> } = {},
+): Promise<ViewSession & { log: UpstreamLog }> {
   const { fetch, log } = inTestUpstream();
   const upstreams = [spec("notes"), ...(options.lazy ? [spec("later", { description: "Loaded when asked." })] : [])];
-  const config = { mode: "multi", upstreams, ...(options.promote ? { promote: options.promote } : {}) } as ResolvedConfig;
+  const config = { mode: "multi", upstreams, ...(options.promote ? { promote: options.promote } : {}), ...options.config } as ResolvedConfig;
   const registry = new UpstreamRegistry(config, memoryStore(), {
     connect: (s, signal) => UpstreamClient.connect(s, {}, { fetch, clientInfo: { name: "test", version: "1" }, hooks: bridge }, signal),
   });
@@ -131,10 +137,10 @@ export function sessionRequest(answer: Result = { action: "accept", content: { a
   return { extra, sent };
 }
 
-/** The 2025 era: a host that declared elicitation at initialize, and the session's input port. */
-export function sessionEra() {
+/** The 2025 era: a host that declared elicitation at initialize (or the `capabilities` given), and the session's input port. */
+export function sessionEra(capabilities: Record<string, unknown> = { elicitation: {} }) {
   const host: BridgeHost = {
-    capabilities: () => ({ elicitation: {} }),
+    capabilities: () => capabilities,
     request: async () => ({}),
     notification: async () => {},
     perRequestLogs: false,
@@ -154,15 +160,18 @@ export async function roundsEra() {
 }
 
 /**
- * A 2026 host request declaring form elicitation: a first one, or a retry carrying `state` (verified with `codec`, as
- * the SDK does before any handler runs) and the host's `answers`.
+ * A 2026 host request declaring form elicitation (or the `capabilities` given): a first one, or a retry carrying
+ * `state` (verified with `codec`, as the SDK does before any handler runs) and the host's `answers`.
  */
-export async function roundRequest(retry?: { state: string; answers: Record<string, unknown>; codec: RequestStateCodec<ParkState> }): Promise<HostRequest> {
+export async function roundRequest(
+  retry?: { state: string; answers: Record<string, unknown>; codec: RequestStateCodec<ParkState> },
+  capabilities: Record<string, unknown> = { elicitation: { form: {} } },
+): Promise<HostRequest> {
   const sent: HostRequest["sent"] = [];
   const base = {
     method: "tools/call",
     signal: new AbortController().signal,
-    envelope: { [CLIENT_CAPABILITIES_META_KEY]: { elicitation: { form: {} } } },
+    envelope: { [CLIENT_CAPABILITIES_META_KEY]: capabilities },
     send: async () => {
       throw new Error("a 2026 request has no stream to ask on");
     },

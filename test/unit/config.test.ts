@@ -8,7 +8,7 @@ import { loadTeamConfig, loadTeamView, loadToken, type KvText } from "../../src/
 import { teamDefaultView } from "../../src/edge/common/team-view.ts";
 import { parseConfig, parseConfigText, parseStoredConfig } from "../../src/config/validate.ts";
 import { resolveView } from "../../src/config/view.ts";
-import { needsApproval } from "../../src/views/code/approval.ts";
+import { decideToolAccess } from "../../src/config/tool-access.ts";
 import { SessionStore, sessionView, type SessionRecord, type SessionStorage } from "../../src/session/state.ts";
 import { kvCatalogCache } from "../../src/store/catalog-cache.ts";
 import type { KvLike } from "../../src/store/kv.ts";
@@ -196,13 +196,15 @@ describe("the team's default view", () => {
     expect(errorsOf({ approve: "*", mcp: {} }).join()).toMatch(/approve: /);
     const broken = parseStoredConfig({ approve: [""], mcp: { a: { url: "https://a.example/mcp" } } });
     expect(broken.ok && broken.config.approve).toEqual({ globs: ["**"], destructive: false });
-    const tool = (name: string, annotations?: Record<string, boolean>) => ({ exposedName: `github/${name}`, upstream: "github", tool: { name, inputSchema: { type: "object" as const }, ...(annotations ? { annotations } : {}) } });
-    expect(needsApproval({ globs: ["*delete*"], destructive: false }, tool("delete_issue"))).toBe(true);
-    expect(needsApproval({ globs: ["github/*"], destructive: false }, tool("list_issues"))).toBe(true);
-    expect(needsApproval({ globs: ["*delete*"], destructive: false }, tool("list_issues", { destructiveHint: true }))).toBe(false);
-    expect(needsApproval({ globs: [], destructive: true }, tool("list_issues", { destructiveHint: true }))).toBe(true);
-    expect(needsApproval({ globs: [], destructive: true }, tool("create_issue"))).toBe(false);
-    expect(needsApproval(undefined, tool("delete_issue"))).toBe(false);
+    // The top-level keys are a rule for everyone: globs over the bare name or `server/tool`, and destructive tools.
+    const asks = (approve: { globs: string[]; destructive: boolean } | undefined, name: string, destructive = false) =>
+      decideToolAccess({ mode: "multi", approve }, { kind: "token", id: "t" }, { name: `github/${name}`, destructive }).access === "approve";
+    expect(asks({ globs: ["*delete*"], destructive: false }, "delete_issue")).toBe(true);
+    expect(asks({ globs: ["github/*"], destructive: false }, "list_issues")).toBe(true);
+    expect(asks({ globs: ["*delete*"], destructive: false }, "list_issues", true)).toBe(false);
+    expect(asks({ globs: [], destructive: true }, "list_issues", true)).toBe(true);
+    expect(asks({ globs: [], destructive: true }, "create_issue")).toBe(false);
+    expect(asks(undefined, "delete_issue")).toBe(false);
 
     expect(resolveView(undefined, undefined, true)).toEqual({ view: "meta" });
     expect(resolveView(undefined, "code", true)).toEqual({ view: "code" });

@@ -20,6 +20,7 @@ function twoRoundPort() {
       return call({ signal, inputRequired: "return", retry: { inputResponses: { q: { action: "accept" } }, requestState: "upstream-state" } });
     },
     askNow: () => undefined,
+    askDuring: () => undefined,
     answered: () => undefined,
     askInRound: () => undefined,
   };

@@ -19,14 +19,15 @@ const runtime = (): CodeRuntime => ({
   limits: { wallMs: 5_000, cpuMs: 1_000, maxCalls: 10, maxLogBytes: 4096, maxResultBytes: 16_384, maxArgBytes: 65_536 },
 });
 
-/** Calls of `echo` need the user's consent; paused runs kept in memory, as the session's storage keeps them. */
+/** Paused runs kept in memory, as the session's storage keeps them. */
 function parts(): CodeSessionParts {
   const runs = new Map<string, PausedRun>();
-  return {
-    paused: { get: async (id) => runs.get(id), delete: async (id) => void runs.delete(id), put: async (id, run) => void runs.set(id, run) },
-    approve: { globs: ["echo"], destructive: false },
-  };
+  return { paused: { get: async (id) => runs.get(id), delete: async (id) => void runs.delete(id), put: async (id, run) => void runs.set(id, run) } };
 }
+
+/** Calls of `echo` need the user's consent: the config's top-level key (a rule for everyone), or a policy for this token. */
+const APPROVE_ECHO = { config: { approve: { globs: ["echo"], destructive: false } } };
+const POLICY_ECHO = { config: { policies: [{ who: ["token:tok"], approve: ["notes/echo"] }] } };
 
 const PROGRAM = { code: "return await notes.echo({ a: 1 });" };
 const text = (answer: unknown) => ((answer as CallToolResult).content?.[0] as { text: string } | undefined)?.text;
@@ -38,7 +39,7 @@ function view(session: ViewSession, input: InputPort) {
 describe("the code view's consent through each era's input port", () => {
   it("2025: asks the user on the execute request's stream, and the run goes on with their yes", async () => {
     const era = sessionEra();
-    const session = await viewSession(era.bridge);
+    const session = await viewSession(era.bridge, APPROVE_ECHO);
     const host = sessionRequest({ action: "accept", content: { allow: true } });
     const answer = await view(session, era.input).call({ name: "execute", arguments: PROGRAM }, host.extra);
     expect(text(answer)).toBe('{"a":1}');
@@ -48,7 +49,7 @@ describe("the code view's consent through each era's input port", () => {
 
   it("2026: pauses the run and asks in an input_required round; the retry with yes resumes it and makes the call", async () => {
     const era = await roundsEra();
-    const session = await viewSession(era.bridge);
+    const session = await viewSession(era.bridge, APPROVE_ECHO);
     const code = view(session, era.input);
     const first = await code.call({ name: "execute", arguments: PROGRAM }, (await roundRequest()).extra);
     expect(isInputRequiredResult(first)).toBe(true);
@@ -62,11 +63,25 @@ describe("the code view's consent through each era's input port", () => {
 
   it("2026: a no throws in the program where the call would have been, and nothing is called", async () => {
     const era = await roundsEra();
-    const session = await viewSession(era.bridge);
+    const session = await viewSession(era.bridge, APPROVE_ECHO);
     const code = view(session, era.input);
     const round = (await code.call({ name: "execute", arguments: PROGRAM }, (await roundRequest()).extra)) as InputRequiredResult;
     const retry = await roundRequest({ state: round.requestState!, answers: { consent: { action: "decline" } }, codec: era.codec });
     expect(text(await code.call({ name: "execute", arguments: PROGRAM }, retry.extra))).toContain("The user did not allow notes.echo; it was not called.");
     expect(session.log.calls).toHaveLength(0);
+  });
+
+  it("asks for the calls a policy of the caller's marks approve, and only the caller's: another token's rule asks nothing", async () => {
+    const era = sessionEra();
+    const mine = await viewSession(era.bridge, POLICY_ECHO);
+    const host = sessionRequest({ action: "decline" });
+    expect(text(await view(mine, era.input).call({ name: "execute", arguments: PROGRAM }, host.extra))).toContain("The user did not allow notes.echo; it was not called.");
+    expect(host.sent.map((m) => m.method)).toEqual(["elicitation/create"]);
+    expect(mine.log.calls).toHaveLength(0);
+    const theirs = await viewSession(era.bridge, { config: { policies: [{ who: ["token:other"], approve: ["notes/echo"] }] } });
+    const quiet = sessionRequest({ action: "decline" });
+    expect(text(await view(theirs, era.input).call({ name: "execute", arguments: PROGRAM }, quiet.extra))).toBe('{"a":1}');
+    expect(quiet.sent).toEqual([]);
+    expect(theirs.log.calls).toHaveLength(1);
   });
 });

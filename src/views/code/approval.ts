@@ -1,10 +1,6 @@
-// Which calls from a program need the user's consent (the team config's `approve` globs and `approve_destructive`),
-// and what a paused program keeps for its resume: the calls it made, in the order it made them, with their results,
+// What a paused program keeps for its resume: the calls it made, in the order it made them, with their results,
 // so that a resumed run repeats none of them (the writes above all). Pure.
 import * as z from "zod";
-import { toolGlobMatcher } from "../../config/tool-globs.ts";
-import type { ApprovalRule } from "../../config/validate.ts";
-import type { ExposedTool } from "../../upstream/registry.ts";
 
 /** A paused program's record lives this long in the session (the agent asks the user meanwhile). */
 export const PAUSE_TTL_MS = 60 * 60 * 1000;
@@ -12,14 +8,6 @@ export const PAUSE_TTL_MS = 60 * 60 * 1000;
 export const PAUSE_MAX_BYTES = 1024 * 1024;
 /** The most paused programs a session keeps; the oldest goes first. */
 export const MAX_PAUSED = 10;
-
-/** Whether a call of this tool from a program needs the user's consent. */
-export function needsApproval(rule: ApprovalRule | undefined, found: ExposedTool): boolean {
-  if (!rule) return false;
-  if (rule.destructive && found.tool.annotations?.destructiveHint === true) return true;
-  const matches = toolGlobMatcher(rule.globs);
-  return matches(found.tool.name) || matches(found.exposedName);
-}
 
 /** One call of a paused run: which, with what (JSON), and what it answered (the value as JSON, or the error's message). */
 const LoggedCall = z.object({
@@ -53,38 +41,4 @@ export const pausedBytes = (run: PausedRun): number => new TextEncoder().encode(
 /** A value shown in a question or an answer: JSON, cut to `max` characters. */
 export function preview(json: string, max = 500): string {
   return json.length > max ? `${json.slice(0, max - 1)}…` : json;
-}
-
-/** Characters of one string value, and items of one array, shown in a consent question before they are shortened. */
-const SHOWN_STRING = 120;
-const SHOWN_ITEMS = 20;
-
-/** Every key kept, long strings and arrays shortened (each saying how much was left out), so padding hides nothing. */
-function shortened(value: unknown, depth: number): unknown {
-  if (typeof value === "string") return value.length > SHOWN_STRING ? `${value.slice(0, SHOWN_STRING)}… (${value.length} characters)` : value;
-  if (typeof value !== "object" || value === null) return value;
-  if (depth > 8) return "…";
-  if (Array.isArray(value)) {
-    const shown = value.slice(0, SHOWN_ITEMS).map((v) => shortened(v, depth + 1));
-    return value.length > SHOWN_ITEMS ? [...shown, `… and ${value.length - SHOWN_ITEMS} more items`] : shown;
-  }
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortened(v, depth + 1)]));
-}
-
-/**
- * A call's arguments as a person is asked to allow them: whole while they fit `max` characters; else every key with
- * long values shortened; and if even that does not fit, cut, saying so (then the user cannot see all of it, and
- * should not allow it blind).
- */
-export function consentPreview(argsJson: string, max = 1500): string {
-  if (argsJson.length <= max) return argsJson;
-  let short: string;
-  try {
-    short = JSON.stringify(shortened(JSON.parse(argsJson), 0));
-  } catch {
-    short = argsJson;
-  }
-  const note = ` (long values shortened; ${argsJson.length} characters in all)`;
-  if (short.length <= max) return short + note;
-  return `${short.slice(0, max - 1)}… (too long to show whole: ${argsJson.length} characters; only the start is shown)`;
 }

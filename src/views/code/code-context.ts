@@ -1,7 +1,5 @@
 // What the code view's parts (search, describe, execute) share for a session's life: the session, its code names, the
-// lazy loads, what the deployment lends (the sandbox and its limits) and what the session lends (paused runs, the
-// team's consent rule).
-import type { ApprovalRule } from "../../config/validate.ts";
+// lazy loads, what the deployment lends (the sandbox and its limits) and what the session lends (paused runs).
 import type { ToolNames } from "../find-tool.ts";
 import type { LazyLoads } from "../lazy-loads.ts";
 import type { ViewSession } from "../tool-view.ts";
@@ -15,12 +13,10 @@ export interface CodeRuntime extends Sandbox {
   limits: SandboxLimits;
 }
 
-/** What the session lends the code view besides its parts: where paused programs wait, and the team's consent rule. */
+/** What the session lends the code view besides its parts: where paused programs wait. */
 export interface CodeSessionParts {
   /** Where programs paused for the user's consent wait (the session's storage). */
   paused: PausedRuns;
-  /** The team's rule of which calls from a program need the user's consent. */
-  approve?: ApprovalRule | undefined;
 }
 
 /** One code view's shared state, built once per registry. */

@@ -42,7 +42,7 @@ export function codeView(session: ViewSession, runtime: CodeRuntime, parts: Code
         case CODE_SEARCH:
           return metered("search", await codeSearch(context, raw));
         case CODE_DESCRIBE:
-          return metered("lookup", await describe(context, parts.approve, raw, host));
+          return metered("lookup", await describe(context, raw, host));
         case CODE_EXECUTE:
           return metered("execute", await execute.answer(raw, host));
         default:

@@ -6,14 +6,11 @@
 // resume is stopped: nothing after the point where it diverged runs.
 import { sha256Hex } from "../../lib/bytes.ts";
 import { nonce128 } from "../../auth/signed.ts";
-import type { ApprovalRule } from "../../config/validate.ts";
+import { APPROVAL_WAIT_MS, allows, consentPreview, consentQuestion, notAllowed } from "../consent-question.ts";
 import type { AskNow } from "../input-port.ts";
 import type { ExposedTool } from "../../upstream/registry.ts";
-import { PAUSE_MAX_BYTES, PAUSE_TTL_MS, consentPreview, needsApproval, pausedBytes, preview, type LoggedCall, type PausedRun } from "./approval.ts";
+import { PAUSE_MAX_BYTES, PAUSE_TTL_MS, pausedBytes, preview, type LoggedCall, type PausedRun } from "./approval.ts";
 import { StopRun } from "./run-state.ts";
-
-/** How long a person has to answer the question (the request's own timeout would be the SDK's 60 s). */
-export const APPROVAL_WAIT_MS = 10 * 60 * 1000;
 
 /** Where the session keeps paused programs (src/session/state.ts). */
 export interface PausedRuns {
@@ -25,33 +22,10 @@ export interface PausedRuns {
 /** The SHA-256 of a program's text, hex: what a resume is checked against. */
 export const programHash = (code: string): Promise<string> => sha256Hex(code);
 
-/**
- * The form-mode elicitation that asks the user about one call: on a 2025 execute request's stream, or as a 2026
- * `input_required` round (src/views/code/execute.ts).
- */
-export function consentQuestion(path: string, argsJson: string) {
-  return {
-    mode: "form" as const,
-    message: `A program wants to call ${path} with ${consentPreview(argsJson)}. Allow this call?`,
-    requestedSchema: {
-      type: "object" as const,
-      properties: { allow: { type: "boolean" as const, title: `Allow ${path}`, description: "Allow this one call." } },
-      required: ["allow"],
-    },
-  };
-}
-
-/** Whether the user's answer to `consentQuestion` allows the call: only an explicit yes does. */
-export const allows = (answer: { action?: unknown; content?: unknown } | undefined): boolean =>
-  answer?.action === "accept" && (answer.content as { allow?: unknown } | undefined)?.allow === true;
-
 /** Asks the user about one call (on the execute request's stream); true only for an explicit yes. */
 async function ask(askNow: AskNow, path: string, argsJson: string, signal: AbortSignal): Promise<boolean> {
   return allows(await askNow(consentQuestion(path, argsJson), { signal, timeoutMs: APPROVAL_WAIT_MS }));
 }
-
-/** The words a call the user did not allow throws in the program. */
-export const notAllowed = (path: string): string => `The user did not allow ${path}; it was not called.`;
 
 /** A run that paused for consent: its id (what resumes it), and the call that waits. */
 export interface Pause {
@@ -69,9 +43,9 @@ export function pausedMessage(id: string, path: string, argsJson: string, made: 
   );
 }
 
-/** One run's consent: built per execute, from the team's rule, the host, and a paused run being resumed. */
+/** One run's consent: built per execute, from the caller's policies, the host, and a paused run being resumed. */
 export class RunConsent {
-  readonly #rule: ApprovalRule | undefined;
+  readonly #needs: (found: ExposedTool) => boolean;
   /** How the user is asked while the run goes on; undefined where they cannot be (the run pauses instead). */
   readonly #ask: AskNow | undefined;
   readonly #paused: PausedRuns;
@@ -88,7 +62,8 @@ export class RunConsent {
   #pausing: Promise<StopRun> | undefined;
 
   constructor(options: {
-    rule: ApprovalRule | undefined;
+    /** Whether a tool's calls need the user's consent (the caller's policies decide: src/views/find-tool.ts). */
+    needs: (found: ExposedTool) => boolean;
     ask: AskNow | undefined;
     paused: PausedRuns;
     codeHash: string;
@@ -100,7 +75,7 @@ export class RunConsent {
   }) {
     this.#denied = options.denied === true;
     this.#answered = options.answered;
-    this.#rule = options.rule;
+    this.#needs = options.needs;
     this.#ask = options.ask;
     this.#paused = options.paused;
     this.#codeHash = options.codeHash;
@@ -109,7 +84,7 @@ export class RunConsent {
 
   /** Whether a tool's calls need consent (describe marks them). */
   needs(found: ExposedTool): boolean {
-    return needsApproval(this.#rule, found);
+    return this.#needs(found);
   }
 
   /**

@@ -5,11 +5,9 @@ import type { HostExtra } from "../../relay/bridge.ts";
 import { PATH_SEPARATOR } from "../../catalog/code-names.ts";
 import { DECLARATION_LIMITS, declareMethod, namespaceDeclaration } from "../../catalog/declarations.ts";
 import { oneLine, renderUnknownTool } from "../../catalog/render.ts";
-import type { ApprovalRule } from "../../config/validate.ts";
-import { findTool } from "../find-tool.ts";
+import { callerDecides, findTool } from "../find-tool.ts";
 import { isResult, parseArgs, toolError } from "../tool-errors.ts";
 import type { ExposedTool } from "../../upstream/registry.ts";
-import { needsApproval } from "./approval.ts";
 import { namespaceList, type CodeContext } from "./code-context.ts";
 import { CODE_DESCRIBE } from "./definitions.ts";
 import { failureMessage } from "./result.ts";
@@ -41,14 +39,14 @@ interface Described {
 }
 
 /** A tool's annotations as doc tags: what an agent should know before calling it from a program. */
-function annotationTags(found: ExposedTool, rule: ApprovalRule | undefined): string[] {
+function annotationTags(found: ExposedTool, asks: boolean): string[] {
   const a = found.tool.annotations;
   const tags = a?.readOnlyHint === true ? ["@readonly"] : a?.destructiveHint === true ? ["@destructive"] : [];
-  return needsApproval(rule, found) ? [...tags, "@needsApproval each call asks the user first"] : tags;
+  return asks ? [...tags, "@needsApproval each call asks the user first"] : tags;
 }
 
 /** describe's answer for `raw` (its arguments); one path that found nothing answers as an error. */
-export async function describe(context: CodeContext, rule: ApprovalRule | undefined, raw: unknown, host: HostExtra): Promise<CallToolResult> {
+export async function describe(context: CodeContext, raw: unknown, host: HostExtra): Promise<CallToolResult> {
   const args = parseArgs(CodeDescribeInput, raw, CODE_DESCRIBE);
   if (isResult(args)) return args;
   const paths = [...new Set(args.path.split(/[\s,]+/).filter((p) => p !== ""))];
@@ -56,9 +54,10 @@ export async function describe(context: CodeContext, rule: ApprovalRule | undefi
   if (paths.length > MAX_DESCRIBED) {
     return toolError("invalid_arguments", `Invalid arguments for ${CODE_DESCRIBE}: path: at most ${MAX_DESCRIBED} paths at once, not ${paths.length}.`);
   }
+  const decides = callerDecides(context.session.registry, context.session.subject);
   const declare = (path: string, found: ExposedTool, namespace: string): DeclaredMethod => {
     const method = path.slice(namespace.length + PATH_SEPARATOR.length);
-    const one = declareMethod(method, found.tool, { ...DECLARATION_LIMITS, brief: args.full !== true }, annotationTags(found, rule));
+    const one = declareMethod(method, found.tool, { ...DECLARATION_LIMITS, brief: args.full !== true }, annotationTags(found, decides(found).access === "approve"));
     return { method, path, ...one, about: oneLine(found.tool.description) };
   };
   const results = await Promise.all(paths.map((p) => describePath(context, p, declare, host)));

@@ -7,14 +7,15 @@ import { log } from "../../lib/log.ts";
 import { hostSignal, type HostExtra } from "../../relay/bridge.ts";
 import { PATH_SEPARATOR } from "../../catalog/code-names.ts";
 import { auditApproval } from "../call-audit.ts";
-import { findTool } from "../find-tool.ts";
+import { allows, consentQuestion } from "../consent-question.ts";
+import { callerDecides, findTool } from "../find-tool.ts";
 import type { AskInRound, InputPort } from "../input-port.ts";
 import { callTool } from "../tool-call.ts";
 import { isResult, parseArgs, toolError } from "../tool-errors.ts";
 import type { ToolAnswer } from "../tool-view.ts";
 import type { ExposedTool } from "../../upstream/registry.ts";
 import { namespaceList, type CodeContext, type CodeRuntime, type CodeSessionParts } from "./code-context.ts";
-import { RunConsent, allows, consentQuestion, markAsked, programHash, resumable, waitingRun, type Pause } from "./consent.ts";
+import { RunConsent, markAsked, programHash, resumable, waitingRun, type Pause } from "./consent.ts";
 import { CODE_EXECUTE } from "./definitions.ts";
 import { failureMessage, programValue, runAnswer } from "./result.ts";
 import type { RunReport, ToolCall } from "./run-state.ts";
@@ -66,7 +67,7 @@ export class Execute {
 
   /** One execute within the session's cap on runs at once (the caller counts it). */
   async #counted(args: { code: string; approve?: string | undefined }, host: HostExtra): Promise<ToolAnswer> {
-    const { paused, approve: rule } = this.#parts;
+    const { paused } = this.#parts;
     const codeHash = await programHash(args.code);
     // The answer to a consent round: its state names the paused run (and wins over an `approve` given beside it),
     // its answer says yes or no.
@@ -87,9 +88,10 @@ export class Execute {
     if (typeof resume === "string") return toolError("program_failed", resume, undefined, { cause: "approval" });
     // Anything but an explicit yes (a decline, a cancel) is a no, as a question on a 2025 request's stream is.
     const denied = answered !== undefined && !allows(answer);
-    const { who, audit } = this.#context.session;
-    const audited = (found: ExposedTool, allowed: boolean, askedAt: number) => auditApproval(who, audit, host, `${found.upstream}/${found.tool.name}`, allowed, askedAt);
-    const consent = new RunConsent({ rule, ask: this.#rounds.askNow(host), paused, codeHash, resume, denied, answered: audited });
+    const { who, audit, registry, subject } = this.#context.session;
+    const audited = (found: ExposedTool, allowed: boolean, askedAt: number) => auditApproval(who, audit, host, `${found.upstream}/${found.tool.name}`, allowed ? "ok" : "approval_refused", askedAt);
+    const decides = callerDecides(registry, subject);
+    const consent = new RunConsent({ needs: (found) => decides(found).access === "approve", ask: this.#rounds.askNow(host), paused, codeHash, resume, denied, answered: audited });
     const report = await this.#run(args.code, consent, host);
     const pause = consent.paused;
     const round = (state?.r ?? 0) + 1;
@@ -130,7 +132,7 @@ export class Execute {
         return target;
       };
       const make = async (target: ExposedTool): Promise<{ value: unknown } | { error: string }> => {
-        const result = await callTool({ session, tool: { name: path, found: target }, input, host, signal });
+        const result = await callTool({ session, tool: { name: path, found: target }, input, host, signal, consented: true });
         meter?.called("tool");
         return result.isError ? { error: failureMessage(result) } : { value: programValue(result) };
       };

@@ -1,7 +1,7 @@
-// What a person is shown when a program's call needs their consent (src/views/code/approval.ts): the arguments whole while
+// What a person is shown when a program's call needs their consent (src/views/consent-question.ts): the arguments whole while
 // they fit, else every key with its long values shortened, so that padding cannot push what matters out of view.
 import { describe, expect, it } from "vitest";
-import { consentPreview } from "../../src/views/code/approval.ts";
+import { consentPreview } from "../../src/views/consent-question.ts";
 
 describe("consentPreview", () => {
   it("shows arguments that fit whole", () => {
