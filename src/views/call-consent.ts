@@ -28,10 +28,11 @@ export interface ConsentAsk {
 }
 
 /**
- * What became of the question: `allowed` (the call goes on); `refused` (the user's answer is recorded, and the call is
- * answered with `result`); `unasked` (nobody could be asked: `result` says so, and is the call's own outcome).
+ * What became of the question: allowed (the call goes on, from the user's answer); not allowed and asked (the user's
+ * answer is recorded, and the call is answered with `result`); not allowed and unasked (nobody could be asked:
+ * `result` says so, and is the call's own outcome).
  */
-export type ConsentOutcome = { allowed: true } | { allowed: false; asked: boolean; result: CallToolResult };
+export type ConsentOutcome = { allowed: true; asked: true } | { allowed: false; asked: boolean; result: CallToolResult };
 
 /** Asks the user about one call and waits, at most APPROVAL_WAIT_MS, for their answer. */
 export async function askConsent(call: ConsentAsk): Promise<ConsentOutcome> {
@@ -46,7 +47,7 @@ export async function askConsent(call: ConsentAsk): Promise<ConsentOutcome> {
     outcome = call.signal.aborted ? "cancelled" : "timeout";
   }
   await call.answered(outcome, askedAt);
-  if (outcome === "ok") return { allowed: true };
+  if (outcome === "ok") return { allowed: true, asked: true };
   const words =
     outcome === "approval_refused"
       ? notAllowed(call.tool)

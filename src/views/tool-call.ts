@@ -64,7 +64,7 @@ export function callTool(call: ToolCallRequest): Promise<ToolAnswer> {
  */
 async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Promise<CallToolResult> {
   const { tool, session } = call;
-  const audit = beginAudit(session.who, session.audit, "tool_call", call.host, call.input);
+  let audit = beginAudit(session.who, session.audit, "tool_call", call.host, call.input);
   const signal = round.signal ?? call.signal ?? hostSignal(call.host);
   let name = tool.name;
   try {
@@ -74,9 +74,11 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
     let result: CallToolResult;
     if (isResult(target)) result = target;
     else {
-      const consent = decision?.access === "approve" && call.consented !== true ? await askConsent(consentAsk(call, target, decision, signal)) : { allowed: true as const };
-      if (!consent.allowed && consent.asked) return consent.result;
-      result = consent.allowed ? await callFound(call, target, round) : consent.result;
+      const consent = decision?.access === "approve" && call.consented !== true ? await askConsent(consentAsk(call, target, decision, signal)) : undefined;
+      if (consent?.allowed === false && consent.asked) return consent.result;
+      // Allowed after a question: the call's own entry starts now (its time is the call's, not the person's).
+      if (consent?.allowed) audit = beginAudit(session.who, session.audit, "tool_call", call.host, call.input);
+      result = consent?.allowed === false ? consent.result : await callFound(call, target, round);
     }
     await audit?.end(name, denied ? "denied" : resultOutcome(result, signal.aborted), result);
     return result;

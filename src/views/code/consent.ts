@@ -120,7 +120,10 @@ export class RunConsent {
     const allowed = pending !== undefined && pending.index === index;
     if (allowed && (pending.path !== path || pending.args !== args)) throw diverged(pending);
     if (allowed && this.#denied) {
-      // The user said no to the call the run paused at: the program gets the refusal, as it would from a question.
+      // The user said no to the call the run paused at: the program gets the refusal, as it would from a question,
+      // and the trail records their answer (under the tool the path names, when it still names one).
+      const refused = await find().catch(() => undefined);
+      if (refused) await this.#answered?.(refused, false, Date.now());
       this.#log.set(index, { path, args, error: notAllowed(path) });
       throw new Error(notAllowed(path));
     }
