@@ -8,7 +8,7 @@ import { paginate } from "../relay/paging.ts";
 import { DIRECT_SEPARATOR, ambiguousServers, directNames } from "../catalog/direct-names.ts";
 import { oneLine } from "../catalog/render.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
-import type { ToolNames } from "./find-tool.ts";
+import { spelledInRegistry, type ToolNames } from "./find-tool.ts";
 import type { InputPort } from "./input-port.ts";
 import { LazyLoads } from "./lazy-loads.ts";
 import { callTool } from "./tool-call.ts";
@@ -88,6 +88,11 @@ export function directView(session: ViewSession, rounds: InputPort): ToolView {
     find: (name) => index().byName.get(name),
     names: () => [...index().byName.keys()],
     notLoaded: (name, upstream) => `Unknown tool: "${name}". The server "${upstream}" is not loaded yet; list the tools again to load it.`,
+    spelled: (name) => {
+      if (registry.mode === "single") return spelledInRegistry(registry, name);
+      const server = serverOfDirect(registry, name);
+      return server === undefined ? undefined : { server, tool: name.slice(server.length + DIRECT_SEPARATOR.length) };
+    },
   };
   return {
     list: async (cursor) => {

@@ -13,6 +13,7 @@ import type { ExposedTool } from "../upstream/registry.ts";
 import { auditApproval, beginAudit, resultOutcome, thrownOutcome } from "./call-audit.ts";
 import { askConsent, type ConsentAsk } from "./call-consent.ts";
 import { callerDecides, findTool, hiddenFound, type ToolNames } from "./find-tool.ts";
+import { exposedName } from "../catalog/names.ts";
 import { toolAccess, type AccessDecision } from "../config/tool-access.ts";
 import type { InputPort, UpstreamRound } from "./input-port.ts";
 import { isResult } from "./tool-errors.ts";
@@ -122,10 +123,26 @@ async function resolveForCaller(call: ToolCallRequest): Promise<{ target: Expose
   // configured server that the policies hide is a denial in the trail, whatever the answer says.
   const hidden = tool.naming.find(tool.name);
   if (hidden && !sees(hidden)) return { target, denied: named(hidden) };
-  const server = tool.name.includes("/") ? tool.name.slice(0, tool.name.indexOf("/")) : undefined;
-  if (server === undefined || !session.registry.config.upstreams.some((u) => u.name === server)) return { target };
+  return { target, ...deniedBySpelling(session, tool.naming, tool.name) };
+}
+
+/** A name that found nothing, read as the tool it spells: a denial when that is a tool the caller's policies hide. */
+function deniedBySpelling(session: CallSession, naming: ToolNames, name: string): { denied?: string } {
+  const spelled = naming.spelled(name);
+  if (!spelled) return {};
   const access = toolAccess(session.registry.config, session.subject);
-  return !access.open && access.decide({ name: tool.name }).access === "hidden" ? { target, denied: tool.name } : { target };
+  const hides = !access.open && access.decide({ name: exposedName(session.registry.mode, spelled.server, spelled.tool) }).access === "hidden";
+  return hides ? { denied: `${spelled.server}/${spelled.tool}` } : {};
+}
+
+/**
+ * The audit entry of a call whose name found nothing before any call was made (a program's call of a method its
+ * namespaces lack): `denied` when the name spells a tool the caller's policies hide, else the answer's kind.
+ */
+export async function recordUnfound(call: ToolCallRequest & { tool: { name: string; naming: ToolNames } }, answer: CallToolResult): Promise<void> {
+  const { session, tool, host, input } = call;
+  const { denied } = deniedBySpelling(session, tool.naming, tool.name);
+  await beginAudit(session.who, session.audit, "tool_call", host, input)?.end(denied ?? tool.name, denied ? "denied" : resultOutcome(answer, false), answer);
 }
 
 /** The call of exactly `target` upstream, within the host request's context (relays reach the host on its stream). */

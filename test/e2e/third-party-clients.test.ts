@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ElicitationRequestSchema, createMCPClient, type MCPClient } from "@ai-sdk/mcp";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { packageFile } from "../../harness/processes.ts";
 import { E2E_SECRETS_KEY, provisionByAdmin, provisionTeam } from "../../harness/clients.ts";
 import { loadCorpus } from "../../harness/replay-server.ts";
@@ -175,6 +176,57 @@ describe("the Vercel AI SDK's MCP client (@ai-sdk/mcp)", () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("answers the meta view's consent questions (a policy's approve) in its default 2026 era, and so does the SDK's client in a 2025 session: yes calls, no does not", async () => {
+    const base = `http://127.0.0.1:${stack.port}`;
+    const config = { policies: [{ who: ["*"], approve: ["graph/delete_entities"] }], mcp: { graph: { url: stack.replay.url("graph") } } };
+    const approveToken = await provisionByAdmin(base, ADMIN_TOKEN, "clients-approve", config);
+    const deletes = () => stack.replay.stats("graph").calls.filter((c) => c.name === "delete_entities").map((c) => (c.arguments as { entityNames: string[] }).entityNames[0]);
+    const question = (name: string) => `The agent wants to call graph/delete_entities with {"entityNames":["${name}"]}. Allow this call?`;
+    const use = (name: string) => ({ tool_name: "graph/delete_entities", tool_input: { entityNames: [name] } });
+    const before = deletes().length;
+
+    const aiSdk = await createMCPClient({
+      transport: { type: "http", url: stack.mcpUrl("clients-approve"), headers: { authorization: `Bearer ${approveToken}` } },
+      capabilities: { elicitation: {} },
+    });
+    const asked: string[] = [];
+    aiSdk.onElicitationRequest(ElicitationRequestSchema, async (request) => {
+      asked.push(String(request.params.message));
+      return asked.length === 1 ? { action: "accept", content: { allow: true } } : { action: "decline" };
+    });
+    try {
+      expect(aiSdk.initializeResult.protocolVersion).toBe("2026-07-28");
+      const tools = await aiSdk.tools();
+      const yes = await modelCalls(tools, "use_tool", use("ai-yes"));
+      expect(yes.isError, text(yes)).toBeFalsy();
+      const no = await modelCalls(tools, "use_tool", use("ai-no"));
+      expect(no.isError).toBe(true);
+      expect(text(no)).toBe("The user did not allow graph/delete_entities; it was not called.");
+      expect(asked).toEqual([question("ai-yes"), question("ai-no")]);
+    } finally {
+      await aiSdk.close();
+    }
+
+    const sdk = new Client({ name: "sdk-host", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
+    const sdkAsked: string[] = [];
+    sdk.setRequestHandler(ElicitRequestSchema, async (request) => {
+      sdkAsked.push(String(request.params.message));
+      return sdkAsked.length === 1 ? { action: "accept", content: { allow: true } } : { action: "decline" };
+    });
+    await sdk.connect(new StreamableHTTPClientTransport(new URL(stack.mcpUrl("clients-approve")), { requestInit: { headers: { Authorization: `Bearer ${approveToken}` } } }));
+    try {
+      const yes = (await sdk.callTool({ name: "use_tool", arguments: use("sdk-yes") })) as CallToolResult;
+      expect(yes.isError, text(yes)).toBeFalsy();
+      const no = (await sdk.callTool({ name: "use_tool", arguments: use("sdk-no") })) as CallToolResult;
+      expect(text(no)).toBe("The user did not allow graph/delete_entities; it was not called.");
+      expect(sdkAsked).toEqual([question("sdk-yes"), question("sdk-no")]);
+    } finally {
+      await sdk.close();
+    }
+    // Only the allowed calls reached the upstream.
+    expect(deletes().slice(before)).toEqual(["ai-yes", "sdk-yes"]);
   });
 
   it("asking for ?view=direct, is refused the 2026 era (its tools/list may not grow as lazy servers load) and opens a 2025 session in the direct view", async () => {

@@ -1,7 +1,7 @@
 // The team's tool policies as users meet them under `wrangler dev`: two labelled team tokens, one narrowed to a few
 // tools, both denied one tool, one denied a whole (lazy) server, using server-everything at once through a 2025
-// session (meta and direct views) and the 2026-07-28 era (the v2 client in automatic mode). Each sees exactly its
-// catalog; a hidden tool called by name is unknown, never reaches the upstream, and is recorded as denied.
+// session (meta, direct and code views) and the 2026-07-28 era (the v2 client in automatic mode). Each sees exactly
+// its catalog; a hidden tool called by name is unknown, never reaches the upstream, and is recorded as denied.
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { E2E_SECRETS_KEY, connectClient, provisionTeam, teamCli } from "../../harness/clients.ts";
@@ -84,7 +84,25 @@ async function tour(label: Label): Promise<void> {
   if (label === "reader") expect(names.sort()).toEqual(["everything__echo", "everything__get-env"]);
   else expect(names).toContain("everything__get-tiny-image");
   expect(names).not.toContain("everything__get-sum");
+  const directHidden = await direct.client.callTool({ name: "everything__get-sum", arguments: { a: 1, b: 2 } });
+  expect(text(directHidden)).toMatch(/^Unknown tool: "everything__get-sum"/);
   await direct.client.close();
+
+  // The code view: search and describe never name a hidden tool, and a program's call of one fails as an unknown one.
+  const code = await connectClient(stack.mcpUrl(TEAM, "?view=code"), tokens[label]);
+  const found = text(await code.client.callTool({ name: "search", arguments: { query: "sum of two numbers add" } }));
+  expect(found).not.toContain("get_sum");
+  expect(found).not.toContain("get-sum");
+  const described = text(await code.client.callTool({ name: "describe", arguments: { path: "everything" } }));
+  expect(described).toContain("echo");
+  expect(described).not.toMatch(/get_sum|get-sum/);
+  expect(/get_tiny_image|get-tiny-image/.test(described)).toBe(label === "writer");
+  const ran = await code.client.callTool({ name: "execute", arguments: { code: 'return await everything["get-sum"]({ a: 1, b: 2 });' } });
+  expect(ran.isError).toBe(true);
+  expect(text(ran)).toMatch(/^The program failed \(error\) at line 1:\d+: Unknown tool: "everything\.get-sum"\. Available tools/);
+  // Its suggestions are drawn from what the caller sees: never the hidden tool.
+  expect(text(ran).split("(closest first): ")[1]!.split("\n")[0]).not.toMatch(/get_sum|get-sum/);
+  await code.client.close();
 
   const client = await modern(label);
   const listed = (await client.listTools()).tools.find((t) => t.name === "discover_tool")!.description!;
@@ -104,10 +122,13 @@ describe("tool policies through wrangler dev", () => {
     const read = async () => {
       const res = await fetch(`http://127.0.0.1:${stack.port}/admin/teams/${TEAM}/audit?limit=1000`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       entries = ((await res.json()) as { entries: Entry[] }).entries;
-      return denied().length === 4;
+      return denied().length === 8;
     };
     expect(await waitFor(read, { tries: 100, ms: 100 })).toBe(true);
-    expect(denied().map((e) => `${e.principal.label} ${e.era}`).sort()).toEqual(["reader 2025", "reader 2026", "writer 2025", "writer 2026"]);
+    type Denial = Entry & { view: string };
+    expect((denied() as Denial[]).map((e) => `${e.principal.label} ${e.era} ${e.view}`).sort()).toEqual(
+      LABELS.flatMap((label) => [`${label} 2025 code`, `${label} 2025 direct`, `${label} 2025 meta`, `${label} 2026 meta`]),
+    );
     // The upstream never saw the hidden tool called: no entry of it is anything but a denial.
     expect(entries.filter((e) => e.tool === "everything/get-sum" && e.outcome !== "denied")).toEqual([]);
   });

@@ -10,7 +10,7 @@ import { auditApproval } from "../call-audit.ts";
 import { allows, consentQuestion } from "../consent-question.ts";
 import { callerDecides, findTool } from "../find-tool.ts";
 import type { AskInRound, InputPort } from "../input-port.ts";
-import { callTool } from "../tool-call.ts";
+import { callTool, recordUnfound } from "../tool-call.ts";
 import { isResult, parseArgs, toolError } from "../tool-errors.ts";
 import type { ToolAnswer } from "../tool-view.ts";
 import type { ExposedTool } from "../../upstream/registry.ts";
@@ -128,8 +128,10 @@ export class Execute {
           if (failedLoad) throw new Error(failureMessage(failedLoad));
         }
         const target = await findTool(registry, naming, path);
-        if (isResult(target)) throw new Error(failureMessage(target));
-        return target;
+        if (!isResult(target)) return target;
+        // A call of a name that finds nothing is in the trail too (a denial when it spells a hidden tool).
+        await recordUnfound({ session, tool: { name: path, naming }, input, host }, target);
+        throw new Error(failureMessage(target));
       };
       const make = async (target: ExposedTool): Promise<{ value: unknown } | { error: string }> => {
         const result = await callTool({ session, tool: { name: path, found: target }, input, host, signal, consented: true });

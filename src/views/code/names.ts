@@ -93,6 +93,11 @@ export class CodeNames {
       find: (path) => this.find(path),
       names: () => this.paths(),
       notLoaded: (path, server) => `Unknown tool: "${path}". The server "${server}" could not be loaded for this program.`,
+      spelled: (path) => {
+        const parts = this.splitPath(path);
+        const server = parts && this.#servers.get(parts.namespace);
+        return parts && server !== undefined ? { server, tool: parts.method } : undefined;
+      },
     };
   }
 
