@@ -3,7 +3,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { defined } from "../catalog/listing.ts";
 import { renderSearchHits, renderToolDetails } from "../catalog/render.ts";
-import type { UpstreamRegistry } from "../upstream/registry.ts";
+import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { findTool, type ToolNames } from "./find-tool.ts";
 import { searchLazyServers } from "./server-search.ts";
 import { isResult, toolError } from "./tool-errors.ts";
@@ -27,13 +27,20 @@ export async function searchAnswer(registry: UpstreamRegistry, args: { query: st
   };
 }
 
-/** discover_tool's lookup: one tool's whole definition, as text and structured. */
-export async function detailsAnswer(registry: UpstreamRegistry, names: ToolNames, toolName: string): Promise<CallToolResult> {
+/** What the lookup says of a tool whose calls wait for the user's consent (so the agent can tell the user why). */
+export const ASKS_FIRST = "Each call of this tool waits for the user's consent: the host asks them before it is made.";
+
+/**
+ * discover_tool's lookup: one tool's whole definition, as text and structured; `asks`: whether the caller's policies
+ * make each call of it wait for the user's consent (said after the definition, and `needsApproval` structured).
+ */
+export async function detailsAnswer(registry: UpstreamRegistry, names: ToolNames, toolName: string, asks: (found: ExposedTool) => boolean = () => false): Promise<CallToolResult> {
   const target = await findTool(registry, names, toolName);
   if (isResult(target)) return target;
   const details = { ...target.tool, name: target.exposedName };
+  const needsApproval = asks(target);
   return {
-    content: [{ type: "text", text: renderToolDetails(details) }],
+    content: [{ type: "text", text: needsApproval ? `${renderToolDetails(details)}\n${ASKS_FIRST}` : renderToolDetails(details) }],
     structuredContent: defined({
       name: target.exposedName,
       title: target.tool.title,
@@ -41,6 +48,7 @@ export async function detailsAnswer(registry: UpstreamRegistry, names: ToolNames
       inputSchema: target.tool.inputSchema,
       outputSchema: target.tool.outputSchema,
       annotations: target.tool.annotations,
+      needsApproval: needsApproval || undefined,
     }),
   };
 }

@@ -9,7 +9,7 @@ import type { HostExtra } from "../relay/bridge.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "./definitions.ts";
 import { detailsAnswer, searchAnswer } from "./discover-answers.ts";
-import type { ToolNames } from "./find-tool.ts";
+import { callerDecides, type ToolNames } from "./find-tool.ts";
 import type { InputPort } from "./input-port.ts";
 import type { DiscoverToolInput, UseToolInput } from "./schemas.ts";
 import { callTool } from "./tool-call.ts";
@@ -79,7 +79,8 @@ async function answerCall(session: ViewSession, scope: MetaScope, rounds: InputP
       if (isResult(args)) return args;
       if (args.query !== undefined) return searchAnswer(registry, { ...args, query: args.query });
       if (args.tool_name === undefined && scope.catalog) return scope.catalog();
-      return detailsAnswer(registry, scope.names, args.tool_name ?? "");
+      const decides = callerDecides(registry, session.subject);
+      return detailsAnswer(registry, scope.names, args.tool_name ?? "", (found) => decides(found).access === "approve");
     }
     case USE_TOOL: {
       const args = parseArgs(scope.useInput, raw, name);

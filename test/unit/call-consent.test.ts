@@ -157,3 +157,17 @@ describe("consent in the 2026 era (asked in an input_required round, the call pa
     expect(trail()).toEqual(["tool_call notes/echo approval_required"]);
   });
 });
+
+describe("discover_tool says which tools ask first", () => {
+  it("a lookup of a tool the caller's policies mark approve says each call waits for consent; another tool says nothing", async () => {
+    const era = sessionEra();
+    const session = await audited(era.bridge, "2025");
+    const view = metaView(session, sessionScope(session), era.input);
+    const echo = (await view.call({ name: "discover_tool", arguments: { tool_name: "notes/echo" } }, sessionRequest().extra)) as CallToolResult;
+    expect(text(echo)).toMatch(/\nEach call of this tool waits for the user's consent: the host asks them before it is made\.$/);
+    expect(echo.structuredContent).toMatchObject({ name: "notes/echo", needsApproval: true });
+    const ask = (await view.call({ name: "discover_tool", arguments: { tool_name: "notes/ask" } }, sessionRequest().extra)) as CallToolResult;
+    expect(text(ask)).not.toContain("consent");
+    expect(ask.structuredContent).not.toHaveProperty("needsApproval");
+  });
+});
