@@ -47,7 +47,7 @@ export function roundsInput(parts: RoundParts): InputPort {
     askDuring: (host) =>
       asksForms(declared(host) ?? {})
         ? async (question) => {
-            const asked = parts.parks.park(host, { method: "elicitation/create", params: question });
+            const asked = parts.parks.park(host, { method: "elicitation/create", params: question }, { beforeCall: true });
             if (!asked) throw new Error("A question can only be asked during a call this object parks.");
             return (await asked) as ElicitResult;
           }
@@ -99,9 +99,12 @@ async function roundOf(parts: RoundParts, key: RoundKey, extra: HostExtra, call:
   let callId: string;
   if (state?.c !== undefined) {
     if (!parks.resume(state.c, extra.mcpReq.inputResponses ?? {})) {
+      const over = `The call this requestState names is over (answered, timed out after ${PARK_MINUTES} minutes, or the proxy restarted)`;
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
-        `The call this requestState names is over (answered, timed out after ${PARK_MINUTES} minutes, or the proxy restarted); the upstream had begun it, so it may have run in part: check before you call the tool again.`,
+        state.b === 1
+          ? `${over}; it was waiting for the user's consent and was never made: call the tool again to be asked again.`
+          : `${over}; the upstream had begun it, so it may have run in part: check before you call the tool again.`,
       );
     }
     callId = state.c;
@@ -149,6 +152,6 @@ async function turnAnswer(parts: RoundParts, key: RoundKey, digest: string, extr
     return { resultType: "input_required", ...(asked.inputRequests ? { inputRequests: requests } : {}), requestState: await codec.mint(payload, extra) } as InputRequiredResult;
   }
   requireCapabilities(extra, turn.requests, (why) => parks.abandon(callId, why));
-  const requestState = await codec.mint({ c: callId, t: key.tool, d: digest }, extra);
+  const requestState = await codec.mint({ c: callId, t: key.tool, d: digest, ...(turn.beforeCall ? { b: 1 as const } : {}) }, extra);
   return { resultType: "input_required", inputRequests: turn.requests, requestState } as InputRequiredResult;
 }

@@ -12,12 +12,20 @@ interface Park {
   params: Record<string, unknown> | undefined;
   resolve: (result: Result) => void;
   reject: (error: Error) => void;
+  /** The proxy's own question asked before the call goes upstream (a call's consent): nothing was sent yet. */
+  beforeCall: boolean;
 }
 
 /** What a host's request gets of a call: its result, or the input it waits for. */
 export type CallTurn =
   | { kind: "result"; result: CallToolResult }
-  | { kind: "input"; callId: string; requests: Record<string, { method: string; params?: Record<string, unknown> }> };
+  | {
+      kind: "input";
+      callId: string;
+      requests: Record<string, { method: string; params?: Record<string, unknown> }>;
+      /** Every request shown is the proxy's own, asked before the call went upstream (its loss loses no work). */
+      beforeCall: boolean;
+    };
 
 /** How long a parked call waits for the host's retry before it is cancelled (the request state lives as long). */
 export const PARK_TTL_SECONDS = 600;
@@ -74,11 +82,11 @@ export class ParkedCalls {
    * An upstream's request during a call: parked until the host answers it. Undefined when `request` runs no call
    * (then the bridge answers as it always has).
    */
-  park(request: object, message: { method: string; params?: Record<string, unknown> }): Promise<Result> | undefined {
+  park(request: object, message: { method: string; params?: Record<string, unknown> }, { beforeCall = false } = {}): Promise<Result> | undefined {
     const call = this.#byRequest.get(request);
     if (!call || call.settled) return undefined;
     return new Promise<Result>((resolve, reject) => {
-      call.open.set(call.nextKey(), { method: message.method, params: message.params, resolve, reject });
+      call.open.set(call.nextKey(), { method: message.method, params: message.params, resolve, reject, beforeCall });
       // Requests the upstream sends together (an input_required with several) are shown together.
       setTimeout(() => call.wake?.(), 0);
     });
@@ -105,10 +113,9 @@ export class ParkedCalls {
         if (fresh.length > 0) {
           for (const [key] of fresh) call.shown.add(key);
           this.#arm(call);
-          const requests = Object.fromEntries(
-            [...call.open].filter(([key]) => call.shown.has(key)).map(([key, p]) => [key, p.params === undefined ? { method: p.method } : { method: p.method, params: p.params }]),
-          );
-          return { kind: "input", callId: call.id, requests };
+          const shown = [...call.open].filter(([key]) => call.shown.has(key));
+          const requests = Object.fromEntries(shown.map(([key, p]) => [key, p.params === undefined ? { method: p.method } : { method: p.method, params: p.params }]));
+          return { kind: "input", callId: call.id, requests, beforeCall: shown.every(([, p]) => p.beforeCall) };
         }
         await new Promise<void>((resolve) => (call.wake = resolve));
         call.wake = undefined;

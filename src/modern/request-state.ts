@@ -22,6 +22,8 @@ export interface ParkState {
   n?: string;
   /** 1: the round asked the member to connect an OAuth upstream account; the retry calls the tool afresh. */
   k?: 1;
+  /** 1: the parked call waits for the proxy's own question (its consent) and has sent nothing upstream yet. */
+  b?: 1;
   /** A code-mode program paused for the user's consent (its id): the retry resumes it with their answer. */
   p?: string;
   /** The consent rounds one execute has asked so far, this one included (src/views/code/execute.ts caps them). */

@@ -171,3 +171,19 @@ describe("discover_tool says which tools ask first", () => {
     expect(ask.structuredContent).not.toHaveProperty("needsApproval");
   });
 });
+
+describe("a 2026 consent round whose call is lost", () => {
+  it("says the call was never made when the park waited only for consent (the object restarted between rounds)", async () => {
+    const era = await roundsEra();
+    const session = await audited(era.bridge, "2026");
+    const view = metaView(session, toolsetScope(session, async () => ({ tools: [], ttlMs: 0 }), {}), era.input);
+    const round = (await view.call(USE_ECHO, (await roundRequest()).extra)) as InputRequiredResult;
+    const [key] = Object.keys(round.inputRequests ?? {});
+    // A fresh object: the same codec, none of the parks.
+    const restarted = await roundsEra();
+    const again = metaView(session, toolsetScope(session, async () => ({ tools: [], ttlMs: 0 }), {}), restarted.input);
+    const retry = await roundRequest({ state: round.requestState!, answers: { [key!]: { action: "accept", content: { allow: true } } }, codec: era.codec });
+    await expect(again.call(USE_ECHO, retry.extra)).rejects.toThrow(/it was waiting for the user's consent and was never made: call the tool again/);
+    expect(session.log.calls).toEqual([]);
+  });
+});

@@ -19,7 +19,7 @@ describe("ParkedCalls", () => {
       return done("finished");
     });
     const turn = await parks.next(id, new AbortController().signal);
-    expect(turn).toEqual({ kind: "input", callId: id, requests: { in1: { method: "elicitation/create", params: { message: "ok?" } } } });
+    expect(turn).toEqual({ kind: "input", callId: id, requests: { in1: { method: "elicitation/create", params: { message: "ok?" } } }, beforeCall: false });
     expect(parks.resume(id, { in1: { action: "accept" } })).toBe(true);
     expect(await parks.next(id, new AbortController().signal)).toEqual({ kind: "result", result: done("finished") });
     expect(answer).toEqual({ action: "accept" });
