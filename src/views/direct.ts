@@ -8,6 +8,7 @@ import { paginate } from "../relay/paging.ts";
 import { DIRECT_SEPARATOR, ambiguousServers, directNames } from "../catalog/direct-names.ts";
 import { oneLine } from "../catalog/render.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
+import { concealedName } from "./concealed-names.ts";
 import type { ToolNames } from "./find-tool.ts";
 import type { InputPort } from "./input-port.ts";
 import { LazyLoads } from "./lazy-loads.ts";
@@ -88,6 +89,7 @@ export function directView(session: ViewSession, rounds: InputPort): ToolView {
     find: (name) => index().byName.get(name),
     names: () => [...index().byName.keys()],
     notLoaded: (name, upstream) => `Unknown tool: "${name}". The server "${upstream}" is not loaded yet; list the tools again to load it.`,
+    concealed: (name) => concealedName(registry, name, (tools) => directNames(registry.mode, tools, ambiguousServers(registry.servers))),
   };
   return {
     list: async (cursor) => {

@@ -19,6 +19,11 @@ export interface ToolNames {
   names(): string[];
   /** The answer for a name on a lazy server that is not loaded yet. */
   notLoaded(name: string, server: string): string;
+  /**
+   * The `server/tool` of a tool the caller's policies hide that the name would call (src/views/concealed-names.ts),
+   * for the audit trail only; absent where the name itself is `server/tool` (the meta view).
+   */
+  concealed?(name: string): string | undefined;
 }
 
 /** The meta view's names, the registry's own: `server/tool` in config-file mode, bare in single-MCP mode. */

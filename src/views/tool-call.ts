@@ -79,18 +79,40 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
 async function resolveForCaller(call: ToolCallRequest): Promise<{ target: ExposedTool | CallToolResult; denied?: string }> {
   const { tool, session } = call;
   const sees = callerSees(session.registry, session.subject);
-  const named = (found: ExposedTool) => `${found.upstream}/${found.tool.name}`;
   if ("found" in tool) return sees(tool.found) ? { target: tool.found } : { target: hiddenFound(session.registry, tool.name, sees), denied: named(tool.found) };
   const target = await findTool(session.registry, tool.naming, tool.name, sees);
   if (!isResult(target)) return { target };
-  // Hidden since the catalog was filtered (the caller's groups changed), or filtered out: a `server/tool` name of a
-  // configured server that the policies hide is a denial in the trail, whatever the answer says.
-  const hidden = tool.naming.find(tool.name);
-  if (hidden && !sees(hidden)) return { target, denied: named(hidden) };
-  const server = tool.name.includes("/") ? tool.name.slice(0, tool.name.indexOf("/")) : undefined;
-  if (server === undefined || !session.registry.config.upstreams.some((u) => u.name === server)) return { target };
+  const denied = deniedName(session, tool.naming, tool.name);
+  return denied === undefined ? { target } : { target, denied };
+}
+
+const named = (found: ExposedTool) => `${found.upstream}/${found.tool.name}`;
+
+/**
+ * The `server/tool` a name that found nothing calls when the caller's policies hide that tool: a denial in the trail,
+ * whatever the answer says. Hidden since the catalog was filtered (the caller's groups changed), filtered out (the
+ * view's name of a hidden tool), or a `server/tool` name of a configured server that the policies hide.
+ */
+function deniedName(session: CallSession, naming: ToolNames, name: string): string | undefined {
+  const hidden = naming.find(name);
+  if (hidden && !callerSees(session.registry, session.subject)(hidden)) return named(hidden);
+  const concealed = naming.concealed?.(name);
+  if (concealed !== undefined) return concealed;
+  const server = name.includes("/") ? name.slice(0, name.indexOf("/")) : undefined;
+  if (server === undefined || !session.registry.config.upstreams.some((u) => u.name === server)) return undefined;
   const access = toolAccess(session.registry.config, session.subject);
-  return !access.open && access.decide({ name: tool.name }).access === "hidden" ? { target, denied: tool.name } : { target };
+  return !access.open && access.decide({ name }).access === "hidden" ? name : undefined;
+}
+
+/**
+ * The entry of a call whose tool was not found before it could be made (a program's: it finds its tool itself, then
+ * decides consent on it, before `callTool`): a hidden tool's name recorded as denied, any other as its answer says.
+ */
+export async function recordNotFound(call: ToolCallRequest & { tool: { name: string; naming: ToolNames } }, answer: CallToolResult): Promise<void> {
+  const { session, tool } = call;
+  const audit = beginAudit(session.who, session.audit, "tool_call", call.host, call.input);
+  const denied = deniedName(session, tool.naming, tool.name);
+  await audit?.end(denied ?? tool.name, denied === undefined ? resultOutcome(answer, false) : "denied", answer);
 }
 
 /** The call of exactly `target` upstream, within the host request's context (relays reach the host on its stream). */
