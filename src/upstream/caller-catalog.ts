@@ -16,5 +16,5 @@ export function callerCatalog(access: SubjectAccess, mode: ConfigMode, server: s
   const hiddenTools = catalog.tools.filter(hides).map((tool) => tool.name);
   const whole = tools.length === 0 && (catalog.tools.length > 0 || access.serverHidden(server, []));
   if (!whole) return hiddenTools.length === 0 ? catalog : { ...catalog, tools, hiddenTools };
-  return { capabilities: {}, tools: [], resources: [], resourceTemplates: [], prompts: [], notes: [], hiddenFromCaller: true, hiddenTools };
+  return { capabilities: {}, tools: [], resources: [], resourceTemplates: [], prompts: [], notes: [], hiddenFromCaller: true };
 }
