@@ -84,12 +84,17 @@ export function directView(session: ViewSession, rounds: InputPort): ToolView {
   const { registry, bridge, who, meter } = session;
   const index = indexer(registry);
   const lazy = new LazyLoads(registry, bridge, who);
+  /** A name under a server the caller's policies hide whole (whose tools it never had): `server/<the rest of the name>`. */
+  const hiddenServerTool = (name: string) => {
+    const server = serverOfDirect(registry, name);
+    return server !== undefined && registry.hidden(server) ? `${server}/${name.slice(server.length + DIRECT_SEPARATOR.length)}` : undefined;
+  };
   const naming: ToolNames = {
     serverOf: (name) => serverOfDirect(registry, name),
     find: (name) => index().byName.get(name),
     names: () => [...index().byName.keys()],
     notLoaded: (name, upstream) => `Unknown tool: "${name}". The server "${upstream}" is not loaded yet; list the tools again to load it.`,
-    concealed: (name) => concealedName(registry, name, (tools) => directNames(registry.mode, tools, ambiguousServers(registry.servers))),
+    concealed: (name) => concealedName(registry, name, (tools) => directNames(registry.mode, tools, ambiguousServers(registry.servers))) ?? hiddenServerTool(name),
   };
   return {
     list: async (cursor) => {

@@ -218,6 +218,10 @@ async function tour(member: Member, host: HostProvider): Promise<Made[]> {
   expect(text(directHidden)).toMatch(new RegExp(`^Unknown tool: "everything__${hiddenName}"\\. Available tools \\(closest first\\): `));
   expect(suggestions(text(directHidden))).toEqual(directNames);
   entries.push(made("tool_call", "direct", "2025", "everything/echo", "ok"), made("tool_call", "direct", "2025", `everything/${hiddenName}`, "denied"));
+  if (!member.vault) {
+    expect(suggestions(text(await direct.client.callTool({ name: "vault__echo", arguments: { message: MARKER } })))).toEqual(directNames);
+    entries.push(made("tool_call", "direct", "2025", "vault/echo", "denied"));
+  }
   await direct.client.close();
 
   const code = await connectClient(mcpUrl("?view=code"), token);

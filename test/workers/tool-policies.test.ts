@@ -158,7 +158,10 @@ describe("tool policies, enforced in every view", () => {
     // server hidden from the caller too; a name that exists nowhere stays an unknown tool or server.
     let entries: Array<{ kind: string; view: string; tool: string; outcome: string; principal: { label?: string } }> = [];
     const denials = () => entries.filter((e) => e.outcome === "denied").map((e) => `${e.principal.label} ${e.kind} ${e.view} ${e.tool}`);
-    const hiddenCalls = (label: Label) => ["meta", "direct", "code"].map((view) => `${label} tool_call ${view} mem/delete_entities`);
+    const hiddenCalls = (label: Label) => [
+      ...["meta", "direct", "code"].map((view) => `${label} tool_call ${view} mem/delete_entities`),
+      ...["meta", "direct"].map((view) => `${label} tool_call ${view} secret/echo`),
+    ];
     const hiddenLoads = (label: Label) => [...(label === "reader" ? [`${label} load meta later`] : []), `${label} load meta secret`];
     const expected = (["reader", "writer"] as const).flatMap((label) => [...hiddenCalls(label), ...hiddenLoads(label)]);
     expect(
