@@ -256,6 +256,10 @@ async function codeChecks(member: Member, era: string, call: Call, list: () => P
   const refused = await call("execute", { code: `return await everything.${hidden}({ message: ${JSON.stringify(MARKER)} });` });
   expect((refused as { isError?: boolean }).isError).toBe(true);
   expect(text(refused)).toMatch(new RegExp(`^The program failed \\(error\\) at line 1:\\d+: Unknown tool: "everything\\.${hidden}"\\. Available tools \\(closest first\\): `));
+  // Its suggestions are the member's own tools, with none of the tools hidden from it.
+  const suggested = suggestions(text(refused).split("\n")[0]!.replace(/^The program failed \(error\) at line 1:\d+: /, ""));
+  expect(suggested).toContain("everything.echo");
+  expect(suggested.filter((path) => !allowed.includes(path))).toEqual([]);
   entries.push(made("tool_call", "code", era, `everything/${member.hidden[0]}`, "denied"));
   if (!member.vault) {
     const elsewhere = await call("execute", { code: `return await vault.echo({ message: ${JSON.stringify(MARKER)} });` });
