@@ -25,6 +25,11 @@ export interface UpstreamCatalog {
   notes: string[];
   /** The team's policies hide this whole server from the object's caller: it is left out of every list and answer. */
   hiddenFromCaller?: true;
+  /**
+   * The upstream's names of the tools the caller's policies took out of `tools`: never shown or searched, only read
+   * to record a call by a name the caller cannot see as a denial in the audit trail, whichever view named it.
+   */
+  hiddenTools?: string[];
 }
 
 /** A loaded upstream with its catalog (the registry hands these out in config order). */

@@ -13,7 +13,8 @@ export function callerCatalog(access: SubjectAccess, mode: ConfigMode, server: s
   const hides = (tool: { name: string; annotations?: { destructiveHint?: boolean } | undefined }) =>
     access.decide({ name: name(tool.name), destructive: tool.annotations?.destructiveHint === true }).access === "hidden";
   const tools = catalog.tools.filter((tool) => !hides(tool));
+  const hiddenTools = catalog.tools.filter(hides).map((tool) => tool.name);
   const whole = tools.length === 0 && (catalog.tools.length > 0 || access.serverHidden(server, []));
-  if (!whole) return tools.length === catalog.tools.length ? catalog : { ...catalog, tools };
+  if (!whole) return hiddenTools.length === 0 ? catalog : { ...catalog, tools, hiddenTools };
   return { capabilities: {}, tools: [], resources: [], resourceTemplates: [], prompts: [], notes: [], hiddenFromCaller: true };
 }

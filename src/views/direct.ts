@@ -8,7 +8,8 @@ import { paginate } from "../relay/paging.ts";
 import { DIRECT_SEPARATOR, ambiguousServers, directNames } from "../catalog/direct-names.ts";
 import { oneLine } from "../catalog/render.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
-import { spelledInRegistry, type ToolNames } from "./find-tool.ts";
+import { concealedName } from "./concealed-names.ts";
+import type { ToolNames } from "./find-tool.ts";
 import type { InputPort } from "./input-port.ts";
 import { LazyLoads } from "./lazy-loads.ts";
 import { callTool } from "./tool-call.ts";
@@ -83,16 +84,17 @@ export function directView(session: ViewSession, rounds: InputPort): ToolView {
   const { registry, bridge, who, meter } = session;
   const index = indexer(registry);
   const lazy = new LazyLoads(registry, bridge, who);
+  /** A name under a server the caller's policies hide whole (whose tools it never had): `server/<the rest of the name>`. */
+  const hiddenServerTool = (name: string) => {
+    const server = serverOfDirect(registry, name);
+    return server !== undefined && registry.hidden(server) ? `${server}/${name.slice(server.length + DIRECT_SEPARATOR.length)}` : undefined;
+  };
   const naming: ToolNames = {
     serverOf: (name) => serverOfDirect(registry, name),
     find: (name) => index().byName.get(name),
     names: () => [...index().byName.keys()],
     notLoaded: (name, upstream) => `Unknown tool: "${name}". The server "${upstream}" is not loaded yet; list the tools again to load it.`,
-    spelled: (name) => {
-      if (registry.mode === "single") return spelledInRegistry(registry, name);
-      const server = serverOfDirect(registry, name);
-      return server === undefined ? undefined : { server, tool: name.slice(server.length + DIRECT_SEPARATOR.length) };
-    },
+    concealed: (name) => concealedName(registry, name, (tools) => directNames(registry.mode, tools, ambiguousServers(registry.servers))) ?? hiddenServerTool(name),
   };
   return {
     list: async (cursor) => {

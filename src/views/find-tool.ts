@@ -20,18 +20,10 @@ export interface ToolNames {
   /** The answer for a name on a lazy server that is not loaded yet. */
   notLoaded(name: string, server: string): string;
   /**
-   * The configured server and tool a name would call, read off the name alone (so that a call of a tool the caller's
-   * policies hide, which none of their catalogs holds, is told apart from a name that exists nowhere).
+   * The `server/tool` of a tool the caller's policies hide that the name would call (src/views/concealed-names.ts),
+   * for the audit trail only; absent where the name itself is `server/tool` (the meta view).
    */
-  spelled(name: string): { server: string; tool: string } | undefined;
-}
-
-/** A `server/tool` name of a configured server, or (single-MCP mode) the one server's bare name. */
-export function spelledInRegistry(registry: UpstreamRegistry, name: string): { server: string; tool: string } | undefined {
-  if (registry.mode === "single") return registry.servers[0] === undefined ? undefined : { server: registry.servers[0], tool: name };
-  const slash = name.indexOf("/");
-  const server = name.slice(0, slash);
-  return slash > 0 && registry.servers.includes(server) ? { server, tool: name.slice(slash + 1) } : undefined;
+  concealed?(name: string): string | undefined;
 }
 
 /** The meta view's names, the registry's own: `server/tool` in config-file mode, bare in single-MCP mode. */
@@ -41,7 +33,6 @@ export function registryNames(registry: UpstreamRegistry, loadTool: string): Too
     find: (name) => registry.tools().get(name),
     names: () => [...registry.tools().keys()],
     notLoaded: (name, server) => `Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${loadTool} with mcp_name "${server}" first.`,
-    spelled: (name) => spelledInRegistry(registry, name),
   };
 }
 

@@ -34,7 +34,9 @@ export async function loggedLoad(
     if (err instanceof LoadError && err.attempted) {
       log({ event: "load_mcp", ...who, upstream: name, ms: Date.now() - started, outcome: err.catalogChanged ? "evicted" : "failed" });
     }
-    await audited?.end(name, thrownOutcome(err, false), undefined);
+    // A configured server the caller's policies hide is answered as an unknown one, and recorded as a denial.
+    const denied = err instanceof LoadError && err.kind === "unknown_server" && registry.servers.includes(name) && registry.hidden(name);
+    await audited?.end(name, denied ? "denied" : thrownOutcome(err, false), undefined);
     throw err;
   }
 }

@@ -12,8 +12,7 @@ import { forwardedMeta, hostSignal, type HostExtra } from "../relay/bridge.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
 import { auditApproval, beginAudit, resultOutcome, thrownOutcome } from "./call-audit.ts";
 import { askConsent, type ConsentAsk } from "./call-consent.ts";
-import { callerDecides, findTool, hiddenFound, type ToolNames } from "./find-tool.ts";
-import { exposedName } from "../catalog/names.ts";
+import { callerDecides, callerSees, findTool, hiddenFound, type ToolNames } from "./find-tool.ts";
 import { toolAccess, type AccessDecision } from "../config/tool-access.ts";
 import type { InputPort, UpstreamRound } from "./input-port.ts";
 import { isResult } from "./tool-errors.ts";
@@ -112,37 +111,43 @@ async function resolveForCaller(call: ToolCallRequest): Promise<{ target: Expose
   const { tool, session } = call;
   const decides = callerDecides(session.registry, session.subject);
   const sees = (found: ExposedTool) => decides(found).access !== "hidden";
-  const named = (found: ExposedTool) => `${found.upstream}/${found.tool.name}`;
   if ("found" in tool) {
     const decision = decides(tool.found);
     return decision.access !== "hidden" ? { target: tool.found, decision } : { target: hiddenFound(session.registry, tool.name, sees), denied: named(tool.found) };
   }
   const target = await findTool(session.registry, tool.naming, tool.name, sees);
   if (!isResult(target)) return { target, decision: decides(target) };
-  // Hidden since the catalog was filtered (the caller's groups changed), or filtered out: a `server/tool` name of a
-  // configured server that the policies hide is a denial in the trail, whatever the answer says.
-  const hidden = tool.naming.find(tool.name);
-  if (hidden && !sees(hidden)) return { target, denied: named(hidden) };
-  return { target, ...deniedBySpelling(session, tool.naming, tool.name) };
+  const denied = deniedName(session, tool.naming, tool.name);
+  return denied === undefined ? { target } : { target, denied };
 }
 
-/** A name that found nothing, read as the tool it spells: a denial when that is a tool the caller's policies hide. */
-function deniedBySpelling(session: CallSession, naming: ToolNames, name: string): { denied?: string } {
-  const spelled = naming.spelled(name);
-  if (!spelled) return {};
+const named = (found: ExposedTool) => `${found.upstream}/${found.tool.name}`;
+
+/**
+ * The `server/tool` a name that found nothing calls when the caller's policies hide that tool: a denial in the trail,
+ * whatever the answer says. Hidden since the catalog was filtered (the caller's groups changed), filtered out (the
+ * view's name of a hidden tool), or a `server/tool` name of a configured server that the policies hide.
+ */
+function deniedName(session: CallSession, naming: ToolNames, name: string): string | undefined {
+  const hidden = naming.find(name);
+  if (hidden && !callerSees(session.registry, session.subject)(hidden)) return named(hidden);
+  const concealed = naming.concealed?.(name);
+  if (concealed !== undefined) return concealed;
+  const server = name.includes("/") ? name.slice(0, name.indexOf("/")) : undefined;
+  if (server === undefined || !session.registry.config.upstreams.some((u) => u.name === server)) return undefined;
   const access = toolAccess(session.registry.config, session.subject);
-  const hides = !access.open && access.decide({ name: exposedName(session.registry.mode, spelled.server, spelled.tool) }).access === "hidden";
-  return hides ? { denied: `${spelled.server}/${spelled.tool}` } : {};
+  return !access.open && access.decide({ name }).access === "hidden" ? name : undefined;
 }
 
 /**
- * The audit entry of a call whose name found nothing before any call was made (a program's call of a method its
- * namespaces lack): `denied` when the name spells a tool the caller's policies hide, else the answer's kind.
+ * The entry of a call whose tool was not found before it could be made (a program's: it finds its tool itself, then
+ * decides consent on it, before `callTool`): a hidden tool's name recorded as denied, any other as its answer says.
  */
-export async function recordUnfound(call: ToolCallRequest & { tool: { name: string; naming: ToolNames } }, answer: CallToolResult): Promise<void> {
-  const { session, tool, host, input } = call;
-  const { denied } = deniedBySpelling(session, tool.naming, tool.name);
-  await beginAudit(session.who, session.audit, "tool_call", host, input)?.end(denied ?? tool.name, denied ? "denied" : resultOutcome(answer, false), answer);
+export async function recordNotFound(call: ToolCallRequest & { tool: { name: string; naming: ToolNames } }, answer: CallToolResult): Promise<void> {
+  const { session, tool } = call;
+  const audit = beginAudit(session.who, session.audit, "tool_call", call.host, call.input);
+  const denied = deniedName(session, tool.naming, tool.name);
+  await audit?.end(denied ?? tool.name, denied === undefined ? resultOutcome(answer, false) : "denied", answer);
 }
 
 /** The call of exactly `target` upstream, within the host request's context (relays reach the host on its stream). */

@@ -26,12 +26,15 @@ const reader: Subject = { kind: "token", id: "t1", label: "reader" };
 const writer: Subject = { kind: "token", id: "t2", label: "writer" };
 
 describe("a catalog as one caller sees it", () => {
-  it("takes out the tools the caller's rules hide, keeping the rest of the catalog", () => {
+  it("takes out the tools the caller's rules hide, keeping the rest of the catalog and the names taken out (for the audit trail)", () => {
     const seen = callerCatalog(toolAccess(config, writer), "multi", "mem", catalog("read_graph", "delete_all", "create"));
     expect(seen.tools.map((t) => t.name)).toEqual(["read_graph", "create"]);
+    expect(seen.hiddenTools).toEqual(["delete_all"]);
     expect(seen.resources).toHaveLength(1);
     expect(seen.hiddenFromCaller).toBeUndefined();
-    expect(callerCatalog(toolAccess(config, reader), "multi", "mem", catalog("read_graph", "create")).tools.map((t) => t.name)).toEqual(["read_graph"]);
+    const narrowed = callerCatalog(toolAccess(config, reader), "multi", "mem", catalog("read_graph", "create"));
+    expect(narrowed.tools.map((t) => t.name)).toEqual(["read_graph"]);
+    expect(narrowed.hiddenTools).toEqual(["create"]);
   });
 
   it("empties and marks a server hidden whole: every tool hidden, or none and the server denied or never allowed", () => {

@@ -154,17 +154,25 @@ describe("tool policies, enforced in every view", () => {
     );
     await nothingHiddenCalled("pol-mem");
     // The trail records a hidden tool called by name as denied (the caller was told it does not exist), for each
-    // token; a name that exists nowhere stays an unknown tool.
-    let entries: Array<{ tool: string; outcome: string; principal: { label?: string } }> = [];
-    const deniedUseTool = () => entries.filter((e) => e.tool === "mem/delete_entities" && e.outcome === "denied");
+    // token, by whichever view's name it was called (use_tool, a direct name, a program's path), and a load of a
+    // server hidden from the caller too; a name that exists nowhere stays an unknown tool or server.
+    let entries: Array<{ kind: string; view: string; tool: string; outcome: string; principal: { label?: string } }> = [];
+    const denials = () => entries.filter((e) => e.outcome === "denied").map((e) => `${e.principal.label} ${e.kind} ${e.view} ${e.tool}`);
+    const hiddenCalls = (label: Label) => [
+      ...["meta", "direct", "code"].map((view) => `${label} tool_call ${view} mem/delete_entities`),
+      ...["meta", "direct"].map((view) => `${label} tool_call ${view} secret/echo`),
+    ];
+    const hiddenLoads = (label: Label) => [...(label === "reader" ? [`${label} load meta later`] : []), `${label} load meta secret`];
+    const expected = (["reader", "writer"] as const).flatMap((label) => [...hiddenCalls(label), ...hiddenLoads(label)]);
     expect(
       await waitFor(async () => {
         const res = await adminFetch("GET", "/teams/pol-2025/audit?limit=1000");
         entries = ((await res.json()) as { entries: typeof entries }).entries;
-        return new Set(deniedUseTool().map((e) => e.principal.label)).size === 2;
+        return expected.every((e) => denials().includes(e));
       }),
     ).toBe(true);
-    expect(entries.some((e) => e.tool === "nowhere/echo" && e.outcome === "denied")).toBe(false);
+    expect(entries.filter((e) => e.tool.startsWith("nowhere")).map((e) => e.outcome)).not.toContain("denied");
+    expect(entries.filter((e) => e.kind === "load" && e.tool === "nowhere").map((e) => e.outcome)).toContain("unknown_server");
   });
 
   it("2026-07-28 objects: each token's tools/list, discover_tool, use_tool, load_mcp and the code view show only its catalog, concurrently", async () => {

@@ -2,7 +2,7 @@
 // resolved as use_tool's are and made through the one call function (src/views/tool-call.ts), and a call that needs
 // the user's consent asked through the era's input port: now, on the request's stream, where the host can be asked so;
 // else in an `input_required` round whose answer resumes the paused run; else the run pauses for `approve`.
-import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode, type CallToolResult } from "@modelcontextprotocol/server";
 import { log } from "../../lib/log.ts";
 import { hostSignal, type HostExtra } from "../../relay/bridge.ts";
 import { PATH_SEPARATOR } from "../../catalog/code-names.ts";
@@ -10,7 +10,7 @@ import { auditApproval } from "../call-audit.ts";
 import { allows, consentQuestion } from "../consent-question.ts";
 import { callerDecides, findTool } from "../find-tool.ts";
 import type { AskInRound, InputPort } from "../input-port.ts";
-import { callTool, recordUnfound } from "../tool-call.ts";
+import { callTool, recordNotFound } from "../tool-call.ts";
 import { isResult, parseArgs, toolError } from "../tool-errors.ts";
 import type { ToolAnswer } from "../tool-view.ts";
 import type { ExposedTool } from "../../upstream/registry.ts";
@@ -121,17 +121,19 @@ export class Execute {
     return (namespace, method, input, signal, hold) => {
       const path = `${namespace}${PATH_SEPARATOR}${method}`;
       const server = names.serverOf(namespace);
+      // A call that finds no tool is in the audit trail too (a hidden tool's as denied), as callTool records the rest.
+      const notFound = async (answer: CallToolResult): Promise<never> => {
+        await recordNotFound({ session, tool: { name: path, naming }, input, host, signal }, answer);
+        throw new Error(failureMessage(answer));
+      };
       const find = async (): Promise<ExposedTool> => {
         registry.retryFailed();
         if (server !== undefined && names.find(path) === undefined) {
           const failedLoad = await lazy.ensure(server, host);
-          if (failedLoad) throw new Error(failureMessage(failedLoad));
+          if (failedLoad) return notFound(failedLoad);
         }
         const target = await findTool(registry, naming, path);
-        if (!isResult(target)) return target;
-        // A call of a name that finds nothing is in the trail too (a denial when it spells a hidden tool).
-        await recordUnfound({ session, tool: { name: path, naming }, input, host }, target);
-        throw new Error(failureMessage(target));
+        return isResult(target) ? notFound(target) : target;
       };
       const make = async (target: ExposedTool): Promise<{ value: unknown } | { error: string }> => {
         const result = await callTool({ session, tool: { name: path, found: target }, input, host, signal, consented: true });

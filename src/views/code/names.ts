@@ -1,7 +1,8 @@
 // How the code view names upstream tools: `namespace.method` paths (src/catalog/code-names.ts) over the registry's
 // tools, rebuilt only when the registry's tool map changes, and the `ToolNames` a call from a program resolves by.
 // Namespaces come from every configured server, so a program may name a lazy server's namespace before it is loaded.
-import { PATH_SEPARATOR, methodNames, namespaceNames, splitCodePath } from "../../catalog/code-names.ts";
+import { PATH_SEPARATOR, codePaths, methodNames, namespaceNames, splitCodePath, type CodeNameInput } from "../../catalog/code-names.ts";
+import { concealedName } from "../concealed-names.ts";
 import { byCodePoint } from "../../catalog/render.ts";
 import type { ToolNames } from "../find-tool.ts";
 import type { ExposedTool, UpstreamRegistry } from "../../upstream/registry.ts";
@@ -93,12 +94,18 @@ export class CodeNames {
       find: (path) => this.find(path),
       names: () => this.paths(),
       notLoaded: (path, server) => `Unknown tool: "${path}". The server "${server}" could not be loaded for this program.`,
-      spelled: (path) => {
-        const parts = this.splitPath(path);
-        const server = parts && this.#servers.get(parts.namespace);
-        return parts && server !== undefined ? { server, tool: parts.method } : undefined;
-      },
+      concealed: (path) => concealedName(this.#registry, path, (tools) => this.#pathsOf(tools)),
     };
+  }
+
+  /** Code path → registry name of the given tools: each by its method, and by its upstream's own name where no path is that. */
+  #pathsOf(tools: readonly CodeNameInput[]): Map<string, string> {
+    const paths = codePaths(this.#registry.servers, tools);
+    for (const tool of tools) {
+      const own = `${this.#namespaces.get(tool.server)}${PATH_SEPARATOR}${tool.tool}`;
+      if (!paths.has(own)) paths.set(own, tool.registryName);
+    }
+    return paths;
   }
 
   #index(): PathIndex {
