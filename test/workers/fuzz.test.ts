@@ -104,7 +104,14 @@ describe("fuzz", () => {
         const res = await workerFetch(`${BASE}/t/fuzz/mcp`, { method, headers, ...(body === undefined ? {} : { body }) });
         await readAnswer(res);
       }
-      expect(await snapshot()).toBe(storageBefore);
+      const storageAfter = await snapshot();
+      // On a failure, name the keys that changed (the values may be long).
+      const changed = () => {
+        const before = new Map(JSON.parse(storageBefore) as Array<[string, unknown]>);
+        const after = new Map(JSON.parse(storageAfter) as Array<[string, unknown]>);
+        return [...new Set([...before.keys(), ...after.keys()])].filter((k) => JSON.stringify(before.get(k)) !== JSON.stringify(after.get(k)));
+      };
+      expect(storageAfter, `round ${round}: storage keys changed: ${storageAfter === storageBefore ? "" : changed().join(", ")}`).toBe(storageBefore);
       expect((await env.TEAMS.list()).keys.length).toBe(kvBefore);
       // And the session still works.
       expect((await client.callTool({ name: "use_tool", arguments: { tool_name: "up/read_graph" } })).isError).toBeFalsy();
