@@ -187,3 +187,54 @@ describe("a 2026 consent round whose call is lost", () => {
     expect(session.log.calls).toEqual([]);
   });
 });
+
+describe("two calls waiting for consent at once", () => {
+  it("2025: each question is its own call's, and each answer decides only its call", async () => {
+    const era = sessionEra();
+    const session = await audited(era.bridge, "2025");
+    const view = metaView(session, sessionScope(session), era.input);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slowHost = (answer: object) => {
+      const host = sessionRequest(answer as never);
+      const send = host.extra.mcpReq.send;
+      (host.extra.mcpReq as { send: unknown }).send = async (...args: unknown[]) => {
+        await gate;
+        return (send as (...a: unknown[]) => Promise<unknown>)(...args);
+      };
+      return host;
+    };
+    const yes = slowHost({ action: "accept", content: { allow: true } });
+    const no = slowHost({ action: "decline" });
+    const both = Promise.all([
+      view.call({ name: "use_tool", arguments: { tool_name: "notes/echo", tool_input: { who: "yes" } } }, yes.extra),
+      view.call({ name: "use_tool", arguments: { tool_name: "notes/echo", tool_input: { who: "no" } } }, no.extra),
+    ]);
+    release();
+    const [allowed, refused] = await both;
+    expect(text(allowed)).toBe('{"who":"yes"}');
+    expect(kind(refused)).toBe("approval_refused");
+    expect((yes.sent[0]!.params as { message: string }).message).toContain('{"who":"yes"}');
+    expect((no.sent[0]!.params as { message: string }).message).toContain('{"who":"no"}');
+    expect(session.log.calls.map((c) => c["arguments"])).toEqual([{ who: "yes" }]);
+  });
+
+  it("2026: two parked calls, each retried with its own state and answer, in the other order", async () => {
+    const era = await roundsEra();
+    const session = await audited(era.bridge, "2026");
+    const view = metaView(session, toolsetScope(session, async () => ({ tools: [], ttlMs: 0 }), {}), era.input);
+    const params = (who: string) => ({ name: "use_tool", arguments: { tool_name: "notes/echo", tool_input: { who } } });
+    const [first, second] = (await Promise.all([view.call(params("a"), (await roundRequest()).extra), view.call(params("b"), (await roundRequest()).extra)])) as InputRequiredResult[];
+    expect(era.parks.size).toBe(2);
+    const answer = async (round: InputRequiredResult, who: string, reply: object) => {
+      const [key] = Object.keys(round.inputRequests ?? {});
+      return view.call(params(who), (await roundRequest({ state: round.requestState!, answers: { [key!]: reply }, codec: era.codec })).extra);
+    };
+    // A round's state answers only its own call: b's state with a's arguments is refused.
+    await expect(answer(second!, "a", { action: "accept", content: { allow: true } })).rejects.toThrow(/belongs to another call/);
+    expect(kind(await answer(second!, "b", { action: "decline" }))).toBe("approval_refused");
+    expect(text(await answer(first!, "a", { action: "accept", content: { allow: true } }))).toBe('{"who":"a"}');
+    expect(session.log.calls.map((c) => c["arguments"])).toEqual([{ who: "a" }]);
+    expect(era.parks.size).toBe(0);
+  });
+});
