@@ -14,7 +14,7 @@ export interface ProxySnapshot {
 }
 
 /**
- * `main`: a bench-only Worker entry (a path under the project root, e.g. bench/floor/unaudited-worker.ts) served in
+ * `main`: a bench-only Worker entry (a path under the project root, e.g. bench/floor/audit-parts-worker.ts) served in
  * place of src/index.ts; copied to the same path in the snapshot, so its imports of src/ resolve to the copy.
  */
 export function snapshotProxy(main?: string): ProxySnapshot {

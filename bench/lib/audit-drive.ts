@@ -1,8 +1,8 @@
 // Bench-only: the calls bench/audit-dev.ts makes through `wrangler dev`. A level: hosts, each a 2025 session of its
 // own, calling server-everything's echo through use_tool back to back for a while, every call with a traceparent of
 // its own; then the team's trail read back until it holds every answered call (bench/lib/audit-accounting.ts). The
-// A/B rounds: one host calling the same echo alternately in an audited team's session and in a session of the team
-// whose outbox records nothing (bench/floor/unaudited-worker.ts), a block of calls at a time.
+// latency rounds: one host calling the same echo in turn in sessions of teams whose objects keep all, part or none
+// of the audit's work (bench/floor/audit-parts-worker.ts), a block of calls at a time.
 import { performance } from "node:perf_hooks";
 import { newTraceparent, readTrail, waitForTrail, type Accounting, type TrailReader } from "./audit-accounting.ts";
 import { RawSession } from "./json-rpc.ts";
@@ -42,10 +42,13 @@ export interface LevelFigures extends Accounting {
   machineCores: number;
 }
 
-/** A level of `hosts` concurrent hosts for `durationMs`, then its trail accounted for (waiting at most `boundMs`). */
-export async function auditedLevel(opts: {
+/**
+ * A level of `hosts` concurrent hosts for `durationMs`, then, given a `reader`, its trail accounted for (waiting at
+ * most `boundMs`); without one (a team whose calls are not audited) the accounting is left at zero.
+ */
+export async function callLevel(opts: {
   target: Target;
-  reader: TrailReader;
+  reader?: TrailReader | undefined;
   hosts: number;
   durationMs: number;
   boundMs: number;
@@ -89,7 +92,9 @@ export async function auditedLevel(opts: {
   const seconds = (performance.now() - start) / 1000;
   const workerCores = (ticks() - workerStart) / CLK_TCK / seconds;
   const machineCores = (machineBusyTicks() - machineStart) / CLK_TCK / seconds;
-  const trail = await waitForTrail({ reader: opts.reader, since, answered, lastOfEachHost, lastAnswer, boundMs: opts.boundMs });
+  const trail = opts.reader
+    ? await waitForTrail({ reader: opts.reader, since, answered, lastOfEachHost, lastAnswer, boundMs: opts.boundMs })
+    : { accounting: { found: 0, missing: 0, duplicates: 0, strays: 0, notOk: 0 }, drainMs: Number.NaN, reads: 0, fullReadMs: 0 };
   await Promise.all(sessions.map((s) => s.close()));
   return {
     hosts: opts.hosts,
@@ -108,76 +113,99 @@ export async function auditedLevel(opts: {
   };
 }
 
-export interface LatencyAB {
+/** One side of the latency rounds: a team's session, and its trail when its calls are audited. */
+export interface Side {
+  name: string;
+  target: Target;
+  /** The side's trail: every call of it must be there (audited), or none (a side that records nothing). */
+  trail?: { reader: TrailReader; expect: "every call" | "none" };
+}
+
+export interface SideFigures {
+  name: string;
+  latency: Percentiles;
+  /** p50 − the baseline's p50, ms (the baseline: the first side). */
+  addedP50: number;
+  /** The median over rounds of (this side's block median − the baseline's), ms. */
+  addedPairedMedian: number;
+  /** Its trail held against its calls; entries found for a side that records nothing. */
+  trail?: Accounting & { drainMs: number };
+}
+
+export interface LatencyRounds {
   rounds: number;
   block: number;
-  audited: Percentiles;
-  unaudited: Percentiles;
-  /** audited p50 − unaudited p50, ms. */
-  addedP50: number;
-  /** The median over rounds of (audited block's median − unaudited block's median), ms. */
-  addedPairedMedian: number;
-  /** The audited calls' entries in their team's trail. */
-  auditedTrail: Accounting & { drainMs: number };
-  /** Entries in the unaudited team's trail (must be 0: the switch took). */
-  unauditedEntries: number;
+  sides: SideFigures[];
+}
+
+/** In place, seeded: the same order on every run. */
+function shuffle<T>(items: T[], draw: () => number): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(draw() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
+}
+
+/** Reads a side's trail after its calls: every call's entry (waiting at most `boundMs`), or that there is none. */
+async function sideTrail(side: Side, since: number, answered: Set<string>, last: { traceparent: string; sentAt: number }, lastAnswer: number, boundMs: number) {
+  if (!side.trail) return undefined;
+  if (side.trail.expect === "none") {
+    const found = (await readTrail(side.trail.reader, since)).length;
+    return { found, missing: 0, duplicates: 0, strays: found, notOk: 0, drainMs: 0 };
+  }
+  const waited = await waitForTrail({ reader: side.trail.reader, since, answered, lastOfEachHost: [last], lastAnswer, boundMs });
+  return { ...waited.accounting, drainMs: waited.drainMs };
 }
 
 /**
  * `rounds` rounds of one block of `block` sequential calls on each side, in an order drawn anew each round (seeded),
- * after `warm` calls on each side. Blocks rather than single calls alternate so that each side's own shipping (a
- * batch sent 50 ms after the entries, beside the next answers) falls mostly within its own block.
+ * after `warm` calls on each side; the first side is the baseline the others are compared with. Blocks rather than
+ * single calls alternate so that a side's own shipping (a batch sent 50 ms after its entries, beside the next answers)
+ * falls mostly within its own block.
  */
-export async function auditLatencyAB(opts: {
-  audited: Target;
-  unaudited: Target;
-  auditedReader: TrailReader;
-  unauditedReader: TrailReader;
-  rounds: number;
-  block: number;
-  warm: number;
-  /** How long after the last answer the audited calls' entries may take to reach the trail. */
-  boundMs: number;
-}): Promise<LatencyAB> {
-  const sides = {
-    audited: { session: await RawSession.open(opts.audited.url, opts.audited.token, "bench-audit-ab"), samples: [] as number[], blocks: [] as number[] },
-    unaudited: { session: await RawSession.open(opts.unaudited.url, opts.unaudited.token, "bench-audit-ab"), samples: [] as number[], blocks: [] as number[] },
-  };
-  for (let i = 0; i < opts.warm; i++) for (const side of Object.values(sides)) await echo(side.session, newTraceparent());
+export async function latencyRounds(opts: { sides: Side[]; rounds: number; block: number; warm: number; boundMs: number }): Promise<LatencyRounds> {
+  const runs = await Promise.all(
+    opts.sides.map(async (side) => ({
+      side,
+      session: await RawSession.open(side.target.url, side.target.token, "bench-audit-rounds"),
+      samples: [] as number[],
+      blocks: [] as number[],
+      answered: new Set<string>(),
+      last: { traceparent: "", sentAt: 0 },
+      lastAnswer: 0,
+    })),
+  );
+  for (let i = 0; i < opts.warm; i++) for (const run of runs) await echo(run.session, newTraceparent());
   const since = Date.now();
-  const answered = new Set<string>();
-  let last = { traceparent: "", sentAt: 0 };
-  let lastAnswer = 0;
   const draw = random(28);
   for (let round = 0; round < opts.rounds; round++) {
-    const order = draw() < 0.5 ? (["audited", "unaudited"] as const) : (["unaudited", "audited"] as const);
-    for (const name of order) {
+    for (const run of shuffle([...runs], draw)) {
       const block: number[] = [];
       for (let i = 0; i < opts.block; i++) {
         const traceparent = newTraceparent();
         const sentAt = Date.now();
-        block.push(await echo(sides[name].session, traceparent));
-        if (name !== "audited") continue;
-        answered.add(traceparent);
-        [last, lastAnswer] = [{ traceparent, sentAt }, performance.now()];
+        block.push(await echo(run.session, traceparent));
+        run.answered.add(traceparent);
+        [run.last, run.lastAnswer] = [{ traceparent, sentAt }, performance.now()];
       }
-      sides[name].samples.push(...block);
-      sides[name].blocks.push(median(block));
+      run.samples.push(...block);
+      run.blocks.push(median(block));
     }
   }
-  const trail = await waitForTrail({ reader: opts.auditedReader, since, answered, lastOfEachHost: [last], lastAnswer, boundMs: opts.boundMs });
-  const unauditedEntries = (await readTrail(opts.unauditedReader, since)).length;
-  await Promise.all(Object.values(sides).map((s) => s.session.close()));
-  const audited = percentiles(sides.audited.samples);
-  const unaudited = percentiles(sides.unaudited.samples);
-  return {
-    rounds: opts.rounds,
-    block: opts.block,
-    audited,
-    unaudited,
-    addedP50: audited.p50 - unaudited.p50,
-    addedPairedMedian: median(sides.audited.blocks.map((a, i) => a - sides.unaudited.blocks[i]!)),
-    auditedTrail: { ...trail.accounting, drainMs: trail.drainMs },
-    unauditedEntries,
-  };
+  const base = runs[0]!;
+  const sides: SideFigures[] = [];
+  for (const run of runs) {
+    const latency = percentiles(run.samples);
+    const trail = await sideTrail(run.side, since, run.answered, run.last, run.lastAnswer, opts.boundMs);
+    sides.push({
+      name: run.side.name,
+      latency,
+      addedP50: latency.p50 - percentiles(base.samples).p50,
+      addedPairedMedian: median(run.blocks.map((b, i) => b - base.blocks[i]!)),
+      ...(trail ? { trail } : {}),
+    });
+  }
+  await Promise.all(runs.map((r) => r.session.close()));
+  return { rounds: opts.rounds, block: opts.block, sides };
 }

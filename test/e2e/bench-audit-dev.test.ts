@@ -1,7 +1,7 @@
 // `npm run bench:audit-dev -- --smoke` as a child process (asynchronous: nothing here may block), so the benchmark
-// cannot rot: through `wrangler dev` it must measure both sides of the A/B (the bench-only entry's unaudited team
-// recording nothing, the audited one every call), run its levels without errors, find every answered call's entry in
-// the trail once, and write nothing.
+// cannot rot: through `wrangler dev` it must measure every side of the latency rounds (the bench-only entry's
+// baseline team recording nothing, the audited team every call), run its levels without errors, find every answered
+// call's entry in the trail once, and write nothing.
 import { expect, it } from "vitest";
 import { figures, resultsUnchanged, runBench } from "./bench-run.ts";
 
@@ -12,18 +12,22 @@ it("bench/audit-dev.ts --smoke accounts for every call's audit entry and measure
   const f = figures(run);
 
   expect(f.errors).toBe(0);
-  const ab = f.latency;
-  expect(ab.audited.n).toBe(ab.rounds * ab.block);
-  expect(ab.unaudited.n).toBe(ab.rounds * ab.block);
-  expect(Number.isFinite(ab.addedP50)).toBe(true);
-  // The switch took: the audited side's every call is in its trail, the other side's trail is empty.
-  expect(ab.auditedTrail).toMatchObject({ found: ab.audited.n, missing: 0, duplicates: 0, strays: 0 });
-  expect(ab.unauditedEntries).toBe(0);
+  const sides = Object.fromEntries(f.latency.sides.map((s: any) => [s.name, s]));
+  expect(Object.keys(sides)).toEqual(["nothing", "put", "put+log", "all"]);
+  for (const side of f.latency.sides) {
+    expect(side.latency.n).toBe(f.latency.rounds * f.latency.block);
+    expect(Number.isFinite(side.addedP50)).toBe(true);
+  }
+  // The parts took: the audited side's every call is in its trail, the baseline's trail is empty.
+  expect(sides.all.trail).toMatchObject({ found: sides.all.latency.n, missing: 0, duplicates: 0, strays: 0 });
+  expect(sides.nothing.trail.found).toBe(0);
   expect(f.levels.length).toBeGreaterThanOrEqual(2);
-  for (const level of f.levels) {
-    expect(level.answered).toBeGreaterThan(0);
-    expect(level).toMatchObject({ errors: 0, found: level.answered, missing: 0, duplicates: 0, strays: 0, notOk: 0 });
-    expect(level.drainMs).toBeGreaterThanOrEqual(0);
+  for (const { audited, baseline } of f.levels) {
+    expect(audited.answered).toBeGreaterThan(0);
+    expect(audited).toMatchObject({ errors: 0, found: audited.answered, missing: 0, duplicates: 0, strays: 0, notOk: 0 });
+    expect(audited.drainMs).toBeGreaterThanOrEqual(0);
+    expect(baseline).toMatchObject({ errors: 0, hosts: audited.hosts });
+    expect(baseline.answered).toBeGreaterThan(0);
   }
   expect(f.sustained.callsPerSecond).toBeGreaterThan(0);
   expect(run.stdout).toContain("## Audit trail under wrangler dev");
