@@ -24,7 +24,7 @@ import { startUpstreams, type Upstreams } from "./floor/node-server.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
 import type { TrailReader } from "./lib/audit-accounting.ts";
 import { callLevel, latencyRounds, type LevelFigures, type Side } from "./lib/audit-drive.ts";
-import { wranglerProcesses } from "./lib/proc.ts";
+import { readStat, wranglerProcesses } from "./lib/proc.ts";
 import { finishRun, isSmoke, ms } from "./lib/results.ts";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -37,7 +37,7 @@ const LEVEL_MS = smoke ? 1_500 : 10_000;
 const DRAIN_BOUND_MS = smoke ? 20_000 : 60_000;
 /** A level is a new best when it answers this much more than the best before it; two levels in a row without one end the ramp. */
 const RISE = 1.05;
-const ROUNDS = smoke ? { rounds: 3, block: 5, warm: 5 } : { rounds: 50, block: 20, warm: 30 };
+const ROUNDS = smoke ? { rounds: 3, block: 5, warm: 5 } : { rounds: 120, block: 10, warm: 30 };
 const ADMIN_TOKEN = "bench-admin-token";
 /** The teams of the latency rounds and what each one's objects keep of the audit (the first is the baseline). */
 const TEAMS = [
@@ -110,7 +110,9 @@ async function main(): Promise<void> {
       ...(kept === "all" ? { trail: { reader: reader(team), expect: "every call" as const } } : {}),
       ...(kept === "nothing" ? { trail: { reader: reader(team), expect: "none" as const } } : {}),
     }));
-    const latency = await latencyRounds({ sides, boundMs: DRAIN_BOUND_MS, ...ROUNDS });
+    const worker = wranglerProcesses(proxy.child.pid, proxy.port).worker;
+    const workerTicks = () => (worker === undefined ? 0 : (readStat(worker)?.ticks ?? 0));
+    const latency = await latencyRounds({ sides, boundMs: DRAIN_BOUND_MS, workerTicks, ...ROUNDS });
     for (const side of latency.sides) console.log(`audit-dev: ${side.name}: p50 ${ms(side.latency.p50)} ms, added ${ms(side.addedP50)} ms (paired ${ms(side.addedPairedMedian)} ms)`);
 
     const errorSamples: string[] = [];

@@ -1,6 +1,7 @@
 // bench/audit-dev.ts's figures and its section of BENCHMARKS.md ("Audit trail under wrangler dev").
 import type { LatencyRounds, LevelFigures, SideFigures } from "./audit-drive.ts";
 import { table } from "./markdown.ts";
+import { CORES } from "./proc.ts";
 import { ms } from "./results.ts";
 
 /** One level: the audited team's calls (accounted for in its trail) and the same level on the team that records nothing. */
@@ -47,14 +48,16 @@ object: workerd's clock there moves only across I/O, so it cannot see the commit
 (\`npm run bench:audit\` times the put that way in the pool).
 
 ${table(
-  ["what the team's objects keep of the audit", "calls", "p50 ms", "p95 ms", "p99 ms", "p50 − baseline", "median over rounds of block p50 − baseline"],
-  l.sides.map((s) => [KEPT[s.name] ?? s.name, s.latency.n, ms(s.latency.p50), ms(s.latency.p95), ms(s.latency.p99), ms(s.addedP50), ms(s.addedPairedMedian)]),
-  ["---", "--:", "--:", "--:", "--:", "--:", "--:"],
+  ["what the team's objects keep of the audit", "calls", "p50 ms", "p95 ms", "p99 ms", "p50 − baseline", "median over rounds of block p50 − baseline", "workerd (Worker) CPU ms per call"],
+  l.sides.map((s) => [KEPT[s.name] ?? s.name, s.latency.n, ms(s.latency.p50), ms(s.latency.p95), ms(s.latency.p99), ms(s.addedP50), ms(s.addedPairedMedian), ms(s.workerCpuMsPerCall)]),
+  ["---", "--:", "--:", "--:", "--:", "--:", "--:", "--:"],
 )}
 
 Added by the whole audit at p50: **${ms(all.addedP50)} ms** (paired: ${ms(all.addedPairedMedian)} ms), ${all.addedP50 <= GOAL_MS ? "within" : "**over**"} the
 ${GOAL_MS} ms goal. By part (differences of the paired medians): the put ${ms(side("put").addedPairedMedian)} ms, the log line
-${step("put", "put+log")} ms, shipping ${step("put+log", "all")} ms. The audited calls' entries: ${all.trail?.found} of ${all.latency.n} in the trail
+${step("put", "put+log")} ms, shipping ${step("put+log", "all")} ms. The Worker's workerd spent ${ms(all.workerCpuMsPerCall - none.workerCpuMsPerCall)} ms more CPU per
+audited call than per call of the baseline (CPU read from /proc before and after each block: less disturbed by the
+shared machine than the wall clock, but blind to the commit the answer waits for). The audited calls' entries: ${all.trail?.found} of ${all.latency.n} in the trail
 (missing ${all.trail?.missing}, duplicates ${all.trail?.duplicates}, strays ${all.trail?.strays}); the baseline team's trail: ${none.trail?.found} entries.`;
 }
 
@@ -71,18 +74,21 @@ Each level is then run again on the team whose objects record nothing ("without 
 row add less than ${Math.round((c.rise - 1) * 100)}% audited calls/s.
 
 ${table(
-  ["hosts", "calls/s", "calls/s without audit", "calls answered", "entries found", "missing", "duplicates", "strays", "errors", "p50 ms", "p50 ms without", "p99 ms", "all in the trail after", "workerd (Worker) cores", "machine cores"],
+  ["hosts", "calls/s", "calls/s without audit", "calls answered", "entries found", "missing", "duplicates", "strays", "errors", "p50 ms", "p50 ms without", "p99 ms", "all in the trail after", "workerd (Worker) cores", "its CPU ms per call", "without audit", "machine cores"],
   f.levels.map(({ audited: v, baseline: b }) => [
     v.hosts, ms(v.callsPerSecond, 0), ms(b.callsPerSecond, 0), v.answered, v.found, v.missing, v.duplicates, v.strays, v.errors + b.errors,
-    ms(v.latency.p50, 1), ms(b.latency.p50, 1), ms(v.latency.p99, 1), drained(v.drainMs), ms(v.workerCores, 2), ms(v.machineCores, 2),
+    ms(v.latency.p50, 1), ms(b.latency.p50, 1), ms(v.latency.p99, 1), drained(v.drainMs), ms(v.workerCores, 2),
+    ms(v.workerCpuMsPerCall, 1), ms(b.workerCpuMsPerCall, 1), ms(v.machineCores, 2),
   ]),
-  Array(15).fill("--:"),
+  Array(17).fill("--:"),
 )}
 
 Sustained: **${ms(s.callsPerSecond, 0)} calls/s** at ${s.hosts} host${s.hosts === 1 ? "" : "s"} (${s.answered} calls in ${ms(s.seconds, 1)} s), ${s.found} entries
 found, **${s.missing} missing, ${s.duplicates} duplicates**; the trail held them all ${drained(s.drainMs)} after the last answer.
-Locally workerd runs the Worker and every object of it on one thread, beside wrangler (which carries every log line
-to its terminal), the upstream and the driver on the machine's two shared cores: read calls/s against the cores columns.`;
+At that level the Worker's workerd used ${ms(s.workerCores, 2)} of a core and the whole machine ${ms(s.machineCores, 2)} of its
+${CORES} (this run's processes and the other work on the shared machine). Locally workerd runs the Worker and every
+object of it on one thread, beside wrangler (which carries every log line to its terminal), the upstream and the
+driver: when the machine's cores are busy, more hosts only queue.`;
 }
 
 export function renderAuditDev(f: AuditDevFigures): string {

@@ -40,6 +40,8 @@ export interface LevelFigures extends Accounting {
   /** Share of a core the Worker's workerd used over the calls (1 = one core busy throughout), and the whole machine. */
   workerCores: number;
   machineCores: number;
+  /** CPU the Worker's workerd used per answered call over the level. */
+  workerCpuMsPerCall: number;
 }
 
 /**
@@ -110,6 +112,7 @@ export async function callLevel(opts: {
     fullReadMs: trail.fullReadMs,
     workerCores,
     machineCores,
+    workerCpuMsPerCall: (workerCores * seconds * 1000) / Math.max(1, answered.size),
   };
 }
 
@@ -128,6 +131,8 @@ export interface SideFigures {
   addedP50: number;
   /** The median over rounds of (this side's block median − the baseline's), ms. */
   addedPairedMedian: number;
+  /** CPU the Worker's workerd used during this side's blocks, per call (its own work and whatever else ran then). */
+  workerCpuMsPerCall: number;
   /** Its trail held against its calls; entries found for a side that records nothing. */
   trail?: Accounting & { drainMs: number };
 }
@@ -164,13 +169,22 @@ async function sideTrail(side: Side, since: number, answered: Set<string>, last:
  * single calls alternate so that a side's own shipping (a batch sent 50 ms after its entries, beside the next answers)
  * falls mostly within its own block.
  */
-export async function latencyRounds(opts: { sides: Side[]; rounds: number; block: number; warm: number; boundMs: number }): Promise<LatencyRounds> {
+export async function latencyRounds(opts: {
+  sides: Side[];
+  rounds: number;
+  block: number;
+  warm: number;
+  boundMs: number;
+  /** CPU ticks the Worker's workerd has used so far (read before and after each block). */
+  workerTicks: () => number;
+}): Promise<LatencyRounds> {
   const runs = await Promise.all(
     opts.sides.map(async (side) => ({
       side,
       session: await RawSession.open(side.target.url, side.target.token, "bench-audit-rounds"),
       samples: [] as number[],
       blocks: [] as number[],
+      ticks: 0,
       answered: new Set<string>(),
       last: { traceparent: "", sentAt: 0 },
       lastAnswer: 0,
@@ -182,6 +196,7 @@ export async function latencyRounds(opts: { sides: Side[]; rounds: number; block
   for (let round = 0; round < opts.rounds; round++) {
     for (const run of shuffle([...runs], draw)) {
       const block: number[] = [];
+      const ticksBefore = opts.workerTicks();
       for (let i = 0; i < opts.block; i++) {
         const traceparent = newTraceparent();
         const sentAt = Date.now();
@@ -189,6 +204,7 @@ export async function latencyRounds(opts: { sides: Side[]; rounds: number; block
         run.answered.add(traceparent);
         [run.last, run.lastAnswer] = [{ traceparent, sentAt }, performance.now()];
       }
+      run.ticks += opts.workerTicks() - ticksBefore;
       run.samples.push(...block);
       run.blocks.push(median(block));
     }
@@ -203,6 +219,7 @@ export async function latencyRounds(opts: { sides: Side[]; rounds: number; block
       latency,
       addedP50: latency.p50 - percentiles(base.samples).p50,
       addedPairedMedian: median(run.blocks.map((b, i) => b - base.blocks[i]!)),
+      workerCpuMsPerCall: ((run.ticks / CLK_TCK) * 1000) / run.samples.length,
       ...(trail ? { trail } : {}),
     });
   }

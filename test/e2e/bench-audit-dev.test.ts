@@ -17,6 +17,7 @@ it("bench/audit-dev.ts --smoke accounts for every call's audit entry and measure
   for (const side of f.latency.sides) {
     expect(side.latency.n).toBe(f.latency.rounds * f.latency.block);
     expect(Number.isFinite(side.addedP50)).toBe(true);
+    expect(side.workerCpuMsPerCall).toBeGreaterThanOrEqual(0);
   }
   // The parts took: the audited side's every call is in its trail, the baseline's trail is empty.
   expect(sides.all.trail).toMatchObject({ found: sides.all.latency.n, missing: 0, duplicates: 0, strays: 0 });
@@ -26,6 +27,7 @@ it("bench/audit-dev.ts --smoke accounts for every call's audit entry and measure
     expect(audited.answered).toBeGreaterThan(0);
     expect(audited).toMatchObject({ errors: 0, found: audited.answered, missing: 0, duplicates: 0, strays: 0, notOk: 0 });
     expect(audited.drainMs).toBeGreaterThanOrEqual(0);
+    expect(audited.workerCpuMsPerCall).toBeGreaterThan(0); // the Worker's workerd was found and its CPU read
     expect(baseline).toMatchObject({ errors: 0, hosts: audited.hosts });
     expect(baseline.answered).toBeGreaterThan(0);
   }
