@@ -9,8 +9,8 @@
 // 2. The most calls/s the machine sustains with every entry accounted for: levels of concurrent hosts (each a 2025
 //    session calling the echo back to back, every call with a traceparent of its own), rising until calls/s stops
 //    rising; after each level the team's trail is read through the admin API, every page, until it holds an entry of
-//    every answered call (bounded), and calls and entries are paired by traceparent. Each level is run again on the
-//    team that records nothing, for the calls/s the same path makes without its audit.
+//    every answered call (bounded), and calls and entries are paired by traceparent. The same hosts take turns with as
+//    many on the team that records nothing, for the calls/s the same path makes without its audit.
 //
 // `--smoke`: tiny counts, writes nothing. The last line printed is `FIGURES <json>`.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -23,7 +23,7 @@ import { renderAuditDev, type AuditDevFigures, type LevelPair } from "./lib/audi
 import { startUpstreams, type Upstreams } from "./floor/node-server.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
 import type { TrailReader } from "./lib/audit-accounting.ts";
-import { callLevel, latencyRounds, type LevelFigures, type Side } from "./lib/audit-drive.ts";
+import { latencyRounds, pairedLevel, type Side } from "./lib/audit-drive.ts";
 import { readStat, wranglerProcesses } from "./lib/proc.ts";
 import { finishRun, isSmoke, ms } from "./lib/results.ts";
 
@@ -32,7 +32,8 @@ process.chdir(ROOT);
 
 const smoke = isSmoke();
 const HOSTS = smoke ? [1, 2] : [1, 2, 4, 8, 16, 32, 64, 128];
-const LEVEL_MS = smoke ? 1_500 : 10_000;
+/** Each level: this many turns of each team, the baseline's first (so 2 × turns × turnMs in all). */
+const TURNS = smoke ? { turns: 1, turnMs: 1_500 } : { turns: 4, turnMs: 2_500 };
 /** How long after the last answer the entries may take to reach the trail before they count as missing. */
 const DRAIN_BOUND_MS = smoke ? 20_000 : 60_000;
 /** A level is a new best when it answers this much more than the best before it; two levels in a row without one end the ramp. */
@@ -56,25 +57,16 @@ const PROXY_VARS = {
 const ECHO = "everything/echo";
 
 /** Levels of rising concurrency until two in a row answer no more than RISE × the best before them. */
-async function ramp(proxy: Running, tokens: Map<string, string>, errorSamples: string[]): Promise<LevelPair[]> {
-  const workerPid = () => wranglerProcesses(proxy.child.pid, proxy.port).worker;
-  const level = (team: string, hosts: number, audited: boolean): Promise<LevelFigures> =>
-    callLevel({
-      target: { url: `${proxy.url}/t/${team}/mcp`, token: tokens.get(team)! },
-      reader: audited ? { base: proxy.url, adminToken: ADMIN_TOKEN, team, tool: ECHO } : undefined,
-      hosts,
-      durationMs: LEVEL_MS,
-      boundMs: DRAIN_BOUND_MS,
-      workerPid,
-      errorSamples,
-    });
+async function ramp(proxy: Running, tokens: Map<string, string>, workerTicks: () => number, errorSamples: string[]): Promise<LevelPair[]> {
+  const target = (team: string) => ({ url: `${proxy.url}/t/${team}/mcp`, token: tokens.get(team)! });
+  const reader: TrailReader = { base: proxy.url, adminToken: ADMIN_TOKEN, team: "audited", tool: ECHO };
   const levels: LevelPair[] = [];
   let best = 0;
   let flat = 0;
   for (const hosts of HOSTS) {
-    const audited = await level("audited", hosts, true);
-    const baseline = await level("no-audit", hosts, false);
-    levels.push({ audited, baseline });
+    const pair = await pairedLevel({ audited: target("audited"), baseline: target("no-audit"), reader, hosts, ...TURNS, boundMs: DRAIN_BOUND_MS, workerTicks, errorSamples });
+    levels.push(pair);
+    const { audited, baseline } = pair;
     console.log(
       `audit-dev: ${String(hosts).padStart(3)} hosts: ${ms(audited.callsPerSecond, 0)} calls/s audited (${ms(baseline.callsPerSecond, 0)} without), ` +
         `p50 ${ms(audited.latency.p50, 1)} / p99 ${ms(audited.latency.p99, 1)} ms, ${audited.answered} answered, ${audited.found} in the trail, ` +
@@ -112,11 +104,12 @@ async function main(): Promise<void> {
     }));
     const worker = wranglerProcesses(proxy.child.pid, proxy.port).worker;
     const workerTicks = () => (worker === undefined ? 0 : (readStat(worker)?.ticks ?? 0));
+    if (worker === undefined) throw new Error("the workerd process that runs the Worker was not found");
     const latency = await latencyRounds({ sides, boundMs: DRAIN_BOUND_MS, workerTicks, ...ROUNDS });
     for (const side of latency.sides) console.log(`audit-dev: ${side.name}: p50 ${ms(side.latency.p50)} ms, added ${ms(side.addedP50)} ms (paired ${ms(side.addedPairedMedian)} ms)`);
 
     const errorSamples: string[] = [];
-    const levels = await ramp(proxy, tokens, errorSamples);
+    const levels = await ramp(proxy, tokens, workerTicks, errorSamples);
     for (const sample of errorSamples) console.error(`  error: ${sample}`);
     const sustained = levels.map((l) => l.audited).reduce((a, b) => (b.callsPerSecond > a.callsPerSecond ? b : a));
     const errors = levels.reduce((a, l) => a + l.audited.errors + l.baseline.errors, 0);
@@ -125,7 +118,7 @@ async function main(): Promise<void> {
       levels,
       sustained,
       errors,
-      config: { hosts: HOSTS, levelMs: LEVEL_MS, drainBoundMs: DRAIN_BOUND_MS, rise: RISE, rounds: ROUNDS },
+      config: { hosts: HOSTS, ...TURNS, drainBoundMs: DRAIN_BOUND_MS, rise: RISE, rounds: ROUNDS },
     };
     const markdown = renderAuditDev(figures);
     console.log(`\n${markdown}\n`);

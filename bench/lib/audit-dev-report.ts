@@ -16,7 +16,7 @@ export interface AuditDevFigures {
   /** The audited level with the most calls/s. */
   sustained: LevelFigures;
   errors: number;
-  config: { hosts: number[]; levelMs: number; drainBoundMs: number; rise: number; rounds: { rounds: number; block: number; warm: number } };
+  config: { hosts: number[]; turns: number; turnMs: number; drainBoundMs: number; rise: number; rounds: { rounds: number; block: number; warm: number } };
 }
 
 /** The goal: what the audit may add to a call's p50. */
@@ -65,13 +65,14 @@ function levelsSection(f: AuditDevFigures): string {
   const s = f.sustained;
   const c = f.config;
   return `**Calls a second with every entry accounted for**: levels of concurrent hosts, each a session of one team token
-calling back to back for ${c.levelMs / 1000} s, every call with a traceparent of its own that its entry records. After
-each level the team's trail is read through the admin API (\`GET /admin/teams/<team>/audit\`, pages of 1000) until it
-holds an entry of every answered call (bounded at ${c.drainBoundMs / 1000} s), and calls and entries are paired by
-traceparent: missing is an answered call without an entry, a duplicate a call with two, a stray an entry of no
-answered call. "All in the trail after" runs from the last answer to the read that found them all (an upper bound).
-Each level is then run again on the team whose objects record nothing ("without audit"). Levels rise until two in a
-row add less than ${Math.round((c.rise - 1) * 100)}% audited calls/s.
+calling back to back, every call with a traceparent of its own that its entry records. As many hosts of a team whose
+objects record nothing ("without audit") take turns with them: ${c.turns} turns of ${c.turnMs / 1000} s each, the baseline's first,
+so drift on the shared machine hits both alike. After each level the audited team's trail is read through the admin
+API (\`GET /admin/teams/<team>/audit\`, pages of 1000) until it holds an entry of every answered call (bounded at
+${c.drainBoundMs / 1000} s), and calls and entries are paired by traceparent: missing is an answered call without an entry,
+a duplicate a call with two, a stray an entry of no answered call. "All in the trail after" runs from the last
+answer to the read that found them all (an upper bound). Levels rise until two in a row add less than
+${Math.round((c.rise - 1) * 100)}% audited calls/s.
 
 ${table(
   ["hosts", "calls/s", "calls/s without audit", "calls answered", "entries found", "missing", "duplicates", "strays", "errors", "p50 ms", "p50 ms without", "p99 ms", "all in the trail after", "workerd (Worker) cores", "its CPU ms per call", "without audit", "machine cores"],
@@ -83,7 +84,7 @@ ${table(
   Array(17).fill("--:"),
 )}
 
-Sustained: **${ms(s.callsPerSecond, 0)} calls/s** at ${s.hosts} host${s.hosts === 1 ? "" : "s"} (${s.answered} calls in ${ms(s.seconds, 1)} s), ${s.found} entries
+Sustained: **${ms(s.callsPerSecond, 0)} calls/s** at ${s.hosts} host${s.hosts === 1 ? "" : "s"} (${s.answered} calls in ${ms(s.seconds, 1)} s of turns), ${s.found} entries
 found, **${s.missing} missing, ${s.duplicates} duplicates**; the trail held them all ${drained(s.drainMs)} after the last answer.
 At that level the Worker's workerd used ${ms(s.workerCores, 2)} of a core and the whole machine ${ms(s.machineCores, 2)} of its
 ${CORES} (this run's processes and the other work on the shared machine). Locally workerd runs the Worker and every

@@ -1,12 +1,13 @@
 // Bench-only: the calls bench/audit-dev.ts makes through `wrangler dev`. A level: hosts, each a 2025 session of its
 // own, calling server-everything's echo through use_tool back to back for a while, every call with a traceparent of
-// its own; then the team's trail read back until it holds every answered call (bench/lib/audit-accounting.ts). The
+// its own, in turns with the same hosts on a team that records nothing; then the audited team's trail read back until
+// it holds every answered call (bench/lib/audit-accounting.ts). The
 // latency rounds: one host calling the same echo in turn in sessions of teams whose objects keep all, part or none
 // of the audit's work (bench/floor/audit-parts-worker.ts), a block of calls at a time.
 import { performance } from "node:perf_hooks";
-import { newTraceparent, readTrail, waitForTrail, type Accounting, type TrailReader } from "./audit-accounting.ts";
+import { newTraceparent, readTrail, waitForTrail, type Accounting, type TrailReader, type TrailWait } from "./audit-accounting.ts";
 import { RawSession } from "./json-rpc.ts";
-import { CLK_TCK, machineBusyTicks, readStat } from "./proc.ts";
+import { CLK_TCK, machineBusyTicks } from "./proc.ts";
 import { random } from "./random.ts";
 import { median, percentiles, type Percentiles } from "./results.ts";
 
@@ -44,76 +45,105 @@ export interface LevelFigures extends Accounting {
   workerCpuMsPerCall: number;
 }
 
-/**
- * A level of `hosts` concurrent hosts for `durationMs`, then, given a `reader`, its trail accounted for (waiting at
- * most `boundMs`); without one (a team whose calls are not audited) the accounting is left at zero.
- */
-export async function callLevel(opts: {
-  target: Target;
-  reader?: TrailReader | undefined;
-  hosts: number;
-  durationMs: number;
-  boundMs: number;
-  /** The workerd process that runs the Worker (its CPU is read from /proc). */
-  workerPid: () => number | undefined;
-  errorSamples: string[];
-}): Promise<LevelFigures> {
-  const sessions = await Promise.all(Array.from({ length: opts.hosts }, () => RawSession.open(opts.target.url, opts.target.token, "bench-audit")));
-  const answered = new Set<string>();
-  const lastOfEachHost: Array<{ traceparent: string; sentAt: number }> = [];
-  const latencies: number[] = [];
-  let calls = 0;
-  let errors = 0;
-  let lastAnswer = 0;
-  const worker = opts.workerPid();
-  const ticks = () => (worker === undefined ? 0 : (readStat(worker)?.ticks ?? 0));
-  const [workerStart, machineStart] = [ticks(), machineBusyTicks()];
-  const since = Date.now();
-  const start = performance.now();
-  const deadline = start + opts.durationMs;
-  await Promise.all(
-    sessions.map(async (session) => {
-      let last: { traceparent: string; sentAt: number } | undefined;
-      while (performance.now() < deadline) {
-        const traceparent = newTraceparent();
-        const sentAt = Date.now();
-        calls++;
-        try {
-          latencies.push(await echo(session, traceparent));
-          answered.add(traceparent);
-          last = { traceparent, sentAt };
-          lastAnswer = Math.max(lastAnswer, performance.now());
-        } catch (err) {
-          errors++;
-          if (opts.errorSamples.length < 5) opts.errorSamples.push(err instanceof Error ? err.message : String(err));
+/** One team's hosts in a level: their sessions, and what their calls did, added up over the level's turns. */
+class LevelHosts {
+  readonly answered = new Set<string>();
+  /** Each host's last answered call (the trail is probed for these). */
+  readonly last = new Map<number, { traceparent: string; sentAt: number }>();
+  readonly latencies: number[] = [];
+  calls = 0;
+  errors = 0;
+  lastAnswer = 0;
+  ms = 0;
+  workerTicks = 0;
+  machineTicks = 0;
+
+  readonly sessions: RawSession[];
+
+  private constructor(sessions: RawSession[]) {
+    this.sessions = sessions;
+  }
+
+  static async open(target: Target, hosts: number): Promise<LevelHosts> {
+    return new LevelHosts(await Promise.all(Array.from({ length: hosts }, () => RawSession.open(target.url, target.token, "bench-audit"))));
+  }
+
+  /** Every host calls back to back for `durationMs` (a call that starts before the end is waited for). */
+  async turn(durationMs: number, workerTicks: () => number, errorSamples: string[]): Promise<void> {
+    const [workerStart, machineStart, start] = [workerTicks(), machineBusyTicks(), performance.now()];
+    const deadline = start + durationMs;
+    await Promise.all(
+      this.sessions.map(async (session, host) => {
+        while (performance.now() < deadline) {
+          const traceparent = newTraceparent();
+          const sentAt = Date.now();
+          this.calls++;
+          try {
+            this.latencies.push(await echo(session, traceparent));
+            this.answered.add(traceparent);
+            this.last.set(host, { traceparent, sentAt });
+            this.lastAnswer = Math.max(this.lastAnswer, performance.now());
+          } catch (err) {
+            this.errors++;
+            if (errorSamples.length < 5) errorSamples.push(err instanceof Error ? err.message : String(err));
+          }
         }
-      }
-      if (last) lastOfEachHost.push(last);
-    }),
-  );
-  const seconds = (performance.now() - start) / 1000;
-  const workerCores = (ticks() - workerStart) / CLK_TCK / seconds;
-  const machineCores = (machineBusyTicks() - machineStart) / CLK_TCK / seconds;
-  const trail = opts.reader
-    ? await waitForTrail({ reader: opts.reader, since, answered, lastOfEachHost, lastAnswer, boundMs: opts.boundMs })
-    : { accounting: { found: 0, missing: 0, duplicates: 0, strays: 0, notOk: 0 }, drainMs: Number.NaN, reads: 0, fullReadMs: 0 };
-  await Promise.all(sessions.map((s) => s.close()));
-  return {
-    hosts: opts.hosts,
-    seconds,
-    calls,
-    answered: answered.size,
-    errors,
-    callsPerSecond: answered.size / seconds,
-    latency: percentiles(latencies),
-    ...trail.accounting,
-    drainMs: trail.drainMs,
-    trailReads: trail.reads,
-    fullReadMs: trail.fullReadMs,
-    workerCores,
-    machineCores,
-    workerCpuMsPerCall: (workerCores * seconds * 1000) / Math.max(1, answered.size),
-  };
+      }),
+    );
+    this.ms += performance.now() - start;
+    this.workerTicks += workerTicks() - workerStart;
+    this.machineTicks += machineBusyTicks() - machineStart;
+  }
+
+  figures(trail: TrailWait | undefined): LevelFigures {
+    const seconds = this.ms / 1000;
+    const workerCores = this.workerTicks / CLK_TCK / seconds;
+    return {
+      hosts: this.sessions.length,
+      seconds,
+      calls: this.calls,
+      answered: this.answered.size,
+      errors: this.errors,
+      callsPerSecond: this.answered.size / seconds,
+      latency: percentiles(this.latencies),
+      ...(trail?.accounting ?? { found: 0, missing: 0, duplicates: 0, strays: 0, notOk: 0 }),
+      drainMs: trail?.drainMs ?? Number.NaN,
+      trailReads: trail?.reads ?? 0,
+      fullReadMs: trail?.fullReadMs ?? 0,
+      workerCores,
+      machineCores: this.machineTicks / CLK_TCK / seconds,
+      workerCpuMsPerCall: ((this.workerTicks / CLK_TCK) * 1000) / Math.max(1, this.answered.size),
+    };
+  }
+}
+
+/**
+ * A level of `hosts` concurrent hosts on each of two teams, in `turns` alternating turns of `turnMs` (the baseline's
+ * turn first, the audited one's last, so that the wait for the trail starts at the audited calls' end): drift on the
+ * shared machine hits both alike. Then the audited team's trail is accounted for (waiting at most `boundMs`).
+ */
+export async function pairedLevel(opts: {
+  audited: Target;
+  baseline: Target;
+  reader: TrailReader;
+  hosts: number;
+  turns: number;
+  turnMs: number;
+  boundMs: number;
+  /** CPU ticks the Worker's workerd has used so far. */
+  workerTicks: () => number;
+  errorSamples: string[];
+}): Promise<{ audited: LevelFigures; baseline: LevelFigures }> {
+  const [audited, baseline] = await Promise.all([LevelHosts.open(opts.audited, opts.hosts), LevelHosts.open(opts.baseline, opts.hosts)]);
+  const since = Date.now();
+  for (let turn = 0; turn < opts.turns; turn++) {
+    await baseline.turn(opts.turnMs, opts.workerTicks, opts.errorSamples);
+    await audited.turn(opts.turnMs, opts.workerTicks, opts.errorSamples);
+  }
+  const { answered, lastAnswer } = audited;
+  const trail = await waitForTrail({ reader: opts.reader, since, answered, lastOfEachHost: [...audited.last.values()], lastAnswer, boundMs: opts.boundMs });
+  await Promise.all([...audited.sessions, ...baseline.sessions].map((s) => s.close()));
+  return { audited: audited.figures(trail), baseline: baseline.figures(undefined) };
 }
 
 /** One side of the latency rounds: a team's session, and its trail when its calls are audited. */
