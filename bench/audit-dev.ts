@@ -12,8 +12,9 @@
 //    every answered call (bounded), and calls and entries are paired by traceparent. The same hosts take turns with as
 //    many on the team that records nothing, for the calls/s the same path makes without its audit.
 //
-// `--smoke`: tiny counts, writes nothing. The last line printed is `FIGURES <json>`.
-import { mkdtempSync, rmSync } from "node:fs";
+// `--smoke`: tiny counts, writes nothing. `--render`: the section written again from the recorded figures, no run.
+// The last line printed is `FIGURES <json>`.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -25,7 +26,7 @@ import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
 import type { TrailReader } from "./lib/audit-accounting.ts";
 import { latencyRounds, pairedLevel, type Side } from "./lib/audit-drive.ts";
 import { readStat, wranglerProcesses } from "./lib/proc.ts";
-import { finishRun, isSmoke, ms } from "./lib/results.ts";
+import { RESULTS_DIR, finishRun, isSmoke, ms } from "./lib/results.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 process.chdir(ROOT);
@@ -131,4 +132,10 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** `--render`: bench/results/audit-dev.md written again from bench/results/audit-dev.json (no run). */
+if (process.argv.includes("--render")) {
+  const { measured, figures } = JSON.parse(readFileSync(join(RESULTS_DIR, "audit-dev.json"), "utf8")) as { measured: string; figures: AuditDevFigures };
+  writeFileSync(join(RESULTS_DIR, "audit-dev.md"), `${renderAuditDev(figures).trim()}\n\n_Measured ${measured}._\n`);
+} else {
+  await main();
+}

@@ -55,7 +55,8 @@ ${table(
 
 Added by the whole audit at p50: **${ms(all.addedP50)} ms** (paired: ${ms(all.addedPairedMedian)} ms), ${all.addedP50 <= GOAL_MS ? "within" : "**over**"} the
 ${GOAL_MS} ms goal. By part (differences of the paired medians): the put ${ms(side("put").addedPairedMedian)} ms, the log line
-${step("put", "put+log")} ms, shipping ${step("put+log", "all")} ms. The Worker's workerd spent ${ms(all.workerCpuMsPerCall - none.workerCpuMsPerCall)} ms more CPU per
+${step("put", "put+log")} ms, shipping ${step("put+log", "all")} ms (differences of differences, noisier than the total: a negative
+one is noise). The Worker's workerd spent ${ms(all.workerCpuMsPerCall - none.workerCpuMsPerCall)} ms more CPU per
 audited call than per call of the baseline (CPU read from /proc before and after each block: less disturbed by the
 shared machine than the wall clock, but blind to the commit the answer waits for). The audited calls' entries: ${all.trail?.found} of ${all.latency.n} in the trail
 (missing ${all.trail?.missing}, duplicates ${all.trail?.duplicates}, strays ${all.trail?.strays}); the baseline team's trail: ${none.trail?.found} entries.`;
@@ -63,6 +64,7 @@ shared machine than the wall clock, but blind to the commit the answer waits for
 
 function levelsSection(f: AuditDevFigures): string {
   const s = f.sustained;
+  const b = f.levels.find((l) => l.audited.hosts === s.hosts)!.baseline;
   const c = f.config;
   return `**Calls a second with every entry accounted for**: levels of concurrent hosts, each a session of one team token
 calling back to back, every call with a traceparent of its own that its entry records. As many hosts of a team whose
@@ -86,10 +88,14 @@ ${table(
 
 Sustained: **${ms(s.callsPerSecond, 0)} calls/s** at ${s.hosts} host${s.hosts === 1 ? "" : "s"} (${s.answered} calls in ${ms(s.seconds, 1)} s of turns), ${s.found} entries
 found, **${s.missing} missing, ${s.duplicates} duplicates**; the trail held them all ${drained(s.drainMs)} after the last answer.
+In the same level's turns the team without audit made ${ms(b.callsPerSecond, 0)} calls/s, its calls costing the Worker's
+workerd ${ms(b.workerCpuMsPerCall, 1)} ms of CPU each against ${ms(s.workerCpuMsPerCall, 1)} ms audited.
 At that level the Worker's workerd used ${ms(s.workerCores, 2)} of a core and the whole machine ${ms(s.machineCores, 2)} of its
 ${CORES} (this run's processes and the other work on the shared machine). Locally workerd runs the Worker and every
 object of it on one thread, beside wrangler (which carries every log line to its terminal), the upstream and the
-driver: when the machine's cores are busy, more hosts only queue.`;
+driver: when the machine's cores are busy, more hosts only queue. Other work shared the machine during the run (the
+machine cores column): calls/s and latencies move with it more than with anything measured here, which is why each
+level alternates its two teams' turns and the latency rounds alternate blocks.`;
 }
 
 export function renderAuditDev(f: AuditDevFigures): string {
