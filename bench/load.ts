@@ -18,6 +18,7 @@ import { startWranglerDev, type Running } from "../harness/processes.ts";
 import { provisionTeam } from "../harness/clients.ts";
 import { startUpstreams, type Upstreams } from "./floor/node-server.ts";
 import { snapshotProxy, type ProxySnapshot } from "./floor/proxy-snapshot.ts";
+import { parseAnswer, type RpcAnswer } from "./lib/json-rpc.ts";
 import { finishRun, isSmoke, ms, percentiles, type Percentiles } from "./lib/results.ts";
 import { CLK_TCK, CORES, machineBusyTicks, readStat, rssKiB, wranglerProcesses } from "./lib/proc.ts";
 
@@ -63,24 +64,6 @@ const newStats = (): Stats => ({
   open: 0,
   peakOpen: 0,
 });
-
-interface RpcAnswer {
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-}
-
-/** The JSON-RPC answer in a JSON or an SSE body. */
-function parseAnswer(contentType: string, body: string): RpcAnswer {
-  if (contentType.includes("text/event-stream")) {
-    for (const line of body.split("\n")) {
-      if (!line.startsWith("data:")) continue;
-      const message = JSON.parse(line.slice(5)) as RpcAnswer & { id?: unknown };
-      if (message.id !== undefined) return message;
-    }
-    throw new Error(`no answer in the event stream: ${body.slice(0, 200)}`);
-  }
-  return JSON.parse(body) as RpcAnswer;
-}
 
 class Host {
   readonly #url: string;

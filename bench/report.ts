@@ -9,7 +9,7 @@ import { RESULTS_DIR } from "./lib/results.ts";
 
 export const ROOT = join(import.meta.dirname, "..");
 export const CHARTS_DIR = join(import.meta.dirname, "charts");
-const ORDER = ["tokens", "latency", "load", "scale", "budget", "bundle", "tokenizer"];
+const ORDER = ["tokens", "latency", "load", "scale", "budget", "bundle", "tokenizer", "audit-load", "audit-dev"];
 
 /** A vega-lite spec rendered to SVG text without a browser, canvas or native addon (`renderer: "none"`). */
 export async function svgChart(spec: TopLevelSpec): Promise<string> {

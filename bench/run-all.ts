@@ -1,10 +1,10 @@
-// `npm run bench`: every benchmark that exists (bundle, tokenizer, tokens, latency, load, scale, budget, selection, code-mode, checkpoints, session-cost), one after the other so they do not
+// `npm run bench`: every benchmark that exists (bundle, tokenizer, tokens, latency, load, scale, budget, selection, code-mode, checkpoints, session-cost, audit-load, audit-dev), one after the other so they do not
 // disturb each other's timings, then bench/report.ts stitches BENCHMARKS.md. Arguments (e.g. --smoke) are passed on.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { runScript } from "../harness/processes.ts";
 
-const BENCHES = ["bundle", "tokenizer", "tokens", "latency", "load", "scale", "budget", "selection", "code-mode", "checkpoints", "session-cost"];
+const BENCHES = ["bundle", "tokenizer", "tokens", "latency", "load", "scale", "budget", "selection", "code-mode", "checkpoints", "session-cost", "audit-load", "audit-dev"];
 const args = process.argv.slice(2);
 const smoke = args.includes("--smoke");
 
