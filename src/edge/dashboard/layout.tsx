@@ -22,6 +22,8 @@ export function Layout({ title, csrf, children }: LayoutProps) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${title} · dynmcp-edge`}</title>
         <link rel="stylesheet" href={STYLESHEET_PATH} />
+        {/* No icon to fetch: without one a browser asks for /favicon.ico, outside the dashboard. */}
+        <link rel="icon" href="data:," />
       </head>
       <body>
         <header class="top">

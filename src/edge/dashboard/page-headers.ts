@@ -5,8 +5,8 @@
 import type { MiddlewareHandler } from "hono";
 
 /**
- * `form-action 'self'`: a form posts only back to the proxy; `img-src data:` leaves room for an inline image a later
- * page may show; the charts are inline SVG elements, which no fetch directive governs.
+ * `form-action 'self'`: a form posts only back to the proxy; `img-src data:` lets the pages name an empty icon (else
+ * a browser asks for /favicon.ico); the charts are inline SVG elements, which no fetch directive governs.
  */
 export const DASHBOARD_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
