@@ -109,8 +109,11 @@ function fixtures(ctx: TestContext) {
 describe("the dashboard in Chromium under wrangler dev", () => {
   it("signs in (wrong token refused), shows a live call in the team list and the overview, holds its CSP, signs out", async (ctx) => {
     const { browser } = fixtures(ctx);
-    // A live call first: a host's session calls a real upstream's tool, and ends (its usage goes to the ledger).
+    // A live call first: a host's session lists the tools, searches, calls a real upstream's tool, and ends (its usage
+    // goes to the ledger).
     const host = await connectClient(`${base()}/t/${TEAM}/mcp`, token);
+    await host.client.listTools();
+    await host.client.callTool({ name: "discover_tool", arguments: { query: "echo a message back" } });
     const echoed = await host.client.callTool({ name: "use_tool", arguments: { tool_name: "everything/echo", tool_input: { message: "dashboard-e2e" } } });
     expect(text(echoed)).toContain("dashboard-e2e");
     await host.transport.terminateSession();
