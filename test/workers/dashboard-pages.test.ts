@@ -62,6 +62,10 @@ describe("the dashboard's pages", () => {
     expect(row).toContain('data-tokens="1"');
     expect(row).toContain(`data-calls="${week.calls.tools}"`);
     expect(week.calls.tools).toBe(4);
+    // Every row is a team with a config: the team's tokens, secret and catalog keys under team/<name>/ make no rows.
+    const listed = [...listHtml.matchAll(/<tr data-team="([^"]+)">/g)].map((m) => m[1]!);
+    expect(listed.filter((t) => t === TEAM)).toHaveLength(1);
+    for (const team of listed) expect((await adminFetch("GET", `/teams/${team}/config`)).status, team).toBe(200);
 
     const res = await getPage(`/dashboard/teams/${TEAM}`, { address, cookie });
     expect(res.status).toBe(200);
