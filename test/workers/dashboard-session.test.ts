@@ -4,6 +4,7 @@
 // sign-ins counted in the admin API's per-address budget, and the page headers on every answer.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { app } from "../../src/edge/app.ts";
 import { ADDRESS_LIMIT } from "../../src/edge/common/address-limit.ts";
 import { sealOperatorSession } from "../../src/edge/dashboard/operator-session.ts";
 import { BASE, workerFetch } from "./helpers.ts";
@@ -92,6 +93,25 @@ describe("signing in", () => {
     expect(refusals).toHaveLength(ADDRESS_LIMIT);
     expect(refusals[0]).toMatchObject({ outcome: "refused", reason: "wrong token", address, route: "dashboard" });
     expect(logged.join("\n")).not.toMatch(/wrong-\d/);
+  });
+});
+
+describe("without its secrets", () => {
+  it("is off without ADMIN_TOKEN or SESSION_KEY: a 503 page for the form and the sign-in, no cookie", async () => {
+    for (const off of [{ ...env, ADMIN_TOKEN: undefined }, { ...env, SESSION_KEY: undefined }]) {
+      const form = await app.request(`${BASE}/dashboard`, {}, off);
+      const post = await app.request(
+        `${BASE}/dashboard/sign-in`,
+        { method: "POST", headers: { origin: BASE, "content-type": "application/x-www-form-urlencoded" }, body: `token=${ADMIN_TOKEN}` },
+        off,
+      );
+      for (const res of [form, post]) {
+        expect(res.status).toBe(503);
+        expectPageHeaders(res);
+        expect(await res.text()).toContain("The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets");
+        expect(sessionSetCookie(res)).toBeUndefined();
+      }
+    }
   });
 });
 

@@ -36,17 +36,22 @@ async function page(c: DashboardContext, status: Status, node: JSX.Element): Pro
 const message = (c: DashboardContext, status: Status, title: string, text: string, csrf?: string) =>
   page(c, status, <MessagePage title={title} message={text} csrf={csrf} />);
 
+const dashboardOff = (c: DashboardContext) => message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.");
+
 const refused = (c: DashboardContext, refusal: FormRefusal) => {
   const answer = refusalAnswer(refusal);
   return message(c, answer.status, "Not done", answer.message);
 };
 
-/** What a signed-in route needs: the secrets, the session and its CSRF token; else the answer to give instead. */
+/**
+ * What a signed-in route needs: the secrets, the session and its CSRF token; else the answer to give instead (the
+ * dashboard off), or none when nobody is signed in (each route says what that means for it).
+ */
 type SignedIn = { secrets: SessionSecrets; session: OperatorSession; csrf: string };
 
 async function signedIn(c: DashboardContext): Promise<SignedIn | { answer: Response | undefined }> {
   const secrets = sessionSecrets(c.env);
-  if (!secrets) return { answer: await message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.") };
+  if (!secrets) return { answer: await dashboardOff(c) };
   const session = await currentSession(c, secrets);
   if (!session) return { answer: undefined };
   return { secrets, session, csrf: await csrfTokenOf(secrets.sessionKey, session) };
@@ -68,7 +73,7 @@ dashboard.get("/", async (c) => {
 
 dashboard.post("/sign-in", async (c) => {
   const secrets = sessionSecrets(c.env);
-  if (!secrets) return message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.");
+  if (!secrets) return dashboardOff(c);
   const posted = await ownOriginForm(c.env, c.req.raw);
   if (!posted.ok) return refused(c, posted.refusal);
   const verdict = await checkAdminToken(c.env, c.req.raw, posted.form.get("token") ?? "", "dashboard");
