@@ -32,6 +32,7 @@ export const LAYERS: readonly Layer[] = [
   { name: "edge common", members: ["edge/common/"] },
   { name: "oauth", members: ["edge/oauth/"] },
   { name: "admin", members: ["edge/admin/"] },
+  { name: "dashboard", members: ["edge/dashboard/"] },
   { name: "mcp route", members: ["edge/mcp/"] },
   { name: "router", members: ["edge/"] },
   { name: "entry", members: ["index.ts"] },
@@ -172,7 +173,7 @@ function cycleIn(graph: Graph, group: readonly string[]): string[] {
 
 /** The module specifiers of a file's static imports and re-exports (`import type` included). */
 export function importsOf(source: string, fileName = "file.ts"): string[] {
-  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, scriptKind(fileName));
   const out: string[] = [];
   for (const statement of file.statements) {
     const specifier = ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement) ? statement.moduleSpecifier : undefined;
@@ -181,11 +182,14 @@ export function importsOf(source: string, fileName = "file.ts"): string[] {
   return out;
 }
 
-/** Every .ts file under `dir`, relative to it, `/`-separated, sorted. */
+/** How TypeScript reads a file: a `.tsx` file holds JSX (the dashboard's pages). */
+export const scriptKind = (fileName: string): ts.ScriptKind => (fileName.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+
+/** Every .ts and .tsx file under `dir`, relative to it, `/`-separated, sorted. */
 function tsFiles(dir: string): string[] {
   const entries = readdirSync(dir, { recursive: true, withFileTypes: true });
   return entries
-    .filter((e) => e.isFile() && e.name.endsWith(".ts"))
+    .filter((e) => e.isFile() && /\.tsx?$/.test(e.name))
     .map((e) => relative(dir, join(e.parentPath, e.name)).split(sep).join("/"))
     .sort();
 }
@@ -196,7 +200,7 @@ function resolveIn(known: ReadonlySet<string>, path: string): string | undefined
   return candidates.find((candidate) => known.has(candidate));
 }
 
-/** The .ts files under `srcDir` (relative, `/`-separated) with their text. */
+/** The .ts and .tsx files under `srcDir` (relative, `/`-separated) with their text. */
 export function readSources(srcDir: string): Map<string, string> {
   return new Map(tsFiles(srcDir).map((file) => [file, readFileSync(join(srcDir, file), "utf8")]));
 }

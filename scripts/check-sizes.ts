@@ -5,7 +5,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
-import { SRC_DIR, readSources } from "./check-layers.ts";
+import { SRC_DIR, readSources, scriptKind } from "./check-layers.ts";
 
 export const MAX_FILE_LINES = 350;
 export const MAX_FUNCTION_LINES = 80;
@@ -38,7 +38,7 @@ export function sizeProblems(sources: ReadonlyMap<string, string>, maxFile = MAX
   for (const [file, text] of [...sources].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const lines = lineCount(text);
     if (lines > maxFile) problems.push({ file, line: 1, lines });
-    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, scriptKind(file));
     const visit = (node: ts.Node): void => {
       if (ts.isFunctionLike(node) && "body" in node && node.body) {
         const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;

@@ -73,6 +73,7 @@ void (async () => {
   MCP URL : ${url}
   token   : ${token.token}
   admin   : http://127.0.0.1:${PORT}/admin (Bearer ADMIN_TOKEN from .dev.vars)
+  pages   : http://127.0.0.1:${PORT}/dashboard (the dashboard: sign in with ADMIN_TOKEN from .dev.vars)
   try     : npx @modelcontextprotocol/inspector --cli ${url} --transport http --header "Authorization: Bearer ${token.token}" --method tools/list
 `);
 })();

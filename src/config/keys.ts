@@ -6,6 +6,8 @@ import { View } from "./view.ts";
 
 export const kvKeys = {
   config: (team: string) => `team/${team}/config`,
+  /** Every key of every team starts so. */
+  teamsPrefix: "team/",
   token: (team: string, tokenId: string) => `team/${team}/token/${tokenId}`,
   tokenPrefix: (team: string) => `team/${team}/token/`,
   secret: (team: string, name: string) => `team/${team}/secret/${name}`,

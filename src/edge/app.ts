@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import type { Env } from "../lib/env.ts";
 import { configJsonSchema } from "../config/json-schema.ts";
 import { admin } from "./admin/routes.ts";
+import { dashboard } from "./dashboard/dashboard-routes.tsx";
 import { log } from "../lib/log.ts";
 import { mcp } from "./mcp/mcp-route.ts";
 import { oauth } from "./oauth/routes.ts";
@@ -18,6 +19,8 @@ app.route("/", mcp);
 // OAuth (docs/oauth.md): metadata, token, registration of each team's authorization server; only with OAUTH_HOSTS=on.
 app.route("/", oauth);
 app.route("/admin", admin);
+// The operator's dashboard (docs/dashboard.md): server-rendered pages behind an ADMIN_TOKEN sign-in.
+app.route("/dashboard", dashboard);
 app.notFound((c) => c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404));
 app.onError((err, c) => {
   // The host went away (its request's signal aborted, e.g. a client closing its GET stream): nothing failed, and

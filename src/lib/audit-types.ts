@@ -41,3 +41,12 @@ export interface AuditPage {
   entries: AuditEntry[];
   next?: string | undefined;
 }
+
+/**
+ * The tool calls of a team's audit trail since a time, counted (src/team/audit-trail.ts `summary`): per UTC day, and
+ * the tools called most. `errors`: calls that ended in neither `ok` nor a refusal by policy, approval or the host.
+ */
+export interface AuditSummary {
+  days: Array<{ day: string; calls: number; errors: number }>;
+  tools: Array<{ tool: string; calls: number; errors: number }>;
+}

@@ -1,8 +1,8 @@
 // The Worker's bindings (the Durable Object ones typed by what is called on them), and what the router hands the
 // session object: the headers of each request, and the name it reaches the object by.
-import type { AuditEntry, AuditPage, AuditQuery } from "./audit-types.ts";
+import type { AuditEntry, AuditPage, AuditQuery, AuditSummary } from "./audit-types.ts";
 
-export type { AuditEntry, AuditPage, AuditQuery } from "./audit-types.ts";
+export type { AuditEntry, AuditPage, AuditQuery, AuditSummary } from "./audit-types.ts";
 
 /**
  * What the router and the admin API call on a session object besides `fetch` (which every stub has).
@@ -190,6 +190,8 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   appendAudit(team: string, entries: AuditEntry[], days?: number): Promise<number>;
   /** A page of the team's audit trail, newest first. */
   readAudit(team: string, query: AuditQuery): Promise<AuditPage>;
+  /** The trail's tool calls at or after `since` (unix ms) counted per UTC day, and the `top` tools by calls. */
+  auditSummary(team: string, since: number, top: number): Promise<AuditSummary>;
 }
 
 export interface Env {

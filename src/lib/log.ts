@@ -7,7 +7,7 @@ export type LogEvent =
    * A refused admin API request: no token or a wrong one (never any of its text), and the client address it came
    * from (`CF-Connecting-IP`, an IPv6 address by its /64: src/edge/common/address-limit.ts), which an operator can block.
    */
-  | { event: "admin_auth"; outcome: "refused"; reason: "no token" | "wrong token"; address: string }
+  | { event: "admin_auth"; outcome: "refused"; reason: "no token" | "wrong token"; address: string; route: string }
   /**
    * A client address went over a per-address limit (src/edge/common/address-limit.ts): failed authentications at the MCP
    * endpoint and the admin API, or requests of the OAuth and connect routes. Once per address as it goes over.
@@ -31,6 +31,7 @@ export type LogEvent =
   | { event: "session_limit"; team: string; principal: string; outcome: "ended_idle" | "refused"; session?: string }
   | { event: "misconfigured"; reason: string }
   | { event: "unhandled"; error: string }
+  | { event: "dashboard"; action: "sign_in" | "sign_out" }
   /** A refusal of a team's OAuth server: the library's stable category and reason only (never a token or client secret). */
   | { event: "oauth_error"; team: string; code: string; category: string; reason: string; status: number }
   /**

@@ -13,6 +13,9 @@ import { ProxyError, type StoreErrorKind } from "../lib/errors.ts";
 import { checkUpstreamUrl, type UrlPolicy } from "../lib/url-guard.ts";
 import type { KvLike } from "./kv.ts";
 
+/** A team's config key (`kvKeys.config`), its name captured. */
+const CONFIG_KEY = /^team\/([^/]+)\/config$/;
+
 export type PutConfigResult = { ok: true; warnings: string[] } | { ok: false; issues: ConfigIssue[] };
 export type PutIdpResult = { ok: true; idp: IdpConfig } | { ok: false; issues: ConfigIssue[] };
 
@@ -170,6 +173,15 @@ export class TeamStore {
   }
 
   /** The stored config as it may be shown: literal header values masked, secret references as written. */
+  /**
+   * The teams that have a config, by name. KV has no folders, so this lists every key under `team/` (a page per
+   * thousand keys) and keeps the config keys: fine for an operator's page, not for a request's path.
+   */
+  async listTeams(): Promise<string[]> {
+    const names = (await this.#kv.list(kvKeys.teamsPrefix)).map((entry) => CONFIG_KEY.exec(entry.name)?.[1]);
+    return names.filter((name) => name !== undefined).sort();
+  }
+
   async getConfig(team: string): Promise<unknown | undefined> {
     const text = await this.#kv.get(kvKeys.config(team));
     return text === null ? undefined : redactConfig(JSON.parse(text));

@@ -3,13 +3,20 @@
 // older than the team's `audit.days` are deleted as new ones come, a bounded number per batch. Read newest first,
 // filtered, a page at a time (src/team/audit-query.ts).
 import { logUnreadable } from "../config/keys.ts";
-import type { AuditPage, AuditQuery } from "../lib/env.ts";
+import type { AuditPage, AuditQuery, AuditSummary } from "../lib/env.ts";
 import { readAuditEntry } from "../views/audit-entry.ts";
 import { encodeAuditCursor, toolFilter } from "./audit-query.ts";
 
 /** Expired entries deleted per batch written: the work of one write stays bounded whatever the backlog. */
 const EXPIRED_PER_PASS = 500;
 const DAY_MS = 86_400_000;
+/**
+ * The outcomes a summary does not count as errors: the call succeeded, or it was not made because a policy, a person
+ * (approval) or the host said no. Every other outcome (`tool_error`, an upstream's fault, the proxy's) is an error.
+ */
+const NOT_ERRORS = "('ok', 'denied', 'refused', 'cancelled')";
+/** The tool calls at or after a time; the kind is read from the entry (the table has no column for it). */
+const CALLS_SINCE = "FROM audit_entries WHERE at >= ? AND json_extract(entry, '$.kind') = 'tool_call'";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit_entries (
@@ -107,5 +114,18 @@ export class AuditTrail {
     });
     const last = page.at(-1);
     return { entries, ...(rows.length > query.limit && last ? { next: encodeAuditCursor({ at: last.at, id: last.id }) } : {}) };
+  }
+
+  /** The tool calls at or after `since` counted per UTC day (oldest first) and by tool (the `top` most called). */
+  summary(since: number, top: number): AuditSummary {
+    const sql = this.#sql;
+    const counts = `COUNT(*) AS calls, SUM(outcome NOT IN ${NOT_ERRORS}) AS errors`;
+    const days = sql
+      .exec<{ day: string; calls: number; errors: number }>(`SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, ${counts} ${CALLS_SINCE} GROUP BY day ORDER BY day`, since)
+      .toArray();
+    const tools = sql
+      .exec<{ tool: string; calls: number; errors: number }>(`SELECT tool, ${counts} ${CALLS_SINCE} GROUP BY tool ORDER BY calls DESC, tool LIMIT ?`, since, top)
+      .toArray();
+    return { days, tools };
   }
 }

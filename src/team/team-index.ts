@@ -17,6 +17,7 @@ import {
   type AuditEntry,
   type AuditPage,
   type AuditQuery,
+  type AuditSummary,
   type ConnectTransaction,
   type CredentialInfo,
   type Env,
@@ -186,5 +187,10 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
   async readAudit(team: string, query: AuditQuery): Promise<AuditPage> {
     this.#own(team, "keeps another team's audit trail");
     return this.#audit.read(query);
+  }
+
+  async auditSummary(team: string, since: number, top: number): Promise<AuditSummary> {
+    this.#own(team, "keeps another team's audit trail");
+    return this.#audit.summary(since, top);
   }
 }

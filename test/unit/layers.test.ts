@@ -82,6 +82,11 @@ describe("importsOf", () => {
     ].join("\n");
     expect(importsOf(source)).toEqual(["./a.ts", "../t.ts", "./side.ts", "./c.ts", "./u.ts", "./all.ts"]);
   });
+
+  it("reads a .tsx file as JSX: read as .ts, an apostrophe in its text opens a string that hides the next import", () => {
+    const source = ['export const P = () => <a href="/x">text with \'quote</a>;', 'import { b } from "./b.ts";'].join("\n");
+    expect(importsOf(source, "page.tsx")).toEqual(["./b.ts"]);
+  });
 });
 
 describe("forbiddenImports", () => {

@@ -9,20 +9,20 @@ import { addFigures, emptyFigures } from "../../session/usage.ts";
 import { isResponse, params, problem, type AdminEnv } from "./route-context.ts";
 import { TeamParam, UsageQuery, type UsageReport, type UsageTotals } from "./schemas.ts";
 
-/** Days the usage route answers when `?days=` is not given. */
-const USAGE_DEFAULT_DAYS = 30;
+/** Days the usage route answers when `?days=` is not given (the dashboard's overview shows as many). */
+export const USAGE_DEFAULT_DAYS = 30;
 
 export const usageRoutes = new Hono<AdminEnv>();
 
-/** Figures with what they mean: sent, saved, ratio. */
-function totalsOf(sum: UsageFigures): z.infer<typeof UsageTotals> {
+/** Figures with what they mean: sent, saved, ratio (a day's too, on the dashboard's overview). */
+export function totalsOf(sum: UsageFigures): z.infer<typeof UsageTotals> {
   const sent = sum.listed + sum.answers.lookups + sum.answers.searches + sum.answers.loads + sum.answers.executes;
   const ratio = sum.direct === 0 ? null : Math.round((sent / sum.direct) * 10_000) / 10_000;
   return { ...sum, sent, saved: sum.direct - sent, ratio };
 }
 
-/** The usage answer: each day's figures, their sum and its meaning, and (when asked) each principal's. */
-function usageReport(team: string, days: readonly UsageDay[], principals?: Array<{ principal: string; figures: UsageFigures }>): z.infer<typeof UsageReport> {
+/** The usage answer: each day's figures, their sum and its meaning, and (when asked) each principal's (the dashboard's overview shows the same). */
+export function usageReport(team: string, days: readonly UsageDay[], principals?: Array<{ principal: string; figures: UsageFigures }>): z.infer<typeof UsageReport> {
   const sum = days.reduce((total, d) => addFigures(total, d.figures), emptyFigures());
   return {
     team,

@@ -1,0 +1,116 @@
+// The operator's dashboard under /dashboard: the sign-in form (what GET /dashboard answers without a session), sign-in
+// and sign-out, the team list and each team's overview, and the stylesheet. Every answer carries the page headers
+// (page-headers.ts); every change is a POST checked against CSRF (csrf.ts). A team's admins will get the same pages
+// under /t/<team>/dashboard, signed in through the team's identity provider (`dashboard_admins` selectors): not built
+// yet (docs/dashboard.md, "Not yet").
+import { Hono, type Context } from "hono";
+import type { JSX } from "hono/jsx/jsx-runtime";
+import { TeamName } from "../../config/schema.ts";
+import type { Env } from "../../lib/env.ts";
+import { log } from "../../lib/log.ts";
+import { checkAdminToken } from "../admin/auth.ts";
+import { store } from "../admin/route-context.ts";
+import { ownOriginForm, refusalAnswer, sessionForm, type FormRefusal } from "./csrf.ts";
+import { MessagePage } from "./layout.tsx";
+import { csrfTokenOf, type OperatorSession, type SessionSecrets } from "./operator-session.ts";
+import { pageHeaders } from "./page-headers.ts";
+import { currentSession, endSession, sessionSecrets, startSession } from "./session-cookie.ts";
+import { SignInPage } from "./sign-in-page.tsx";
+import { teamOverview, teamRows } from "./team-figures.ts";
+import { TeamListPage } from "./team-list-page.tsx";
+import { TeamOverviewPage } from "./team-overview-page.tsx";
+
+type DashboardEnv = { Bindings: Env };
+type DashboardContext = Context<DashboardEnv>;
+type Status = 200 | 400 | 401 | 403 | 404 | 413 | 429 | 500 | 503;
+
+export const dashboard = new Hono<DashboardEnv>();
+
+dashboard.use("*", pageHeaders);
+
+/** A whole HTML page. */
+async function page(c: DashboardContext, status: Status, node: JSX.Element): Promise<Response> {
+  return c.html(`<!doctype html>${await node.toString()}`, status);
+}
+
+const message = (c: DashboardContext, status: Status, title: string, text: string, csrf?: string) =>
+  page(c, status, <MessagePage title={title} message={text} csrf={csrf} />);
+
+const dashboardOff = (c: DashboardContext) => message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.");
+
+const refused = (c: DashboardContext, refusal: FormRefusal) => {
+  const answer = refusalAnswer(refusal);
+  return message(c, answer.status, "Not done", answer.message);
+};
+
+/**
+ * What a signed-in route needs: the secrets, the session and its CSRF token; else the answer to give instead (the
+ * dashboard off), or none when nobody is signed in (each route says what that means for it).
+ */
+type SignedIn = { secrets: SessionSecrets; session: OperatorSession; csrf: string };
+
+async function signedIn(c: DashboardContext): Promise<SignedIn | { answer: Response | undefined }> {
+  const secrets = sessionSecrets(c.env);
+  if (!secrets) return { answer: await dashboardOff(c) };
+  const session = await currentSession(c, secrets);
+  if (!session) return { answer: undefined };
+  return { secrets, session, csrf: await csrfTokenOf(secrets.sessionKey, session) };
+}
+
+// The stylesheet is a static asset (assets/dashboard/dashboard.css) read through the ASSETS binding: every request
+// reaches the Worker first (wrangler.toml), so only this route serves it, with the page headers.
+dashboard.get("/dashboard.css", async (c) => {
+  const asset = await c.env.ASSETS.fetch(new URL("/dashboard/dashboard.css", c.req.url));
+  if (!asset.ok) return message(c, 404, "Not found", "The dashboard's stylesheet is missing from this deployment's assets.");
+  return new Response(asset.body, { headers: { "content-type": "text/css; charset=utf-8" } });
+});
+
+dashboard.get("/", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? page(c, 200, <SignInPage />);
+  return page(c, 200, <TeamListPage rows={await teamRows(c.env, store(c))} csrf={who.csrf} />);
+});
+
+dashboard.post("/sign-in", async (c) => {
+  const secrets = sessionSecrets(c.env);
+  if (!secrets) return dashboardOff(c);
+  const posted = await ownOriginForm(c.env, c.req.raw);
+  if (!posted.ok) return refused(c, posted.refusal);
+  const verdict = await checkAdminToken(c.env, c.req.raw, posted.form.get("token") ?? "", "dashboard");
+  if (verdict.ok) {
+    await startSession(c, secrets);
+    log({ event: "dashboard", action: "sign_in" });
+    return c.redirect("/dashboard", 303);
+  }
+  if (verdict.problem === "throttled") {
+    c.header("retry-after", String(verdict.retryAfter));
+    return page(c, 429, <SignInPage error="Too many failed sign-ins from this address: wait a minute and try again." />);
+  }
+  return page(c, 401, <SignInPage error="That is not the admin token." />);
+});
+
+dashboard.post("/sign-out", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "There is no session to sign out of: it has ended already.");
+  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
+  if (!posted.ok) return refused(c, posted.refusal);
+  endSession(c);
+  log({ event: "dashboard", action: "sign_out" });
+  return c.redirect("/dashboard", 303);
+});
+
+dashboard.get("/teams/:team", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
+  const team = TeamName.safeParse(c.req.param("team"));
+  const overview = team.success ? await teamOverview(c.env, team.data) : undefined;
+  if (!overview) return message(c, 404, "No such team", "No team of that name has a config on this proxy.", who.csrf);
+  return page(c, 200, <TeamOverviewPage overview={overview} csrf={who.csrf} />);
+});
+
+dashboard.all("*", (c) => message(c, 404, "Not found", "The dashboard has no such page."));
+
+dashboard.onError((err, c) => {
+  log({ event: "unhandled", error: err instanceof Error ? err.name : "unknown" });
+  return message(c, 500, "Something failed", "The proxy failed to show this page. Try again; the Worker's logs say more.");
+});

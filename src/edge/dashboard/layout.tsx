@@ -1,0 +1,59 @@
+// The frame of every dashboard page: the document, its one stylesheet (a static asset: no inline style, no script),
+// the header with the sign-out form when signed in, and the page's content. Rendered by Hono's JSX, which escapes every
+// value it is given: nothing here writes raw HTML, so a name an upstream or a team chose is only ever text.
+import type { Child } from "hono/jsx";
+import { CSRF_FIELD } from "./csrf.ts";
+
+/** Where the stylesheet is served (src/edge/dashboard/dashboard-routes.ts; the file is assets/dashboard/dashboard.css). */
+export const STYLESHEET_PATH = "/dashboard/dashboard.css";
+
+export interface LayoutProps {
+  title: string;
+  /** The signed-in session's CSRF token (its sign-out form carries it); absent on the sign-in form and its errors. */
+  csrf?: string | undefined;
+  children?: Child;
+}
+
+export function Layout({ title, csrf, children }: LayoutProps) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${title} · dynmcp-edge`}</title>
+        <link rel="stylesheet" href={STYLESHEET_PATH} />
+        {/* No icon to fetch: without one a browser asks for /favicon.ico, outside the dashboard. */}
+        <link rel="icon" href="data:," />
+      </head>
+      <body>
+        <header class="top">
+          <a class="brand" href="/dashboard">
+            dynmcp-edge
+          </a>
+          {csrf === undefined ? null : (
+            <form method="post" action="/dashboard/sign-out" class="sign-out">
+              <input type="hidden" name={CSRF_FIELD} value={csrf} />
+              <button type="submit">Sign out</button>
+            </form>
+          )}
+        </header>
+        <main>
+          <h1>{title}</h1>
+          {children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+/** A page that only says something (an unknown team, a refused form, a disabled dashboard). */
+export function MessagePage({ title, message, csrf }: { title: string; message: string; csrf?: string | undefined }) {
+  return (
+    <Layout title={title} csrf={csrf}>
+      <p role="alert">{message}</p>
+      <p>
+        <a href="/dashboard">Back to the dashboard</a>
+      </p>
+    </Layout>
+  );
+}
