@@ -100,7 +100,10 @@ describe("the dashboard's pages", () => {
     }
     // The signed-in pages carry the sign-out form with the session's CSRF token, and no link to a page not built yet.
     expect(csrfOf(html)).toBe(csrfOf(listHtml));
-    for (const later of ["/upstreams", "/tools", "/policies", "/audit", "/members"]) expect(html).not.toContain(`/dashboard/teams/${TEAM}${later}`);
+    // Pages that exist are linked; those still to come are not (no link may lead to a 404).
+    expect(html).toContain(`<a href="/dashboard/teams/${TEAM}/audit">Audit trail</a>`);
+    expect((await getPage(`/dashboard/teams/${TEAM}/audit`, { address, cookie })).status).toBe(200);
+    for (const later of ["/upstreams", "/tools", "/policies", "/members"]) expect(html).not.toContain(`/dashboard/teams/${TEAM}${later}`);
   });
 
   it("an overview without calls says so", async () => {

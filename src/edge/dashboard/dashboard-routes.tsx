@@ -6,10 +6,13 @@
 import { Hono, type Context } from "hono";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { TeamName } from "../../config/schema.ts";
+import { formatIssues } from "../../config/validate.ts";
+import { AuditParams, auditQuery } from "../../team/audit-query.ts";
 import type { Env } from "../../lib/env.ts";
 import { log } from "../../lib/log.ts";
 import { checkAdminToken } from "../admin/auth.ts";
 import { store } from "../admin/route-context.ts";
+import { AUDIT_FILTER_KEYS, AuditPage, type AuditFilters, type AuditPageProps } from "./audit-page.tsx";
 import { ownOriginForm, refusalAnswer, sessionForm, type FormRefusal } from "./csrf.ts";
 import { MessagePage } from "./layout.tsx";
 import { csrfTokenOf, type OperatorSession, type SessionSecrets } from "./operator-session.ts";
@@ -106,6 +109,44 @@ dashboard.get("/teams/:team", async (c) => {
   const overview = team.success ? await teamOverview(c.env, team.data) : undefined;
   if (!overview) return message(c, 404, "No such team", "No team of that name has a config on this proxy.", who.csrf);
   return page(c, 200, <TeamOverviewPage overview={overview} csrf={who.csrf} />);
+});
+
+/**
+ * The audit read a page's URL asks for, parsed as the admin API parses its query (empty form fields left out), or
+ * the problems with it.
+ */
+async function auditRead(c: DashboardContext, team: string): Promise<{ filters: AuditFilters; read: AuditPageProps["read"] }> {
+  const raw = Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value.trim() !== ""));
+  const filters: AuditFilters = Object.fromEntries(AUDIT_FILTER_KEYS.flatMap((key) => (raw[key] === undefined ? [] : [[key, raw[key]]])));
+  const query = AuditParams.safeParse({ ...raw, format: undefined });
+  if (!query.success) return { filters, read: { problems: formatIssues(query.error).map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)) } };
+  const read = await c.env.TEAM_INDEX.getByName(team).readAudit(team, auditQuery(query.data));
+  return { filters, read: { entries: read.entries, next: read.next } };
+}
+
+dashboard.get("/teams/:team/audit", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
+  const team = TeamName.safeParse(c.req.param("team"));
+  if (!team.success) return message(c, 404, "No such team", "That is not a team's name.", who.csrf);
+  const { filters, read } = await auditRead(c, team.data);
+  return page(c, "problems" in read ? 400 : 200, <AuditPage team={team.data} filters={filters} read={read} csrf={who.csrf} />);
+});
+
+// The same read as NDJSON, for export: a file to save, one entry per line, the next page's cursor in a header.
+dashboard.get("/teams/:team/audit.ndjson", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
+  const team = TeamName.safeParse(c.req.param("team"));
+  if (!team.success) return message(c, 404, "No such team", "That is not a team's name.", who.csrf);
+  const { read } = await auditRead(c, team.data);
+  if ("problems" in read) return message(c, 400, "Not exported", `The filters are not valid: ${read.problems.join("; ")}`, who.csrf);
+  const headers: Record<string, string> = {
+    "content-type": "application/x-ndjson; charset=utf-8",
+    "content-disposition": `attachment; filename="${team.data}-audit.ndjson"`,
+  };
+  if (read.next) headers["x-next-cursor"] = read.next;
+  return new Response(read.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""), { headers });
 });
 
 dashboard.all("*", (c) => message(c, 404, "Not found", "The dashboard has no such page."));

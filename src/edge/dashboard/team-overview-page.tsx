@@ -103,6 +103,9 @@ export function TeamOverviewPage({ overview, csrf }: { overview: TeamOverview; c
       <p>
         <a href="/dashboard">All teams</a> · {`the last ${OVERVIEW_DAYS} days (UTC), as the usage API and the audit trail report them`}
       </p>
+      <nav aria-label="Team pages">
+        <a href={`/dashboard/teams/${overview.team}/audit`}>Audit trail</a>
+      </nav>
       <section aria-labelledby="totals-heading">
         <h2 id="totals-heading">Totals</h2>
         <Totals overview={overview} />
