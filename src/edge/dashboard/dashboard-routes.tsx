@@ -11,7 +11,8 @@ import { AuditParams, auditQuery } from "../../team/audit-query.ts";
 import type { Env } from "../../lib/env.ts";
 import { log } from "../../lib/log.ts";
 import { checkAdminToken } from "../admin/auth.ts";
-import { store } from "../admin/route-context.ts";
+import { adminAction, store } from "../admin/route-context.ts";
+import { TokenCreateBody, TokenIdParam } from "../admin/schemas.ts";
 import { AUDIT_FILTER_KEYS, AuditPage, type AuditFilters, type AuditPageProps } from "./audit-page.tsx";
 import { ownOriginForm, refusalAnswer, sessionForm, type FormRefusal } from "./csrf.ts";
 import { MessagePage } from "./layout.tsx";
@@ -21,11 +22,12 @@ import { currentSession, endSession, sessionSecrets, startSession } from "./sess
 import { SignInPage } from "./sign-in-page.tsx";
 import { teamOverview, teamRows } from "./team-figures.ts";
 import { TeamListPage } from "./team-list-page.tsx";
+import { TokensPage, type TokensPageProps } from "./tokens-page.tsx";
 import { TeamOverviewPage } from "./team-overview-page.tsx";
 
 type DashboardEnv = { Bindings: Env };
 type DashboardContext = Context<DashboardEnv>;
-type Status = 200 | 400 | 401 | 403 | 404 | 413 | 429 | 500 | 503;
+type Status = 200 | 201 | 400 | 401 | 403 | 404 | 413 | 429 | 500 | 503;
 
 export const dashboard = new Hono<DashboardEnv>();
 
@@ -147,6 +149,60 @@ dashboard.get("/teams/:team/audit.ndjson", async (c) => {
   };
   if (read.next) headers["x-next-cursor"] = read.next;
   return new Response(read.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""), { headers });
+});
+
+/** A team that has a config (the pages that change a team need one), from the path; undefined for any other name. */
+async function configuredTeam(c: DashboardContext): Promise<string | undefined> {
+  const team = TeamName.safeParse(c.req.param("team"));
+  return team.success && (await store(c).getConfig(team.data)) !== undefined ? team.data : undefined;
+}
+
+const noTeam = (c: DashboardContext, csrf: string) => message(c, 404, "No such team", "No team of that name has a config on this proxy.", csrf);
+
+/** The members-and-tokens page, with what the request just did. */
+async function tokensPage(c: DashboardContext, team: string, csrf: string, status: Status, done: Omit<TokensPageProps, "team" | "tokens" | "csrf"> = {}) {
+  return page(c, status, <TokensPage team={team} tokens={await store(c).listTokens(team)} csrf={csrf} {...done} />);
+}
+
+dashboard.get("/teams/:team/members", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
+  const team = await configuredTeam(c);
+  return team ? tokensPage(c, team, who.csrf, 200) : noTeam(c, who.csrf);
+});
+
+// Minting goes through the admin API's body schema, store and audit (an admin action, as `POST .../tokens` records).
+dashboard.post("/teams/:team/tokens", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "Sign in first: the session has ended.");
+  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
+  if (!posted.ok) return refused(c, posted.refusal);
+  const team = await configuredTeam(c);
+  if (!team) return noTeam(c, who.csrf);
+  // The form's empty fields are the body's absent keys.
+  const filled = (key: string) => posted.form.get(key)?.trim() || undefined;
+  const fields = Object.fromEntries(["label", "view"].flatMap((key) => (filled(key) === undefined ? [] : [[key, filled(key)]])));
+  const body = TokenCreateBody.safeParse(fields);
+  if (!body.success) {
+    const problem = formatIssues(body.error).map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
+    return tokensPage(c, team, who.csrf, 400, { problem: `No token minted: ${problem}` });
+  }
+  const minted = await store(c).mintToken(team, body.data.label, body.data.view);
+  await adminAction(c.env, { action: "token.mint", team, target: minted.id, outcome: "ok" }, c.req.raw);
+  return tokensPage(c, team, who.csrf, 201, { minted: { id: minted.id, token: minted.token } });
+});
+
+dashboard.post("/teams/:team/tokens/:id/revoke", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "Sign in first: the session has ended.");
+  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
+  if (!posted.ok) return refused(c, posted.refusal);
+  const p = TokenIdParam.safeParse({ team: c.req.param("team"), id: c.req.param("id") });
+  if (!p.success) return message(c, 404, "No such token", "That is not a token's id.", who.csrf);
+  const revoked = await store(c).revokeToken(p.data.team, p.data.id);
+  await adminAction(c.env, { action: "token.revoke", team: p.data.team, target: p.data.id, outcome: revoked ? "ok" : "refused" }, c.req.raw);
+  if (!revoked) return message(c, 404, "No such token", `Team ${p.data.team} has no token ${p.data.id}.`, who.csrf);
+  return tokensPage(c, p.data.team, who.csrf, 200, { revoked: p.data.id });
 });
 
 dashboard.all("*", (c) => message(c, 404, "Not found", "The dashboard has no such page."));

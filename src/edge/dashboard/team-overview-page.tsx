@@ -104,7 +104,7 @@ export function TeamOverviewPage({ overview, csrf }: { overview: TeamOverview; c
         <a href="/dashboard">All teams</a> · {`the last ${OVERVIEW_DAYS} days (UTC), as the usage API and the audit trail report them`}
       </p>
       <nav aria-label="Team pages">
-        <a href={`/dashboard/teams/${overview.team}/audit`}>Audit trail</a>
+        <a href={`/dashboard/teams/${overview.team}/audit`}>Audit trail</a> · <a href={`/dashboard/teams/${overview.team}/members`}>Members and tokens</a>
       </nav>
       <section aria-labelledby="totals-heading">
         <h2 id="totals-heading">Totals</h2>

@@ -1,0 +1,107 @@
+// A team's tokens as a page, `/dashboard/teams/<team>/members`: each token's id, label, view and when it was minted
+// (never a token), a form to mint one (label, view) and a button to revoke each. A minted token is shown once, on the
+// answer to the mint, and nowhere after. Members and their grants join this page later (docs/dashboard.md, "Not yet").
+import type { TokenInfo } from "../../store/store.ts";
+import { CSRF_FIELD } from "./csrf.ts";
+import { Layout } from "./layout.tsx";
+
+export interface TokensPageProps {
+  team: string;
+  tokens: TokenInfo[];
+  csrf: string;
+  /** A token just minted: shown once, here. */
+  minted?: { id: string; token: string } | undefined;
+  /** What a refused form said was wrong. */
+  problem?: string | undefined;
+  /** A token just revoked. */
+  revoked?: string | undefined;
+}
+
+function MintForm({ team, csrf }: { team: string; csrf: string }) {
+  return (
+    <form method="post" action={`/dashboard/teams/${team}/tokens`} class="filters">
+      <input type="hidden" name={CSRF_FIELD} value={csrf} />
+      <label>
+        Label
+        <input type="text" name="label" maxlength={100} placeholder="what the token is for: ci-bot" />
+      </label>
+      <label>
+        View
+        <select name="view">
+          <option value="">the team's default</option>
+          <option value="meta">meta</option>
+          <option value="direct">direct</option>
+          <option value="code">code</option>
+        </select>
+      </label>
+      <button type="submit">Mint a token</button>
+    </form>
+  );
+}
+
+function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; csrf: string }) {
+  if (tokens.length === 0) return <p>The team has no tokens.</p>;
+  return (
+    <table class="audit">
+      <caption>The team's tokens (their ids: a token itself is never shown again)</caption>
+      <thead>
+        <tr>
+          <th scope="col">Id</th>
+          <th scope="col">Label</th>
+          <th scope="col">View</th>
+          <th scope="col">Minted (UTC)</th>
+          <th scope="col">Revoke</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tokens.map((t) => (
+          <tr data-token={t.id}>
+            <td>
+              <code>{t.id}</code>
+            </td>
+            <td>{t.label ?? "–"}</td>
+            <td>{t.view ?? "default"}</td>
+            <td>{t.createdAt ? t.createdAt.replace("T", " ").replace(/\.\d+Z$/, "") : "–"}</td>
+            <td>
+              <form method="post" action={`/dashboard/teams/${team}/tokens/${t.id}/revoke`}>
+                <input type="hidden" name={CSRF_FIELD} value={csrf} />
+                <button type="submit" aria-label={`Revoke token ${t.id}`}>
+                  Revoke
+                </button>
+              </form>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function TokensPage({ team, tokens, csrf, minted, problem, revoked }: TokensPageProps) {
+  return (
+    <Layout title={`${team}: members and tokens`} csrf={csrf}>
+      <p>
+        <a href={`/dashboard/teams/${team}`}>Overview</a>
+      </p>
+      {problem ? (
+        <p role="alert" class="error">
+          {problem}
+        </p>
+      ) : null}
+      {minted ? (
+        <div role="status" class="minted">
+          <p>
+            Token <code>{minted.id}</code> minted. Copy it now: it is shown this once and never again.
+          </p>
+          <p>
+            <code data-minted-token>{minted.token}</code>
+          </p>
+        </div>
+      ) : null}
+      {revoked ? <p role="status">{`Token ${revoked} revoked: requests bearing it are refused (an isolate that had it cached keeps it for TOKEN_CACHE_SECONDS at most).`}</p> : null}
+      <h2>Tokens</h2>
+      <MintForm team={team} csrf={csrf} />
+      <TokenRows team={team} tokens={tokens} csrf={csrf} />
+    </Layout>
+  );
+}
