@@ -98,9 +98,11 @@ describe("the dashboard's pages", () => {
     for (const page of [listHtml, html]) {
       for (const secret of [token, SECRET_VALUE, "x-api-key", "test-admin-token"]) expect(page).not.toContain(secret);
     }
-    // The signed-in pages carry the sign-out form with the session's CSRF token, and no link to a page not built yet.
+    // The signed-in pages carry the sign-out form with the session's CSRF token; the overview links its built
+    // neighbours, and no page not built yet.
     expect(csrfOf(html)).toBe(csrfOf(listHtml));
-    for (const later of ["/upstreams", "/tools", "/policies", "/audit", "/members"]) expect(html).not.toContain(`/dashboard/teams/${TEAM}${later}`);
+    for (const built of ["/upstreams", "/tools"]) expect(html).toContain(`href="/dashboard/teams/${TEAM}${built}"`);
+    for (const later of ["/policies", "/audit", "/members"]) expect(html).not.toContain(`/dashboard/teams/${TEAM}${later}`);
   });
 
   it("an overview without calls says so", async () => {
