@@ -3,10 +3,12 @@
 // its probe, and its calls, outcomes, latencies and last failure equal to what the audit API reports; the Reload
 // button refused without the CSRF token and, with it, the admin API's reload, recorded in the audit trail as its
 // admin action; nothing secret on the page.
+import { env } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { kvKeys } from "../../src/config/keys.ts";
 import { describe, expect, it } from "vitest";
 import { nearestRank } from "../../src/team/audit-trail.ts";
-import { adminFetch, connect, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
+import { adminFetch, connect, replayStats, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
 import { csrfOf, expectPageHeaders, getPage, postForm, signIn } from "./dashboard-helpers.ts";
 
 const TEAM = "dash-ups";
@@ -65,12 +67,17 @@ describe("the dashboard's upstreams page", () => {
 
     const address = "192.0.2.30";
     const cookie = await signIn(address);
+    const listedBefore = (await replayStats("dash-ok")).methods["tools/list"] ?? 0;
     const res = await getPage(`/dashboard/teams/${TEAM}/upstreams`, { address, cookie });
     expect(res.status).toBe(200);
     expectPageHeaders(res);
     const html = await res.text();
 
     expect(figure(html, "ok", "state")).toContain('data-state="connected"');
+    // The probe listed the tools anew, connected as a session does: the team's secret resolved into its header.
+    const stats = await replayStats("dash-ok");
+    expect(stats.methods["tools/list"] ?? 0).toBeGreaterThan(listedBefore);
+    expect(stats.lastHeaders["x-api-key"]).toBe(SECRET_VALUE);
     expect(figure(html, "ok", "tools")).toBe(String(await upstreamTools("dash-ok")));
     expect(figure(html, "down", "state")).toContain('data-state="failing"');
     expect(figure(html, "down", "state")).toContain("failing: http 503");
@@ -111,6 +118,18 @@ describe("the dashboard's upstreams page", () => {
     const after = await (await getPage(done.headers.get("location")!, { address, cookie })).text();
     expect(after).toContain("Reload sent: 1 live session take");
     await client.close();
+  });
+
+  it("probes through the session's URL guard: a URL the guard refuses is never fetched", async () => {
+    // Written past the store (which refuses it too), as a config stored before a stricter policy would be. The pool
+    // allows private addresses (ALLOW_PRIVATE_UPSTREAMS), so the URL is one the guard refuses under any policy.
+    const config = { mcp: { metadata: { url: "http://probe-user:probe-pass@169.254.169.254/latest/mcp" } } };
+    await env.TEAMS.put(kvKeys.config("dash-ssrf"), JSON.stringify(config));
+    const address = "192.0.2.32";
+    const cookie = await signIn(address);
+    const html = await (await getPage("/dashboard/teams/dash-ssrf/upstreams", { address, cookie })).text();
+    expect(figure(html, "metadata", "state")).toContain("failing: config");
+    for (const shown of ["169.254.169.254", "probe-pass"]) expect(html).not.toContain(shown);
   });
 
   it("an unknown team is a 404 page; without a session, the sign-in", async () => {
