@@ -132,6 +132,20 @@ describe("the dashboard's upstreams page", () => {
     for (const shown of ["169.254.169.254", "probe-pass"]) expect(html).not.toContain(shown);
   });
 
+  it("counts every call of a single-MCP team for its one server", async () => {
+    const token = await seedTeam("dash-single", { url: replayUrl("dash-ok") });
+    const { client, transport } = await connect("dash-single", token);
+    await client.callTool({ name: "use_tool", arguments: { tool_name: "search_nodes", tool_input: { query: "one" } } });
+    await transport.terminateSession();
+    await client.close();
+    expect(await waitFor(async () => (await auditEntries("dash-single")).some((e) => e.kind === "tool_call"), { tries: 100, ms: 50 })).toBe(true);
+    const address = "192.0.2.33";
+    const cookie = await signIn(address);
+    const html = await (await getPage("/dashboard/teams/dash-single/upstreams", { address, cookie })).text();
+    expect(figure(html, "mcp", "calls")).toBe("1");
+    expect(figure(html, "mcp", "outcomes")).toBe("ok 1");
+  });
+
   it("an unknown team is a 404 page; without a session, the sign-in", async () => {
     const address = "192.0.2.31";
     const cookie = await signIn(address);
