@@ -92,12 +92,13 @@ export function UpstreamsPage({ upstreams, csrf, reloaded }: { upstreams: TeamUp
         upstreams.servers.length === 0 ? (
           <p>The team's config has no servers.</p>
         ) : (
-          <>
+          <section aria-labelledby="servers-heading">
+            <h2 id="servers-heading">Servers</h2>
             <p class="hint">{`States come from a probe made for this page (connect and tools/list, at most ${PROBE_DEADLINE_MS / 1000} s each); calls from the audit trail of the last ${AUDIT_WINDOW_HOURS} hours.`}</p>
             {upstreams.servers.map((s) => (
               <Server s={s} />
             ))}
-          </>
+          </section>
         )
       ) : (
         <p class="error" role="alert">
