@@ -4,6 +4,7 @@
 // era's own meta-tool definitions and wording (tool-list.ts). No caller's policies: this is the team's catalog before
 // any member's are applied. A server with no reading in the cache is left out, as a list leaves out one not tried
 // yet, and named. The same catalogs serve discover_tool's search (views/tool-search.ts).
+import type { Tool } from "@modelcontextprotocol/server";
 import { fitCatalog, type FittedCatalog } from "../catalog/budget.ts";
 import type { CatalogGroup, CatalogView, ReadyUpstream, UpstreamCatalog } from "../catalog/catalog.ts";
 import { LIST_WORDING } from "../catalog/render.ts";
@@ -20,7 +21,6 @@ import { applyToolPolicy } from "../upstream/policy.ts";
 import { isLazy } from "../upstream/records.ts";
 import { modernDefinitions } from "../views/definitions.ts";
 import { searchUpstreams } from "../views/tool-search.ts";
-import type { Tool } from "@modelcontextprotocol/server";
 
 /** One eager server's reading: its catalog as the team shows it and when the team last read it, or none yet. */
 export type ServerReading = { server: string; catalog: UpstreamCatalog; checkedAt: number } | { server: string; catalog: undefined };

@@ -74,6 +74,7 @@ describe("the dashboard's tools page", () => {
     const long = await getPage(`/dashboard/teams/${TEAM}/tools?q=${"x".repeat(1001)}`, { address, cookie });
     expect(long.status).toBe(400);
     expect(await long.text()).toContain("at most 1,000 characters");
+    expect(await page("?q=")).not.toContain("data-hits");
     const markup = await page(`?q=${encodeURIComponent('<img src=x onerror="1">')}`);
     expect(markup).not.toContain("<img src=x");
   });

@@ -160,8 +160,9 @@ dashboard.get("/teams/:team/tools", async (c) => {
   const loaded = team === undefined ? undefined : await loadTeamConfig(c.env.TEAMS, team);
   if (team === undefined || loaded === undefined) return noSuchTeam(c, who.csrf);
   if (!loaded.ok) return message(c, 200, `Team ${team}: tools`, "The team's stored config no longer validates: it has no catalog to show.", who.csrf);
+  // An empty box is no search (the page as first opened), not a search that finds nothing.
   const asked = c.req.query("q");
-  const query = asked === undefined ? undefined : SearchQuery.safeParse(asked);
+  const query = asked === undefined || asked.trim() === "" ? undefined : SearchQuery.safeParse(asked);
   if (query && !query.success) return message(c, 400, "Search too long", "A search is at most 1,000 characters, as discover_tool takes it.", who.csrf);
   const catalog = await teamCatalog(c.env.TEAMS, team, loaded.config, await loadTokenCounter(c.env.ASSETS), settings(c.env).sessionTtlSeconds);
   const hits = query ? searchTeamCatalog(catalog, query.data) : [];
