@@ -74,7 +74,7 @@ export function ToolsPage({ team, catalog, query, hits, csrf }: ToolsPageProps) 
         <h2 id="list-heading">The catalog as tools/list shows it</h2>
         <Totals catalog={catalog} />
         {unread.length === 0 ? null : (
-          <p class="hint">{`Not in the catalog yet, no session has read them: ${unread.join(", ")}.`}</p>
+          <p class="hint">{`Not in the catalog, the team's cache holding no reading of theirs (not read yet, or failing: see Upstreams): ${unread.join(", ")}.`}</p>
         )}
         <p class="hint">
           discover_tool's description, as a 2026 session's tools/list sends it to a host (before any member's policies):
