@@ -50,3 +50,17 @@ export interface AuditSummary {
   days: Array<{ day: string; calls: number; errors: number }>;
   tools: Array<{ tool: string; calls: number; errors: number }>;
 }
+
+/**
+ * The tool calls of a team's audit trail since a time, per server (the part of the tool's name before its first `/`;
+ * src/team/audit-trail.ts `servers`): how many, how they ended, their durations' p50 and p95 (nearest rank, ms), and
+ * the last one that failed.
+ */
+export interface AuditServerFigures {
+  server: string;
+  calls: number;
+  outcomes: Record<string, number>;
+  p50: number;
+  p95: number;
+  lastError?: { outcome: string; at: number } | undefined;
+}

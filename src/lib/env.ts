@@ -1,8 +1,8 @@
 // The Worker's bindings (the Durable Object ones typed by what is called on them), and what the router hands the
 // session object: the headers of each request, and the name it reaches the object by.
-import type { AuditEntry, AuditPage, AuditQuery, AuditSummary } from "./audit-types.ts";
+import type { AuditEntry, AuditPage, AuditQuery, AuditServerFigures, AuditSummary } from "./audit-types.ts";
 
-export type { AuditEntry, AuditPage, AuditQuery, AuditSummary } from "./audit-types.ts";
+export type { AuditEntry, AuditPage, AuditQuery, AuditServerFigures, AuditSummary } from "./audit-types.ts";
 
 /**
  * What the router and the admin API call on a session object besides `fetch` (which every stub has).
@@ -192,6 +192,8 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   readAudit(team: string, query: AuditQuery): Promise<AuditPage>;
   /** The trail's tool calls at or after `since` (unix ms) counted per UTC day, and the `top` tools by calls. */
   auditSummary(team: string, since: number, top: number): Promise<AuditSummary>;
+  /** The tool calls of the team's audit trail since a time, per server (the dashboard's upstreams page). */
+  auditServers(team: string, since: number): Promise<AuditServerFigures[]>;
 }
 
 export interface Env {

@@ -5,10 +5,9 @@ import type { CatalogChange, UpstreamCatalog } from "../catalog/catalog.ts";
 import type { Subject } from "../config/subject.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import type { CatalogCache } from "../upstream/startup.ts";
-import { upstreamAuth } from "./upstream-auth.ts";
 import { PRODUCT, type Env } from "../lib/env.ts";
+import { connectUpstream } from "./upstream-connect.ts";
 import { settings } from "../lib/settings.ts";
-import { UpstreamError } from "../lib/errors.ts";
 import { HostBridge, modernHost } from "../relay/bridge.ts";
 import { registerCompletion } from "../relay/completion.ts";
 import { registerLogging } from "../relay/logging.ts";
@@ -33,17 +32,13 @@ import type { InputPort } from "../views/input-port.ts";
 import { serveView, type ToolView, type ViewSession } from "../views/tool-view.ts";
 import { elicitationInput } from "./elicitation-input.ts";
 import { loadTokenCounter } from "../catalog/tokenizer.ts";
-import { urlPolicy } from "../lib/url-policy.ts";
-import { checkUpstreamUrl } from "../lib/url-guard.ts";
 import { bindingKv } from "../store/binding-kv.ts";
 import { kvCatalogCache, type ToolsChanged } from "../store/catalog-cache.ts";
 import { log } from "../lib/log.ts";
 import { kvEraCache } from "../store/era-cache.ts";
 import { canonicalJson, checkPins } from "../store/pins.ts";
-import { readSecret } from "../store/store.ts";
 import { UpstreamClient, relayedCapabilities } from "../upstream/client.ts";
 import { DEFAULT_GATE_LIMITS, FetchGate } from "../upstream/fetch-gate.ts";
-import { resolveHeaders } from "../upstream/headers.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
 import { callerCatalog } from "../upstream/caller-catalog.ts";
 import { toolAccess } from "../config/tool-access.ts";
@@ -120,7 +115,6 @@ async function createUpstreams(
     maxConnections: DEFAULT_GATE_LIMITS.maxConnections,
     maxResponseBytes: settings(env).maxUpstreamResponseBytes,
   });
-  const addresses = urlPolicy(env);
 
   // The caller's policies, read at each decision: the subject is the object's, made the latest a request brought.
   const access = () => toolAccess(record.config, subject);
@@ -133,23 +127,7 @@ async function createUpstreams(
     return { ...visible, tools: pins.allowed, notes: [...visible.notes, ...notes] };
   };
 
-  const connect = async (spec: UpstreamSpec, signal?: AbortSignal) => {
-    // Checked again before every connect: the policy of this deployment may be stricter than when it was written.
-    const verdict = checkUpstreamUrl(spec.url, addresses);
-    if (!verdict.ok) throw new UpstreamError(spec.name, { kind: "config", detail: verdict.reason });
-    const { headers, withheld } = await resolveHeaders(spec, (name) => readSecret(kv, env.SECRETS_KEY, record.team, name));
-    // An OAuth upstream's account (the team's or the member's): no account, no connect (and no strike: errors.ts).
-    const auth = await upstreamAuth(env, record, spec);
-    return UpstreamClient.connect(spec, headers, {
-      fetch: (input, init) => fetch(input, init),
-      clientInfo: { name: PRODUCT.name, version: PRODUCT.version },
-      hooks: bridge,
-      gate,
-      eras,
-      withheld,
-      ...(auth ? { auth } : {}),
-    }, signal);
-  };
+  const connect = (spec: UpstreamSpec, signal?: AbortSignal) => connectUpstream(env, record, spec, { hooks: bridge, gate, eras }, signal);
 
   // Which upstream linked which resource in a tool result (config-file mode: single-MCP mode has one to ask).
   const links = record.config.mode === "multi" ? objectLinks : undefined;

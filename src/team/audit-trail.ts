@@ -3,7 +3,7 @@
 // older than the team's `audit.days` are deleted as new ones come, a bounded number per batch. Read newest first,
 // filtered, a page at a time (src/team/audit-query.ts).
 import { logUnreadable } from "../config/keys.ts";
-import type { AuditPage, AuditQuery, AuditSummary } from "../lib/env.ts";
+import type { AuditPage, AuditQuery, AuditServerFigures, AuditSummary } from "../lib/env.ts";
 import { readAuditEntry } from "../views/audit-entry.ts";
 import { encodeAuditCursor, toolFilter } from "./audit-query.ts";
 
@@ -14,7 +14,8 @@ const DAY_MS = 86_400_000;
  * The outcomes a summary does not count as errors: the call succeeded, or it was not made because a policy, a person
  * (approval) or the host said no. Every other outcome (`tool_error`, an upstream's fault, the proxy's) is an error.
  */
-const NOT_ERRORS = "('ok', 'denied', 'refused', 'cancelled')";
+const NOT_ERROR_OUTCOMES = new Set(["ok", "denied", "refused", "cancelled"]);
+const NOT_ERRORS = `(${[...NOT_ERROR_OUTCOMES].map((o) => `'${o}'`).join(", ")})`;
 /** The tool calls at or after a time; the kind is read from the entry (the table has no column for it). */
 const CALLS_SINCE = "FROM audit_entries WHERE at >= ? AND json_extract(entry, '$.kind') = 'tool_call'";
 
@@ -128,4 +129,33 @@ export class AuditTrail {
       .toArray();
     return { days, tools };
   }
+
+  /**
+   * The tool calls at or after `since` per server, by name. The durations are read sorted, one column per call: an
+   * index object's window of calls, bounded by the trail's retention.
+   */
+  servers(since: number): AuditServerFigures[] {
+    const server = "CASE WHEN instr(tool, '/') > 0 THEN substr(tool, 1, instr(tool, '/') - 1) ELSE tool END";
+    const rows = this.#sql
+      .exec<{ server: string; outcome: string; at: number; ms: number }>(
+        `SELECT ${server} AS server, outcome, at, CAST(json_extract(entry, '$.ms') AS INTEGER) AS ms ${CALLS_SINCE} ORDER BY server, ms`,
+        since,
+      )
+      .toArray();
+    const figures = new Map<string, { outcomes: Record<string, number>; ms: number[]; lastError?: { outcome: string; at: number } }>();
+    for (const row of rows) {
+      const one = figures.get(row.server) ?? { outcomes: {}, ms: [] };
+      one.outcomes[row.outcome] = (one.outcomes[row.outcome] ?? 0) + 1;
+      one.ms.push(row.ms);
+      if (!NOT_ERROR_OUTCOMES.has(row.outcome) && (!one.lastError || row.at > one.lastError.at)) one.lastError = { outcome: row.outcome, at: row.at };
+      figures.set(row.server, one);
+    }
+    return [...figures].map(([name, f]) => ({ server: name, calls: f.ms.length, outcomes: f.outcomes, p50: nearestRank(f.ms, 0.5), p95: nearestRank(f.ms, 0.95), lastError: f.lastError }));
+  }
+}
+
+/** The nearest-rank percentile of sorted values (0 for none). */
+export function nearestRank(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }

@@ -17,6 +17,7 @@ import {
   type AuditEntry,
   type AuditPage,
   type AuditQuery,
+  type AuditServerFigures,
   type AuditSummary,
   type ConnectTransaction,
   type CredentialInfo,
@@ -192,5 +193,10 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
   async auditSummary(team: string, since: number, top: number): Promise<AuditSummary> {
     this.#own(team, "keeps another team's audit trail");
     return this.#audit.summary(since, top);
+  }
+
+  async auditServers(team: string, since: number): Promise<AuditServerFigures[]> {
+    this.#own(team, "keeps another team's audit trail");
+    return this.#audit.servers(since);
   }
 }

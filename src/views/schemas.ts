@@ -3,9 +3,12 @@ import * as z from "zod";
 
 // Names carry no description: the tools' own descriptions say what they name (server/tool, <mcp_servers>), and
 // every session pays for each word here in context (BENCHMARKS.md, "Context tokens").
+/** A search of the catalog, as discover_tool takes it (and the dashboard's tools page). */
+export const SearchQuery = z.string().max(1000);
+
 const discoverFields = {
   tool_name: z.string().optional(),
-  query: z.string().max(1000).optional(),
+  query: SearchQuery.optional(),
   server: z.string().optional(),
   limit: z.number().int().min(1).max(25).optional(),
 };

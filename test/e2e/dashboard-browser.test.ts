@@ -5,80 +5,20 @@
 // loaded, and it applies), the session cookie as Chromium stores it on plain-http loopback (`__Host-`, Secure,
 // HttpOnly, SameSite=Strict), a form posted from another site refused, and axe-core's accessibility check on every
 // page at desktop and phone widths. With DASHBOARD_SCREENSHOTS=<dir> each page is saved there (docs/dashboard/).
-import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
-import { AxeBuilder } from "@axe-core/playwright";
-import type { ConsoleMessage, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
-import { chromiumOrSkip, chromiumPath, launchBrowser, type TestBrowser } from "../../harness/browser.ts";
-import { E2E_SECRETS_KEY, connectClient, provisionByAdmin } from "../../harness/clients.ts";
+import { describe, expect, it } from "vitest";
+import { connectClient, provisionByAdmin } from "../../harness/clients.ts";
 import { waitFor } from "../shared/wait.ts";
-import { startDevStack, type DevStack } from "./dev-stack.ts";
+import { ADMIN_TOKEN, DESKTOP, browserStack, checkPage, textOf, watchProblems } from "./dashboard-pages.ts";
 import { text } from "./helpers.ts";
 
 const TEAM = "dash";
-const ADMIN_TOKEN = "e2e-dashboard-admin-token";
-const VARS = { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY, ADMIN_TOKEN };
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 900 };
 
-let stack: DevStack | undefined;
-let browser: TestBrowser | undefined;
 let token: string;
-
-beforeAll(async () => {
-  // Without Chromium nothing is started: the test then skips (or, under CI, fails) through chromiumOrSkip.
-  if (chromiumPath() === undefined) return;
-  stack = await startDevStack({ name: "dashboard", replay: {}, vars: VARS, provision: () => undefined });
-  token = await provisionByAdmin(base(), ADMIN_TOKEN, TEAM, { mcp: { everything: { url: stack.everything.url } } }, "dashboard-e2e");
-  browser = await launchBrowser();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-}, 60_000);
-
-/** The proxy as `npm run dev` prints it: 127.0.0.1, plain http. */
-const base = () => `http://127.0.0.1:${stack!.port}`;
-
-/** Problems the browser reports on a page: CSP refusals (console errors) and script errors. */
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on("console", (m: ConsoleMessage) => {
-    if (m.type() === "error" || /Content Security Policy/i.test(m.text())) problems.push(m.text());
-  });
-  page.on("pageerror", (err) => problems.push(err.message));
-  page.on("response", (r) => {
-    if (r.status() >= 400 && !r.url().endsWith("/dashboard/sign-in")) problems.push(`${r.status()} ${r.url()}`);
-  });
-  return problems;
-}
-
-/** axe-core's violations of the page (none expected), at its current width. */
-async function accessibilityProblems(page: Page): Promise<string[]> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
-}
-
-/** Checks the page at desktop and phone widths (axe), and saves it when screenshots are asked for. */
-async function checkPage(page: Page, name: string): Promise<void> {
-  for (const size of [DESKTOP, PHONE]) {
-    await page.setViewportSize(size);
-    expect(await accessibilityProblems(page), `${name} at ${size.width}px`).toEqual([]);
-  }
-  await page.setViewportSize(DESKTOP);
-  const dir = process.env.DASHBOARD_SCREENSHOTS;
-  if (dir) {
-    mkdirSync(dir, { recursive: true });
-    await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
-  }
-}
-
-/** A locator's text, trimmed (its one element: playwright-core has no expect of its own). */
-const textOf = async (locator: Locator): Promise<string | undefined> => (await locator.textContent())?.trim();
+const { base, fixtures } = browserStack("dashboard", {}, async (stack, proxyUrl) => {
+  token = await provisionByAdmin(proxyUrl, ADMIN_TOKEN, TEAM, { mcp: { everything: { url: stack.everything.url } } }, "dashboard-e2e");
+});
 
 /** The usage API's totals of the team. */
 async function usageTotals(): Promise<{ sessions: number; sent: number; saved: number; direct: number; calls: { tools: number } }> {
@@ -96,14 +36,6 @@ async function foreignSite(target: string): Promise<{ url: string; close: () => 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const { port } = server.address() as AddressInfo;
   return { url: `http://localhost:${port}/`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-function fixtures(ctx: TestContext) {
-  chromiumOrSkip((note) => ctx.skip(note));
-  if (!browser || !stack) throw new Error("Chromium is installed but the fixtures did not start");
-  const shown = stack.proxy.output().length;
-  ctx.onTestFailed(() => console.error(`wrangler dev output during the test:\n${stack?.proxy.output().slice(shown).slice(-6000)}`));
-  return { browser, stack };
 }
 
 describe("the dashboard in Chromium under wrangler dev", () => {

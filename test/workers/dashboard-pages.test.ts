@@ -98,12 +98,13 @@ describe("the dashboard's pages", () => {
     for (const page of [listHtml, html]) {
       for (const secret of [token, SECRET_VALUE, "x-api-key", "test-admin-token"]) expect(page).not.toContain(secret);
     }
-    // The signed-in pages carry the sign-out form with the session's CSRF token, and no link to a page not built yet.
+    // The signed-in pages carry the sign-out form with the session's CSRF token; the overview links its built
+    // neighbours, and no page not built yet.
     expect(csrfOf(html)).toBe(csrfOf(listHtml));
     // Pages that exist are linked; those still to come are not (no link may lead to a 404).
-    expect(html).toContain(`<a href="/dashboard/teams/${TEAM}/audit">Audit trail</a>`);
+    for (const built of ["/upstreams", "/tools", "/audit", "/members"]) expect(html).toContain(`href="/dashboard/teams/${TEAM}${built}"`);
     expect((await getPage(`/dashboard/teams/${TEAM}/audit`, { address, cookie })).status).toBe(200);
-    for (const later of ["/upstreams", "/tools", "/policies"]) expect(html).not.toContain(`/dashboard/teams/${TEAM}${later}`);
+    expect(html).not.toContain(`/dashboard/teams/${TEAM}/policies`);
   });
 
   it("an overview without calls says so", async () => {

@@ -19,7 +19,7 @@ configRoutes.put("/teams/:team/config", async (c) => {
   await adminAction(c.env, { action: "config.put", team: p.team, outcome: result.ok ? "ok" : "refused" }, c.req.raw);
   if (!result.ok) return problem(c, 400, "invalid_config", "The config was not stored.", result.issues);
   const unforgotten = await forgetStaleUpstreamAccounts(c.env, p.team, before, body.value);
-  await listsChanged(c, p.team);
+  await listsChanged(c.env, p.team);
   return c.json({ ok: true as const, warnings: [...result.warnings, ...unforgotten] });
 });
 

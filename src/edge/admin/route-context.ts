@@ -58,9 +58,9 @@ export const isResponse = (v: unknown): v is Response => v instanceof Response;
  * carries the team's catalog). Only this team's streams hear it: they live in its index object. Best-effort: a
  * failure to tell is logged, and the admin's change stands.
  */
-export async function listsChanged(c: AdminContext, team: string): Promise<void> {
+export async function listsChanged(env: Pick<Env, "TEAM_INDEX">, team: string): Promise<void> {
   try {
-    await c.env.TEAM_INDEX.getByName(team).listsChanged({ tools: true, prompts: true, resources: true });
+    await env.TEAM_INDEX.getByName(team).listsChanged({ tools: true, prompts: true, resources: true });
   } catch (err) {
     log({ event: "unhandled", error: `listen streams of ${team} not told: ${err instanceof Error ? err.message : String(err)}` });
   }

@@ -5,6 +5,7 @@
 import type { AuditEntry } from "../../lib/audit-types.ts";
 import { AUDIT_LIMIT } from "../../team/audit-query.ts";
 import { Layout } from "./layout.tsx";
+import { TeamNav } from "./team-nav.tsx";
 
 /** The filters as the form shows them again (the raw text the operator typed, so a bad value can be corrected). */
 export type AuditFilters = Partial<Record<"since" | "until" | "principal" | "tool" | "outcome" | "limit", string>>;
@@ -91,9 +92,7 @@ export function AuditPage({ team, filters, read, csrf }: AuditPageProps) {
   const base = `/dashboard/teams/${team}/audit`;
   return (
     <Layout title={`${team}: audit trail`} csrf={csrf}>
-      <p>
-        <a href={`/dashboard/teams/${team}`}>Overview</a>
-      </p>
+      <TeamNav team={team} current="audit" />
       <FilterForm team={team} filters={filters} />
       {"problems" in read ? (
         <ul role="alert" class="problems">

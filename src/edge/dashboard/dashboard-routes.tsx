@@ -5,9 +5,17 @@
 // yet (docs/dashboard.md, "Not yet").
 import { Hono, type Context } from "hono";
 import type { JSX } from "hono/jsx/jsx-runtime";
+import * as z from "zod";
+import { loadTokenCounter } from "../../catalog/tokenizer.ts";
+import { kvKeys } from "../../config/keys.ts";
+import { loadTeamConfig } from "../../config/load.ts";
 import { TeamName } from "../../config/schema.ts";
 import { formatIssues } from "../../config/validate.ts";
 import { AuditParams, auditQuery } from "../../team/audit-query.ts";
+import { settings } from "../../lib/settings.ts";
+import { searchTeamCatalog, teamCatalog } from "../../modern/team-catalog.ts";
+import { SearchQuery } from "../../views/schemas.ts";
+import { reloadTeamSessions } from "../admin/session-routes.ts";
 import type { Env } from "../../lib/env.ts";
 import { log } from "../../lib/log.ts";
 import { checkAdminToken } from "../admin/auth.ts";
@@ -24,6 +32,13 @@ import { teamOverview, teamRows } from "./team-figures.ts";
 import { TeamListPage } from "./team-list-page.tsx";
 import { TokensPage, type TokensPageProps } from "./tokens-page.tsx";
 import { TeamOverviewPage } from "./team-overview-page.tsx";
+import { teamPath } from "./team-list-page.tsx";
+import { ToolsPage } from "./tools-page.tsx";
+import { teamUpstreams } from "./upstream-figures.ts";
+import { UpstreamsPage } from "./upstreams-page.tsx";
+
+/** `?reloaded=<n>` after a reload: how many live sessions took it. */
+const Reloaded = z.coerce.number().int().min(0);
 
 type DashboardEnv = { Bindings: Env };
 type DashboardContext = Context<DashboardEnv>;
@@ -151,14 +166,6 @@ dashboard.get("/teams/:team/audit.ndjson", async (c) => {
   return new Response(read.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""), { headers });
 });
 
-/** A team that has a config (the pages that change a team need one), from the path; undefined for any other name. */
-async function configuredTeam(c: DashboardContext): Promise<string | undefined> {
-  const team = TeamName.safeParse(c.req.param("team"));
-  return team.success && (await store(c).getConfig(team.data)) !== undefined ? team.data : undefined;
-}
-
-const noTeam = (c: DashboardContext, csrf: string) => message(c, 404, "No such team", "No team of that name has a config on this proxy.", csrf);
-
 /** The members-and-tokens page, with what the request just did. */
 async function tokensPage(c: DashboardContext, team: string, csrf: string, status: Status, done: Omit<TokensPageProps, "team" | "tokens" | "csrf"> = {}) {
   return page(c, status, <TokensPage team={team} tokens={await store(c).listTokens(team)} csrf={csrf} {...done} />);
@@ -168,7 +175,7 @@ dashboard.get("/teams/:team/members", async (c) => {
   const who = await signedIn(c);
   if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
   const team = await configuredTeam(c);
-  return team ? tokensPage(c, team, who.csrf, 200) : noTeam(c, who.csrf);
+  return team ? tokensPage(c, team, who.csrf, 200) : noSuchTeam(c, who.csrf);
 });
 
 // Minting goes through the admin API's body schema, store and audit (an admin action, as `POST .../tokens` records).
@@ -178,7 +185,7 @@ dashboard.post("/teams/:team/tokens", async (c) => {
   const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
   if (!posted.ok) return refused(c, posted.refusal);
   const team = await configuredTeam(c);
-  if (!team) return noTeam(c, who.csrf);
+  if (!team) return noSuchTeam(c, who.csrf);
   // The form's empty fields are the body's absent keys.
   const filled = (key: string) => posted.form.get(key)?.trim() || undefined;
   const fields = Object.fromEntries(["label", "view"].flatMap((key) => (filled(key) === undefined ? [] : [[key, filled(key)]])));
@@ -203,6 +210,52 @@ dashboard.post("/teams/:team/tokens/:id/revoke", async (c) => {
   await adminAction(c.env, { action: "token.revoke", team: p.data.team, target: p.data.id, outcome: revoked ? "ok" : "refused" }, c.req.raw);
   if (!revoked) return message(c, 404, "No such token", `Team ${p.data.team} has no token ${p.data.id}.`, who.csrf);
   return tokensPage(c, p.data.team, who.csrf, 200, { revoked: p.data.id });
+});
+
+/** The team a path names, when it has a config (a 404 page otherwise, rendered by the caller). */
+async function configuredTeam(c: DashboardContext): Promise<string | undefined> {
+  const team = TeamName.safeParse(c.req.param("team"));
+  return team.success && (await c.env.TEAMS.get(kvKeys.config(team.data))) !== null ? team.data : undefined;
+}
+
+const noSuchTeam = (c: DashboardContext, csrf: string) => message(c, 404, "No such team", "No team of that name has a config on this proxy.", csrf);
+
+dashboard.get("/teams/:team/upstreams", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
+  const team = await configuredTeam(c);
+  const upstreams = team === undefined ? undefined : await teamUpstreams(c.env, team);
+  if (!upstreams) return noSuchTeam(c, who.csrf);
+  const reloaded = Reloaded.safeParse(c.req.query("reloaded"));
+  return page(c, 200, <UpstreamsPage upstreams={upstreams} csrf={who.csrf} reloaded={reloaded.success ? reloaded.data : undefined} />);
+});
+
+// The admin API's reload (the same function), recorded in the audit trail as its admin action.
+dashboard.post("/teams/:team/reload", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "There is no session: sign in again, then reload.");
+  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
+  if (!posted.ok) return refused(c, posted.refusal);
+  const team = await configuredTeam(c);
+  if (team === undefined) return noSuchTeam(c, who.csrf);
+  const sessions = await reloadTeamSessions(c.env, team, c.req.raw);
+  return c.redirect(`${teamPath(team)}/upstreams?reloaded=${sessions}`, 303);
+});
+
+dashboard.get("/teams/:team/tools", async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
+  const team = await configuredTeam(c);
+  const loaded = team === undefined ? undefined : await loadTeamConfig(c.env.TEAMS, team);
+  if (team === undefined || loaded === undefined) return noSuchTeam(c, who.csrf);
+  if (!loaded.ok) return message(c, 200, `Team ${team}: tools`, "The team's stored config no longer validates: it has no catalog to show.", who.csrf);
+  // An empty box is no search (the page as first opened), not a search that finds nothing.
+  const asked = c.req.query("q");
+  const query = asked === undefined || asked.trim() === "" ? undefined : SearchQuery.safeParse(asked);
+  if (query && !query.success) return message(c, 400, "Search too long", "A search is at most 1,000 characters, as discover_tool takes it.", who.csrf);
+  const catalog = await teamCatalog(c.env.TEAMS, team, loaded.config, await loadTokenCounter(c.env.ASSETS), settings(c.env).sessionTtlSeconds);
+  const hits = query ? searchTeamCatalog(catalog, query.data) : [];
+  return page(c, 200, <ToolsPage team={team} catalog={catalog} query={query?.data} hits={hits} csrf={who.csrf} />);
 });
 
 dashboard.all("*", (c) => message(c, 404, "Not found", "The dashboard has no such page."));

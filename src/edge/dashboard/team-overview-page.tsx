@@ -4,6 +4,7 @@
 // API's figures); the audit trail gives errors and the tools.
 import { DayChart } from "./day-chart.tsx";
 import { Layout } from "./layout.tsx";
+import { TeamNav } from "./team-nav.tsx";
 import { OVERVIEW_DAYS, type OverviewDay, type TeamOverview } from "./team-figures.ts";
 
 const number = (n: number) => n.toLocaleString("en-US");
@@ -100,12 +101,8 @@ export function TeamOverviewPage({ overview, csrf }: { overview: TeamOverview; c
   const values = (pick: (d: OverviewDay) => number) => overview.days.map(pick);
   return (
     <Layout title={`Team ${overview.team}`} csrf={csrf}>
-      <p>
-        <a href="/dashboard">All teams</a> · {`the last ${OVERVIEW_DAYS} days (UTC), as the usage API and the audit trail report them`}
-      </p>
-      <nav aria-label="Team pages">
-        <a href={`/dashboard/teams/${overview.team}/audit`}>Audit trail</a> · <a href={`/dashboard/teams/${overview.team}/members`}>Members and tokens</a>
-      </nav>
+      <TeamNav team={overview.team} current="overview" />
+      <p>{`The last ${OVERVIEW_DAYS} days (UTC), as the usage API and the audit trail report them.`}</p>
       <section aria-labelledby="totals-heading">
         <h2 id="totals-heading">Totals</h2>
         <Totals overview={overview} />

@@ -4,6 +4,7 @@
 import type { TokenInfo } from "../../store/store.ts";
 import { CSRF_FIELD } from "./csrf.ts";
 import { Layout } from "./layout.tsx";
+import { TeamNav } from "./team-nav.tsx";
 
 export interface TokensPageProps {
   team: string;
@@ -80,9 +81,7 @@ function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; 
 export function TokensPage({ team, tokens, csrf, minted, problem, revoked }: TokensPageProps) {
   return (
     <Layout title={`${team}: members and tokens`} csrf={csrf}>
-      <p>
-        <a href={`/dashboard/teams/${team}`}>Overview</a>
-      </p>
+      <TeamNav team={team} current="members" />
       {problem ? (
         <p role="alert" class="error">
           {problem}

@@ -1,0 +1,85 @@
+// A team's catalog as a 2026 tools/list shows it, read outside any object (the dashboard's tools page): each eager
+// server's latest catalog from the team's catalog cache (the reading the 2026 era's objects share, taken with the
+// capabilities that era declares), through the team's tool filters and pins, fitted to the team's budget with the
+// era's own meta-tool definitions and wording (tool-list.ts). No caller's policies: this is the team's catalog before
+// any member's are applied. A server with no reading in the cache is left out, as a list leaves out one not tried
+// yet, and named. The same catalogs serve discover_tool's search (views/tool-search.ts).
+import type { Tool } from "@modelcontextprotocol/server";
+import { fitCatalog, type FittedCatalog } from "../catalog/budget.ts";
+import type { CatalogGroup, CatalogView, ReadyUpstream, UpstreamCatalog } from "../catalog/catalog.ts";
+import { LIST_WORDING } from "../catalog/render.ts";
+import type { SearchHit } from "../catalog/search.ts";
+import type { TokenCounter } from "../catalog/tokenizer.ts";
+import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
+import { modernHost } from "../relay/bridge.ts";
+import { bindingKv } from "../store/binding-kv.ts";
+import { kvCatalogCache } from "../store/catalog-cache.ts";
+import type { KvLike } from "../store/kv.ts";
+import { checkPins } from "../store/pins.ts";
+import { relayedCapabilities } from "../upstream/client.ts";
+import { applyToolPolicy } from "../upstream/policy.ts";
+import { isLazy } from "../upstream/records.ts";
+import { modernDefinitions } from "../views/definitions.ts";
+import { searchUpstreams } from "../views/tool-search.ts";
+
+/** One eager server's reading: its catalog as the team shows it and when the team last read it, or none yet. */
+export type ServerReading = { server: string; catalog: UpstreamCatalog; checkedAt: number } | { server: string; catalog: undefined };
+
+export interface TeamCatalog {
+  config: ResolvedConfig;
+  readings: ServerReading[];
+  /** The catalog view a 2026 tools/list of the team renders. */
+  view: CatalogView;
+  fitted: FittedCatalog;
+  budget: number;
+}
+
+/** The team's filters and (when it pins) its pinned definitions only, as a session's policy keeps a catalog. */
+async function teamShown(kv: KvLike, team: string, config: ResolvedConfig, spec: UpstreamSpec, catalog: UpstreamCatalog): Promise<UpstreamCatalog> {
+  const visible = applyToolPolicy(spec, catalog);
+  if (!config.pinTools) return visible;
+  return { ...visible, tools: (await checkPins(kv, team, spec.name, visible.tools)).allowed };
+}
+
+/** Each eager server's latest reading in the team's catalog cache, in config order. */
+export async function teamReadings(kvNamespace: KVNamespace, team: string, config: ResolvedConfig): Promise<ServerReading[]> {
+  const kv = bindingKv(kvNamespace);
+  const cache = kvCatalogCache(kv, team, { capabilities: () => relayedCapabilities(modernHost().capabilities()) });
+  const eager = config.upstreams.filter((spec) => !isLazy(spec));
+  return Promise.all(
+    eager.map(async (spec): Promise<ServerReading> => {
+      const reading = await cache.latest(spec);
+      if (!reading.newer) return { server: spec.name, catalog: undefined };
+      return { server: spec.name, catalog: await teamShown(kv, team, config, spec, reading.newer), checkedAt: reading.checkedAt ?? 0 };
+    }),
+  );
+}
+
+/** The catalog view of the readings: the ready servers in config order, the lazy ones as loadable. */
+function viewOf(config: ResolvedConfig, readings: readonly ServerReading[]): CatalogView {
+  const groups: CatalogGroup[] = readings.flatMap((r) => {
+    if (!r.catalog) return [];
+    const description = config.upstreams.find((u) => u.name === r.server)?.description;
+    return [{ server: r.server, state: "ready" as const, tools: r.catalog.tools, description }];
+  });
+  for (const entry of config.invalid ?? []) groups.push({ server: entry.name, state: "unavailable", reason: `invalid config entry: ${entry.reason}` });
+  const lazy = config.upstreams.filter(isLazy).map((spec) => ({ name: spec.name, description: spec.description ?? "" }));
+  return { mode: config.mode, groups, lazy, dynamic: lazy.length > 0 };
+}
+
+/** The team's 2026 tools/list: discover_tool's description at the team's budget, and what the whole list costs. */
+export async function teamCatalog(kv: KVNamespace, team: string, config: ResolvedConfig, counter: TokenCounter, handleLifetimeSeconds: number): Promise<TeamCatalog> {
+  const readings = await teamReadings(kv, team, config);
+  const view = viewOf(config, readings);
+  const { discover, rest } = modernDefinitions(handleLifetimeSeconds);
+  const tools = (description: string): Tool[] => [{ ...discover, description }, ...rest];
+  const fitted = fitCatalog(view, config.catalogBudget, tools, counter, LIST_WORDING);
+  return { config, readings, view, fitted, budget: config.catalogBudget };
+}
+
+/** discover_tool's search over the team's catalog: the same ranking, the same catalogs. */
+export function searchTeamCatalog(catalog: TeamCatalog, query: string, limit?: number): SearchHit[] {
+  const ready: ReadyUpstream[] = catalog.readings.flatMap((r) => (r.catalog ? [{ name: r.server, catalog: r.catalog }] : []));
+  const description = (server: string) => catalog.config.upstreams.find((u) => u.name === server)?.description;
+  return searchUpstreams(catalog.config.mode, ready, description, query, limit);
+}
