@@ -43,6 +43,7 @@ function MintForm({ team, csrf }: { team: string; csrf: string }) {
 function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; csrf: string }) {
   if (tokens.length === 0) return <p>The team has no tokens.</p>;
   return (
+    <div class="scroll" role="region" aria-label="Tokens" tabindex={0}>
     <table class="audit">
       <caption>The team's tokens (their ids: a token itself is never shown again)</caption>
       <thead>
@@ -75,6 +76,7 @@ function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; 
         ))}
       </tbody>
     </table>
+    </div>
   );
 }
 
