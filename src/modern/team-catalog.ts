@@ -1,8 +1,9 @@
 // A team's catalog as a 2026 tools/list shows it, read outside any object (the dashboard's tools page): each eager
 // server's latest catalog from the team's catalog cache (the reading the 2026 era's objects share, taken with the
 // capabilities that era declares), through the team's tool filters and pins, fitted to the team's budget with the
-// era's own meta-tool definitions and wording (tool-list.ts). No caller's policies: this is the team's catalog before
-// any member's are applied. A server with no reading in the cache is left out, as a list leaves out one not tried
+// era's own meta-tool definitions and wording (tool-list.ts). Without a subject it is the team's catalog before any
+// caller's policies; with one (the dashboard's "view as"), that caller's, filtered as their own objects filter it
+// (src/upstream/caller-catalog.ts). A server with no reading in the cache is left out, as a list leaves out one not tried
 // yet, and named. The same catalogs serve discover_tool's search (views/tool-search.ts).
 import type { Tool } from "@modelcontextprotocol/server";
 import { fitCatalog, type FittedCatalog } from "../catalog/budget.ts";
@@ -10,6 +11,8 @@ import type { CatalogGroup, CatalogView, ReadyUpstream, UpstreamCatalog } from "
 import { LIST_WORDING } from "../catalog/render.ts";
 import type { SearchHit } from "../catalog/search.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
+import type { Subject } from "../config/subject.ts";
+import { toolAccess } from "../config/tool-access.ts";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { modernHost } from "../relay/bridge.ts";
 import { bindingKv } from "../store/binding-kv.ts";
@@ -17,6 +20,7 @@ import { kvCatalogCache } from "../store/catalog-cache.ts";
 import type { KvLike } from "../store/kv.ts";
 import { checkPins } from "../store/pins.ts";
 import { relayedCapabilities } from "../upstream/client.ts";
+import { callerCatalog } from "../upstream/caller-catalog.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
 import { isLazy } from "../upstream/records.ts";
 import { modernDefinitions } from "../views/definitions.ts";
@@ -41,36 +45,52 @@ async function teamShown(kv: KvLike, team: string, config: ResolvedConfig, spec:
   return { ...visible, tools: (await checkPins(kv, team, spec.name, visible.tools)).allowed };
 }
 
-/** Each eager server's latest reading in the team's catalog cache, in config order. */
-export async function teamReadings(kvNamespace: KVNamespace, team: string, config: ResolvedConfig): Promise<ServerReading[]> {
+/**
+ * Each eager server's latest reading in the team's catalog cache, in config order; with a subject, as that caller
+ * sees it (a server it may not see at all is left out).
+ */
+export async function teamReadings(kvNamespace: KVNamespace, team: string, config: ResolvedConfig, subject?: Subject): Promise<ServerReading[]> {
   const kv = bindingKv(kvNamespace);
   const cache = kvCatalogCache(kv, team, { capabilities: () => relayedCapabilities(modernHost().capabilities()) });
   const eager = config.upstreams.filter((spec) => !isLazy(spec));
-  return Promise.all(
+  const access = subject && toolAccess(config, subject);
+  const readings = await Promise.all(
     eager.map(async (spec): Promise<ServerReading> => {
       const reading = await cache.latest(spec);
       if (!reading.newer) return { server: spec.name, catalog: undefined };
-      return { server: spec.name, catalog: await teamShown(kv, team, config, spec, reading.newer), checkedAt: reading.checkedAt ?? 0 };
+      const shown = await teamShown(kv, team, config, spec, reading.newer);
+      return { server: spec.name, catalog: access ? callerCatalog(access, config.mode, spec.name, shown) : shown, checkedAt: reading.checkedAt ?? 0 };
     }),
   );
+  return readings.filter((r) => r.catalog?.hiddenFromCaller !== true);
 }
 
 /** The catalog view of the readings: the ready servers in config order, the lazy ones as loadable. */
-function viewOf(config: ResolvedConfig, readings: readonly ServerReading[]): CatalogView {
+function viewOf(config: ResolvedConfig, readings: readonly ServerReading[], subject?: Subject): CatalogView {
   const groups: CatalogGroup[] = readings.flatMap((r) => {
     if (!r.catalog) return [];
     const description = config.upstreams.find((u) => u.name === r.server)?.description;
     return [{ server: r.server, state: "ready" as const, tools: r.catalog.tools, description }];
   });
   for (const entry of config.invalid ?? []) groups.push({ server: entry.name, state: "unavailable", reason: `invalid config entry: ${entry.reason}` });
-  const lazy = config.upstreams.filter(isLazy).map((spec) => ({ name: spec.name, description: spec.description ?? "" }));
+  const access = subject && toolAccess(config, subject);
+  const lazy = config.upstreams
+    .filter((spec) => isLazy(spec) && !access?.serverHidden(spec.name, []))
+    .map((spec) => ({ name: spec.name, description: spec.description ?? "" }));
   return { mode: config.mode, groups, lazy, dynamic: lazy.length > 0 };
 }
 
 /** The team's 2026 tools/list: discover_tool's description at the team's budget, and what the whole list costs. */
-export async function teamCatalog(kv: KVNamespace, team: string, config: ResolvedConfig, counter: TokenCounter, handleLifetimeSeconds: number): Promise<TeamCatalog> {
-  const readings = await teamReadings(kv, team, config);
-  const view = viewOf(config, readings);
+export async function teamCatalog(
+  kv: KVNamespace,
+  team: string,
+  config: ResolvedConfig,
+  counter: TokenCounter,
+  handleLifetimeSeconds: number,
+  subject?: Subject,
+): Promise<TeamCatalog> {
+  const readings = await teamReadings(kv, team, config, subject);
+  const view = viewOf(config, readings, subject);
   const { discover, rest } = modernDefinitions(handleLifetimeSeconds);
   const tools = (description: string): Tool[] => [{ ...discover, description }, ...rest];
   const fitted = fitCatalog(view, config.catalogBudget, tools, counter, LIST_WORDING);

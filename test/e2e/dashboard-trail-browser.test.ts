@@ -50,6 +50,13 @@ describe("the dashboard's audit trail and tokens pages in Chromium under wrangle
     expect(await rows()).toEqual((await auditEntries("?outcome=unknown_tool")).map((e) => e.id));
     expect(await textOf(page.locator("td[data-outcome]").first())).toBe("unknown_tool");
 
+    // Policies: view as the team's labelled token, through the form.
+    await Promise.all([page.waitForURL(`${base()}/dashboard/teams/${TEAM}/policies`), page.getByRole("link", { name: "Policies" }).click()]);
+    await page.getByLabel("Or a member's verified email").fill("sam@acme.example");
+    await Promise.all([page.waitForURL(/\/policies\?/), page.getByRole("button", { name: "View as" }).click()]);
+    expect(await page.locator("section[data-as]").getAttribute("data-as")).toBe("sam@acme.example");
+    await checkPage(page, "policies");
+
     // Tokens: mint one labelled through the form; it is shown once and it works.
     await Promise.all([page.waitForURL(`${base()}/dashboard/teams/${TEAM}/members`), page.getByRole("link", { name: "Members and tokens" }).click()]);
     await checkPage(page, "members");

@@ -102,9 +102,10 @@ describe("the dashboard's pages", () => {
     // neighbours, and no page not built yet.
     expect(csrfOf(html)).toBe(csrfOf(listHtml));
     // Pages that exist are linked; those still to come are not (no link may lead to a 404).
-    for (const built of ["/upstreams", "/tools", "/audit", "/members"]) expect(html).toContain(`href="/dashboard/teams/${TEAM}${built}"`);
-    expect((await getPage(`/dashboard/teams/${TEAM}/audit`, { address, cookie })).status).toBe(200);
-    expect(html).not.toContain(`/dashboard/teams/${TEAM}/policies`);
+    for (const built of ["/upstreams", "/tools", "/policies", "/audit", "/members"]) {
+      expect(html).toContain(`href="/dashboard/teams/${TEAM}${built}"`);
+      expect((await getPage(`/dashboard/teams/${TEAM}${built}`, { address, cookie })).status).toBe(200);
+    }
   });
 
   it("an overview without calls says so", async () => {

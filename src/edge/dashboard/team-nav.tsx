@@ -1,13 +1,14 @@
-// The links between a team's pages: the overview, its upstreams, tools, audit trail, members and tokens (each page
+// The links between a team's pages: the overview, its upstreams, tools, policies, audit trail, members and tokens (each page
 // marks itself current).
 import { teamPath } from "./team-list-page.tsx";
 
-export type TeamPage = "overview" | "upstreams" | "tools" | "audit" | "members";
+export type TeamPage = "overview" | "upstreams" | "tools" | "policies" | "audit" | "members";
 
 const PAGES: Array<{ page: TeamPage; label: string; suffix: string }> = [
   { page: "overview", label: "Overview", suffix: "" },
   { page: "upstreams", label: "Upstreams", suffix: "/upstreams" },
   { page: "tools", label: "Tools", suffix: "/tools" },
+  { page: "policies", label: "Policies", suffix: "/policies" },
   { page: "audit", label: "Audit trail", suffix: "/audit" },
   { page: "members", label: "Members and tokens", suffix: "/members" },
 ];

@@ -1,0 +1,114 @@
+// A team's policies, `/dashboard/teams/<team>/policies`: the `policies` of its stored config as written, each problem
+// the admin API's validation finds in them shown beside them, and "view as": a token label, or a member's email and
+// groups, and exactly the catalog that caller's 2026 tools/list gets (the team's catalog through their policies, as
+// their own objects filter it: src/modern/team-catalog.ts), with the tools that ask for consent and what is hidden.
+import type { ConfigIssue } from "../../config/validate.ts";
+import type { TeamCatalog } from "../../modern/team-catalog.ts";
+import { Layout } from "./layout.tsx";
+import { TeamNav } from "./team-nav.tsx";
+import { teamPath } from "./team-list-page.tsx";
+
+/** Whom the page views the catalog as, as the form gives it. */
+export interface ViewAs {
+  label?: string | undefined;
+  email?: string | undefined;
+  groups?: string | undefined;
+}
+
+/** The catalog a caller gets, and what their policies did to the team's. */
+export interface CallerView {
+  who: string;
+  catalog: TeamCatalog;
+  /** Tools of the team's catalog the caller does not see, and those whose every call asks the user. */
+  hidden: string[];
+  approve: string[];
+}
+
+export interface PoliciesPageProps {
+  team: string;
+  /** The `policies` as stored (pretty JSON), or undefined when the config has none. */
+  written: string | undefined;
+  issues: ConfigIssue[];
+  labels: string[];
+  viewAs: ViewAs;
+  view: CallerView | undefined;
+  csrf: string;
+}
+
+function ViewAsForm({ team, labels, viewAs }: { team: string; labels: string[]; viewAs: ViewAs }) {
+  return (
+    <form method="get" action={`${teamPath(team)}/policies`} class="filters">
+      <label>
+        A token labelled
+        <select name="label">
+          <option value="">(a member instead)</option>
+          {labels.map((label) => (
+            <option value={label} selected={label === viewAs.label}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Or a member's verified email
+        <input type="email" name="email" value={viewAs.email ?? ""} placeholder="alice@acme.example" />
+      </label>
+      <label>
+        Their groups
+        <input type="text" name="groups" value={viewAs.groups ?? ""} placeholder="staff, contractors" />
+      </label>
+      <button type="submit">View as</button>
+    </form>
+  );
+}
+
+function Listed({ name, title, tools }: { name: string; title: string; tools: string[] }) {
+  return (
+    <section aria-labelledby={`${name}-heading`}>
+      <h3 id={`${name}-heading`}>{`${title} (${tools.length})`}</h3>
+      {tools.length === 0 ? (
+        <p>None.</p>
+      ) : (
+        <ul data-list={name}>
+          {tools.map((t) => (
+            <li>
+              <code>{t}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+export function PoliciesPage({ team, written, issues, labels, viewAs, view, csrf }: PoliciesPageProps) {
+  return (
+    <Layout title={`Team ${team}: policies`} csrf={csrf}>
+      <TeamNav team={team} current="policies" />
+      <h2>As written</h2>
+      {issues.length > 0 ? (
+        <div role="alert" class="problems">
+          <p>The admin API refuses these policies; until they are put right every tool is hidden from everyone:</p>
+          <ul data-list="issues">
+            {issues.map((i) => (
+              <li>{`${i.path}: ${i.message}`}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {written === undefined ? <p>The team has no policies: everyone sees every tool.</p> : <pre class="policies">{written}</pre>}
+      <h2>View as</h2>
+      <ViewAsForm team={team} labels={labels} viewAs={viewAs} />
+      {view ? (
+        <section aria-labelledby="as-heading" data-as={view.who}>
+          <h3 id="as-heading">{`The catalog ${view.who} gets (${view.catalog.fitted.tokens.toLocaleString("en-US")} tokens of tools/list)`}</h3>
+          <pre class="catalog" data-catalog>
+            {view.catalog.fitted.description}
+          </pre>
+          <Listed name="approve" title="Tools whose every call asks the user first" tools={view.approve} />
+          <Listed name="hidden" title="Tools of the team's catalog hidden from this caller" tools={view.hidden} />
+        </section>
+      ) : null}
+    </Layout>
+  );
+}
