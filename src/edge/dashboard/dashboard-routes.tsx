@@ -10,7 +10,7 @@ import { loadTokenCounter } from "../../catalog/tokenizer.ts";
 import { kvKeys } from "../../config/keys.ts";
 import { loadTeamConfig } from "../../config/load.ts";
 import { TeamName } from "../../config/schema.ts";
-import { formatIssues, parseConfig } from "../../config/validate.ts";
+import { formatIssues, parseConfig, parseStoredConfig } from "../../config/validate.ts";
 import { AuditParams, auditQuery } from "../../team/audit-query.ts";
 import { settings } from "../../lib/settings.ts";
 import { searchTeamCatalog, teamCatalog } from "../../modern/team-catalog.ts";
@@ -263,20 +263,21 @@ dashboard.get("/teams/:team/tools", async (c) => {
 dashboard.get("/teams/:team/policies", async (c) => {
   const who = await signedIn(c);
   if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = await configuredTeam(c);
-  const raw = team === undefined ? undefined : await store(c).getConfig(team);
-  if (team === undefined || raw === undefined) return noSuchTeam(c, who.csrf);
+  // One read of the stored config serves the check, the text shown and the catalog viewed.
+  const team = TeamName.safeParse(c.req.param("team"));
+  const raw = team.success ? await store(c).getConfig(team.data) : undefined;
+  if (!team.success || raw === undefined) return noSuchTeam(c, who.csrf);
   // The admin API's own validation, its problems with the policies kept.
   const checked = parseConfig(raw);
   const issues = checked.ok ? [] : checked.issues.filter((i) => i.path.startsWith("policies"));
   const policies = (raw as { policies?: unknown }).policies;
   const text = (key: string) => (c.req.query(key) ?? "").trim().slice(0, 320) || undefined;
   const viewAs: ViewAs = { label: text("label"), email: text("email"), groups: text("groups") };
-  const labels = [...new Set((await store(c).listTokens(team)).flatMap((t) => (t.label ? [t.label] : [])))].sort();
-  const loaded = await loadTeamConfig(c.env.TEAMS, team);
-  const view = loaded?.ok ? await callerView(c.env, team, loaded.config, viewAs) : undefined;
+  const labels = [...new Set((await store(c).listTokens(team.data)).flatMap((t) => (t.label ? [t.label] : [])))].sort();
+  const stored = parseStoredConfig(raw);
+  const view = stored.ok ? await callerView(c.env, team.data, stored.config, viewAs) : undefined;
   const written = policies === undefined ? undefined : JSON.stringify(policies, null, 2);
-  return page(c, 200, <PoliciesPage team={team} written={written} issues={issues} labels={labels} viewAs={viewAs} view={view} csrf={who.csrf} />);
+  return page(c, 200, <PoliciesPage team={team.data} written={written} issues={issues} labels={labels} viewAs={viewAs} view={view} csrf={who.csrf} />);
 });
 
 dashboard.all("*", (c) => message(c, 404, "Not found", "The dashboard has no such page."));
