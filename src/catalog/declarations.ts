@@ -7,6 +7,7 @@
 // bounds, patterns and `not` are validation the upstream does. A schema too deep, recursive or too large ends in a
 // commented `unknown` rather than an unbounded text, and nothing in a description or a key can leave its comment
 // or its string.
+import { firstSentenceEnd } from "./sentence.ts";
 
 /** The tool as the declarations need it (an MCP `Tool` fits). */
 export interface DeclarableTool {
@@ -21,17 +22,17 @@ export interface DeclarationLimits {
   /** Characters of one schema's type, about; past it the depth is lowered until it fits. */
   maxChars: number;
   /**
-   * Descriptions shortened to their first sentence (a tool's at most BRIEF_TOOL_CHARS, a parameter's at most
-   * BRIEF_PARAMETER_CHARS), each cut one ending in `…`. Writing a call needs the types and what each thing is; the
-   * tool was chosen already (search shows the same first sentence), and the selection and usage guides some servers
-   * write into descriptions are asked for whole.
+   * Tool descriptions shortened to their first sentence (at most BRIEF_TOOL_CHARS), a cut one ending in `…`.
+   * Writing a call needs the types and what each thing is; the tool was chosen already (search shows the same first
+   * sentence), and the selection and usage guides some servers write into descriptions are asked for whole.
+   * Parameter descriptions are never shortened: their examples and formats ("e.g. 'System.Title'") are what a call
+   * is written from.
    */
   brief?: boolean;
 }
 
-/** The brief form's longest tool description and parameter description, in characters. */
+/** The brief form's longest tool description, in characters. */
 export const BRIEF_TOOL_CHARS = 240;
-export const BRIEF_PARAMETER_CHARS = 160;
 
 /** The corpus's deepest schema (MongoDB's `explain`) has 8 levels; its largest method (`export`) is 11,515 characters. */
 export const DECLARATION_LIMITS: DeclarationLimits = { maxDepth: 12, maxChars: 20_000 };
@@ -86,14 +87,14 @@ function cutAt(text: string, max: number): string {
 }
 
 /**
- * A description in the brief form: its first sentence, whitespace folded,
- * within the brief limits; `…` ends one that lost anything. Recorded in `brief.shortened` when it did.
+ * A tool's description in the brief form: its first sentence, whitespace folded, within BRIEF_TOOL_CHARS; `…` ends
+ * one that lost anything. Recorded in `brief.shortened` when it did.
  */
-function briefly(text: string | undefined, kind: "tool" | "parameter", brief: Context["brief"]): string | undefined {
+function briefly(text: string | undefined, brief: Context["brief"]): string | undefined {
   if (!brief.on || text === undefined) return text;
   const whole = text.replace(/\s+/g, " ").trim();
-  const end = whole.search(/[.!?](?=\s|$)/);
-  const short = cutAt(end === -1 ? whole : whole.slice(0, end + 1), kind === "tool" ? BRIEF_TOOL_CHARS : BRIEF_PARAMETER_CHARS);
+  const end = firstSentenceEnd(whole);
+  const short = cutAt(end === -1 ? whole : whole.slice(0, end + 1), BRIEF_TOOL_CHARS);
   if (short === whole) return text;
   brief.shortened = true;
   return short.endsWith("…") ? short : `${short.replace(/[.:;,]$/, "")} …`;
@@ -193,7 +194,7 @@ function typeOf(schema: unknown, ctx: Context, skip?: unknown): Rendered {
 function member(schema: unknown, ctx: Context, skip: unknown): Rendered {
   const type = typeOf(schema, ctx);
   if (schema === skip || !isSchema(schema) || typeof schema.description !== "string") return type;
-  const note = spend(ctx, `/** ${commentText(briefly(schema.description, "parameter", ctx.brief)!).replace(/\s+/g, " ")} */ `);
+  const note = spend(ctx, `/** ${commentText(schema.description).replace(/\s+/g, " ")} */ `);
   return { text: `${note}${type.binds === "atom" ? type.text : `(${type.text})`}`, binds: "atom" };
 }
 
@@ -254,7 +255,7 @@ function objectType(schema: Schema, ctx: Context): Rendered {
     const doc = describedBy(value, ctx);
     const type = typeOf(value, body, doc.lifted);
     const name = PROPERTY_KEY.test(key) ? key : JSON.stringify(key);
-    lines.push(spend(ctx, `${docComment(briefly(doc.text, "parameter", ctx.brief), tags(value), pad)}${pad}${name}${required.has(key) ? "" : "?"}: `) + `${type.text};`);
+    lines.push(spend(ctx, `${docComment(doc.text, tags(value), pad)}${pad}${name}${required.has(key) ? "" : "?"}: `) + `${type.text};`);
   }
   if (extraTyped) {
     const doc = describedBy(extra, ctx);
@@ -262,7 +263,7 @@ function objectType(schema: Schema, ctx: Context): Rendered {
     if (properties.length === 0 && doc.text === undefined) return atom(`Record<string, ${type.text}>`);
     // TypeScript wants every property to fit the index signature: with properties beside it, any value fits.
     const value = properties.length === 0 ? type.text : `unknown /* other keys: ${commentText(type.text).replace(/\s+/g, " ")} */`;
-    lines.push(spend(ctx, `${docComment(briefly(doc.text, "parameter", ctx.brief), [], pad)}${pad}[key: string]: `) + `${value};`);
+    lines.push(spend(ctx, `${docComment(doc.text, [], pad)}${pad}[key: string]: `) + `${value};`);
   }
   return atom(`{\n${lines.join("\n")}\n${inner.indent}}`);
 }
@@ -321,7 +322,7 @@ export function declareMethod(method: string, tool: DeclarableTool, limits: Decl
   const name = PROPERTY_KEY.test(method) && method !== "new" ? method : JSON.stringify(method);
   const input = takesNothing(tool.inputSchema) ? "" : `input${optionalInput(tool.inputSchema) ? "?" : ""}: ${schemaType(tool.inputSchema, limits, "", brief)}`;
   const output = tool.outputSchema === undefined ? "unknown" : schemaType(tool.outputSchema, limits, "", brief);
-  const text = `${docComment(briefly(tool.description, "tool", brief), tags, "")}${name}(${input}): Promise<${output}>;`;
+  const text = `${docComment(briefly(tool.description, brief), tags, "")}${name}(${input}): Promise<${output}>;`;
   return { text, shortened: brief.shortened };
 }
 

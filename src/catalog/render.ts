@@ -3,6 +3,7 @@ import type { ConfigMode } from "../config/validate.ts";
 import type { CatalogGroup, CatalogTool, CatalogView } from "./catalog.ts";
 import { stem } from "porter2";
 import { bareName } from "./names.ts";
+import { firstSentenceEnd } from "./sentence.ts";
 import { reasonLine } from "../lib/upstream-fault.ts";
 
 /** The first instruction line, in every mode. */
@@ -52,7 +53,7 @@ export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b
 export function oneLine(description: string | undefined): string {
   if (!description) return "";
   const text = description.replace(/\s+/g, " ").replace(INVISIBLE, "").trim();
-  const end = text.search(/[.!?](?=\s|$)/);
+  const end = firstSentenceEnd(text);
   // The first sentence; its closing period carries no meaning in a list line (421 of them cost 274 tokens).
   const sentence = end === -1 ? text : text.slice(0, text[end] === "." ? end : end + 1);
   if (sentence.length <= ONE_LINE_MAX) return sentence;

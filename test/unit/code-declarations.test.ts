@@ -177,16 +177,19 @@ describe("corpus declarations", () => {
     }
     console.log(`brief declarations: ${short} tokens against ${full} whole (${(short / full).toFixed(3)}×); ${shortened} of 421 tools shortened`);
     expect(compile(files)).toEqual([]);
-    expect(short / full).toBeLessThan(0.6);
+    // Tool descriptions shortened, parameter descriptions whole (their examples are what a call is written from):
+    // 0.673× on the corpus; cutting parameters too gave under 0.6× and lost the examples.
+    expect(short / full).toBeLessThan(0.7);
 
-    // CircleCI's usage guide goes; the first sentence of the tool and of each parameter stays, each cut one ending in …
+    // CircleCI's usage guide goes; the first sentence of the tool stays, ending in …; each parameter's description whole.
     const circleci = corpus.find((c) => c.server.includes("circleci"))!.tools.find((t) => t.name === "get_latest_pipeline_status")!;
     const one = declareMethod("get_latest_pipeline_status", circleci, brief);
     expect(one.shortened).toBe(true);
     expect(one.text).toMatch(/^\/\*\* This tool retrieves the status of the latest pipeline for a CircleCI project … \*\/\n/);
     expect(one.text).not.toContain("Common use cases");
-    expect(one.text).toContain('/** The project slug from listFollowedProjects tool (e.g., "gh/organization/project") … */');
-    expect(count(one.text)).toBeLessThan(count(methodDeclaration("get_latest_pipeline_status", circleci)) / 3);
+    expect(one.text).toContain('/** The project slug from listFollowedProjects tool (e.g., "gh/organization/project"). When using this option, branch must also be provided. */');
+    expect(one.text).toContain('For example: "feature/my-branch", "bugfix/123", "main", "master" etc. */');
+    expect(count(one.text)).toBeLessThan(count(methodDeclaration("get_latest_pipeline_status", circleci)) / 2);
     // A description that is one short sentence is left as it is, and nothing says it was cut.
     const plain = declareMethod("echo", { description: "Echoes back the input.", inputSchema: { type: "object", properties: { message: { type: "string", description: "What to echo." } } } }, brief);
     expect(plain).toEqual({ text: declareMethod("echo", { description: "Echoes back the input.", inputSchema: { type: "object", properties: { message: { type: "string", description: "What to echo." } } } }).text, shortened: false });
