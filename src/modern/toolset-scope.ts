@@ -54,6 +54,10 @@ function toolsetNames(registry: UpstreamRegistry, route: ToolsetRoute): ToolName
       const then = route.handle ? "then call this again with the same toolset" : "then pass the toolset it returns to use_tool";
       return `Unknown tool: "${name}". Its server "${server}" is not loaded${route.handle ? " in this toolset" : ""}: call ${LOAD_MCP} ${call}, ${then}.`;
     },
+    // The era keeps no session: a server loaded a moment ago is in the toolset whose handle load_mcp returned, and
+    // only a request that passes it finds the server there.
+    lazyServer: (server) =>
+      `The server "${server}" is lazy and not in this request's toolset: pass the \`toolset\` that ${LOAD_MCP} returned, or call ${LOAD_MCP} ${JSON.stringify(route.handle ? { mcp_name: server, toolset: route.handle.value } : { mcp_name: server })}.`,
   };
 }
 
@@ -98,8 +102,10 @@ async function loadIntoToolset({ registry, who, audit }: ViewSession, route: Too
   try {
     const outcome = await loggedLoad(registry, who, args.mcp_name, { session: audit, host });
     const listing = buildListing(registry.mode, args.mcp_name, outcome.catalog);
-    const answer = { ...listing, ...toolsetOf(route) };
-    return { content: [{ type: "text", text: JSON.stringify(answer) }], structuredContent: answer };
+    // The handle first, in the text's first line too: an agent that reads the start of a long answer keeps it.
+    const answer = { ...toolsetOf(route), ...listing };
+    const first = `Loaded "${args.mcp_name}" into toolset "${route.handle.value}": pass "toolset": "${route.handle.value}" with ${USE_TOOL} and ${DISCOVER_TOOL} to reach its tools.`;
+    return { content: [{ type: "text", text: `${first}\n${JSON.stringify(answer)}` }], structuredContent: answer };
   } catch (err) {
     if (!(err instanceof LoadError)) throw err;
     // Failures count per toolset (three strikes evict): a retry must name the same one.

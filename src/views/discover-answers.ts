@@ -13,9 +13,12 @@ import { searchCatalog } from "./tool-search.ts";
 export const LAZY_HITS = 3;
 
 /** discover_tool's search: the matching tools, and (unless narrowed to one loaded server) lazy servers that match. */
-export async function searchAnswer(registry: UpstreamRegistry, args: { query: string; server?: string | undefined; limit?: number | undefined }): Promise<CallToolResult> {
+export async function searchAnswer(registry: UpstreamRegistry, names: ToolNames, args: { query: string; server?: string | undefined; limit?: number | undefined }): Promise<CallToolResult> {
   await registry.ensureEager();
   if (args.server !== undefined && !registry.ready().some((u) => u.name === args.server)) {
+    // A lazy server the caller may load is named with the call that loads it (its scope's, by era); any other name
+    // is unknown, with what is loaded.
+    if (names.lazyServer && registry.loadable().some((spec) => spec.name === args.server)) return toolError("invalid_arguments", names.lazyServer(args.server));
     const loaded = registry.ready().map((u) => u.name);
     return toolError("invalid_arguments", `No loaded server is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
   }

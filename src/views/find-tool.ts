@@ -19,6 +19,8 @@ export interface ToolNames {
   names(): string[];
   /** The answer for a name on a lazy server that is not loaded yet. */
   notLoaded(name: string, server: string): string;
+  /** What a search narrowed to a lazy server that is not loaded yet answers: the call that loads it. */
+  lazyServer?(server: string): string;
   /**
    * The `server/tool` of a tool the caller's policies hide that the name would call (src/views/concealed-names.ts),
    * for the audit trail only; absent where the name itself is `server/tool` (the meta view).
@@ -33,6 +35,7 @@ export function registryNames(registry: UpstreamRegistry, loadTool: string): Too
     find: (name) => registry.tools().get(name),
     names: () => [...registry.tools().keys()],
     notLoaded: (name, server) => `Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${loadTool} with mcp_name "${server}" first.`,
+    lazyServer: (server) => `The server "${server}" is lazy and not loaded yet: call ${loadTool} ${JSON.stringify({ mcp_name: server })}, then search it again.`,
   };
 }
 

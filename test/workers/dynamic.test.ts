@@ -67,6 +67,10 @@ describe("load_mcp", () => {
       changed++;
     });
     expect(await discoverDescription(client)).toContain("\ngraph: Knowledge graph memory");
+    // A search narrowed to the lazy server before its load names the call that loads it.
+    const early = await client.callTool({ name: "discover_tool", arguments: { query: "read the graph", server: "graph" } });
+    expect(early.isError).toBe(true);
+    expect(text(early)).toBe('The server "graph" is lazy and not loaded yet: call load_mcp {"mcp_name":"graph"}, then search it again.');
 
     const loaded = await loadMcp(client, "graph");
     expect(loaded.isError).toBeFalsy();

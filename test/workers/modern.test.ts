@@ -117,6 +117,16 @@ describe("2026-07-28 clients", () => {
     const toolset = loaded.structuredContent?.["toolset"] as string;
     expect(toolset).toMatch(/^[A-Za-z0-9_-]{22}\.ts2\./);
     expect((loaded.structuredContent?.["tools"] as Array<{ name: string }>).map((t) => t.name)).toContain("lazy/read_graph");
+    // The handle in plain sight: the structured answer's first key, and the text's first line names it.
+    expect(Object.keys(loaded.structuredContent ?? {})[0]).toBe("toolset");
+    expect(text(loaded).split("\n")[0]).toBe(`Loaded "lazy" into toolset "${toolset}": pass "toolset": "${toolset}" with use_tool and discover_tool to reach its tools.`);
+    // A search narrowed to the server without the handle names both ways on, and each works.
+    const forgotten = await call(a.client, "discover_tool", { query: "read the graph", server: "lazy" });
+    expect(forgotten.isError).toBe(true);
+    expect(text(forgotten)).toBe(`The server "lazy" is lazy and not in this request's toolset: pass the \`toolset\` that load_mcp returned, or call load_mcp {"mcp_name":"lazy"}.`);
+    const found = await call(a.client, "discover_tool", { query: "read the graph", server: "lazy", toolset });
+    expect(found.isError).toBeFalsy();
+    expect((found.structuredContent?.["tools"] as Array<{ name: string }>).map((t) => t.name)).toContain("lazy/read_graph");
     await a.client.close();
     const b = await modernClient("mod-ts", token);
     const called = await call(b.client, "use_tool", { tool_name: "lazy/read_graph", tool_input: {}, toolset });
