@@ -115,7 +115,7 @@ export function MembersSection({ team, read, csrf }: { team: string; read: Membe
         grant ends that host's tokens; removing a member revokes every grant, deletes their accounts at OAuth upstreams
         and then their entry. They can sign in again while the provider admits them.
       </p>
-      {read.idp ? null : <p>{`Team ${team} has no identity provider: nobody signs in to it through OAuth (set one with PUT /admin/teams/${team}/idp).`}</p>}
+      {read.idp ? null : <p>{`Team ${team} has no identity provider: nobody signs in to it through OAuth (set one with PUT /admin/teams/${team}/oauth or npm run team -- oauth set).`}</p>}
       {canChange ? null : <p>{`${read.grantsUnavailable} The members are listed without their grants, and cannot be removed here.`}</p>}
       {read.members.length === 0 ? <p>Nobody has signed in to this team.</p> : null}
       {read.total > read.members.length ? (
