@@ -114,7 +114,7 @@ export function TokensPage({ team, tokens, members, csrf, minted, problem, revok
         </div>
       ) : null}
       {revoked ? <p role="status">{`Token ${revoked} revoked: requests bearing it are refused (an isolate that had it cached keeps it for TOKEN_CACHE_SECONDS at most).`}</p> : null}
-      {grantRevoked ? <p role="status">{`Grant ${grantRevoked.grant} of ${grantRevoked.member} revoked: its access and refresh tokens no longer work.`}</p> : null}
+      {grantRevoked ? <p role="status">{`Grant ${grantRevoked.grant} of ${grantRevoked.member} revoked with its tokens: its refresh token no longer works, and its access token is refused once no isolate holds it cached (TOKEN_CACHE_SECONDS at most).`}</p> : null}
       {memberRemoved ? <p role="status">{removedSentence(memberRemoved)}</p> : null}
       <MembersSection team={team} read={members} csrf={csrf} />
       <h2>Tokens</h2>
