@@ -3,18 +3,19 @@
 // admin API lists them, never a token; a grant revoked and a member removed by the page's forms, each refused without
 // the session's CSRF token or from another site (nothing changed then), done through the admin API's code (its
 // listing agrees afterwards, the tokens stop working) and recorded as its admin actions. A Worker without OAUTH_KV and
-// a team without an identity provider get a sentence, not an error page. Pages are asked at http://localhost:8787,
-// the origin the OAuth library accepts over plain http.
+// a team without an identity provider get a sentence, not an error page; a long list is cut, and says so. Pages are
+// asked at http://localhost:8787, the origin the OAuth library accepts over plain http.
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { userIdFor } from "../../src/auth/user.ts";
+import { MAX_MEMBERS_SHOWN } from "../../src/edge/admin/member-grants.ts";
 import { app } from "../../src/edge/app.ts";
 import { signInAs } from "../shared/oauth-driver.ts";
 import { ADMIN, replayUrl, seedTeam, workerFetch } from "./helpers.ts";
 import { COOKIE, csrfOf, expectPageHeaders, signIn } from "./dashboard-helpers.ts";
 import { pkce } from "./oauth-helpers.ts";
-import { BASE, authorizeUrl, exchange, initialize, member, redirected, register, teamWithIdp } from "./sign-in-helpers.ts";
+import { BASE, authorizeUrl, exchange, initialize, member, redirected, register, store, teamWithIdp } from "./sign-in-helpers.ts";
 
 const TEAM = "dm-members";
 const ADDRESS = "192.0.2.61";
@@ -127,6 +128,22 @@ describe("the dashboard's members page", () => {
       `admin/user.delete ${dave.userId} ok`,
     ]);
     for (const text of [afterRevoke, afterRemove]) for (const secret of [...alice.secrets, ...aliceCursor.secrets, ...dave.secrets]) expect(text).not.toContain(secret);
+  });
+
+  it("shows the members who signed in most recently, at most MAX_MEMBERS_SHOWN, and says the list is cut", async () => {
+    await teamWithIdp("dm-many");
+    const users = store();
+    const day = Date.parse("2026-01-01T00:00:00Z");
+    const ids: string[] = [];
+    for (let i = 0; i <= MAX_MEMBERS_SHOWN; i++) {
+      const id = await userIdFor("dm-many", env.IDP_ISSUER, `m${i}`);
+      await users.recordUser("dm-many", id, { sub: `m${i}`, issuer: env.IDP_ISSUER, email: `m${i}@example.com` }, new Date(day + i * 86_400_000));
+      ids.push(id);
+    }
+    const html = await (await page("/dashboard/teams/dm-many/members", await signIn(ADDRESS))).text();
+    expect(html).toContain(`Showing the ${MAX_MEMBERS_SHOWN} members who signed in most recently, of ${MAX_MEMBERS_SHOWN + 1}: GET /admin/teams/dm-many/users lists them all.`);
+    // Newest first; the one who signed in longest ago left out.
+    expect([...html.matchAll(/<section class="server" data-member="([^"]+)">/g)].map((m) => m[1])).toEqual(ids.slice(1).reverse());
   });
 
   it("says so when the Worker has no OAUTH_KV or the team no identity provider, with no error page", async () => {
