@@ -3,11 +3,9 @@
 // (page-headers.ts); every change is a POST checked against CSRF (csrf.ts). A team's admins will get the same pages
 // under /t/<team>/dashboard, signed in through the team's identity provider (`dashboard_admins` selectors): not built
 // yet (docs/dashboard.md, "Not yet").
-import { Hono, type Context } from "hono";
-import type { JSX } from "hono/jsx/jsx-runtime";
+import { Hono } from "hono";
 import * as z from "zod";
 import { loadTokenCounter } from "../../catalog/tokenizer.ts";
-import { kvKeys } from "../../config/keys.ts";
 import { loadTeamConfig } from "../../config/load.ts";
 import { TeamName } from "../../config/schema.ts";
 import { formatIssues, parseConfig, parseStoredConfig } from "../../config/validate.ts";
@@ -16,21 +14,18 @@ import { settings } from "../../lib/settings.ts";
 import { searchTeamCatalog, teamCatalog } from "../../modern/team-catalog.ts";
 import { SearchQuery } from "../../views/schemas.ts";
 import { reloadTeamSessions } from "../admin/session-routes.ts";
-import type { Env } from "../../lib/env.ts";
 import { log } from "../../lib/log.ts";
 import { checkAdminToken } from "../admin/auth.ts";
-import { adminAction, store } from "../admin/route-context.ts";
-import { TokenCreateBody, TokenIdParam } from "../admin/schemas.ts";
+import { store } from "../admin/route-context.ts";
 import { AUDIT_FILTER_KEYS, AuditPage, type AuditFilters, type AuditPageProps } from "./audit-page.tsx";
-import { ownOriginForm, refusalAnswer, sessionForm, type FormRefusal } from "./csrf.ts";
-import { MessagePage } from "./layout.tsx";
-import { csrfTokenOf, type OperatorSession, type SessionSecrets } from "./operator-session.ts";
+import { ownOriginForm, sessionForm } from "./csrf.ts";
+import { memberRoutes } from "./member-routes.tsx";
+import { configuredTeam, dashboardOff, message, noSuchTeam, page, refused, signedIn, type DashboardContext, type DashboardEnv } from "./page-answers.tsx";
 import { pageHeaders } from "./page-headers.ts";
-import { currentSession, endSession, sessionSecrets, startSession } from "./session-cookie.ts";
+import { endSession, sessionSecrets, startSession } from "./session-cookie.ts";
 import { SignInPage } from "./sign-in-page.tsx";
 import { teamOverview, teamRows } from "./team-figures.ts";
 import { TeamListPage } from "./team-list-page.tsx";
-import { TokensPage, type TokensPageProps } from "./tokens-page.tsx";
 import { PoliciesPage, type ViewAs } from "./policies-page.tsx";
 import { callerView } from "./policy-view.ts";
 import { TeamOverviewPage } from "./team-overview-page.tsx";
@@ -42,42 +37,10 @@ import { UpstreamsPage } from "./upstreams-page.tsx";
 /** `?reloaded=<n>` after a reload: how many live sessions took it. */
 const Reloaded = z.coerce.number().int().min(0);
 
-type DashboardEnv = { Bindings: Env };
-type DashboardContext = Context<DashboardEnv>;
-type Status = 200 | 201 | 400 | 401 | 403 | 404 | 413 | 429 | 500 | 503;
-
 export const dashboard = new Hono<DashboardEnv>();
 
 dashboard.use("*", pageHeaders);
-
-/** A whole HTML page. */
-async function page(c: DashboardContext, status: Status, node: JSX.Element): Promise<Response> {
-  return c.html(`<!doctype html>${await node.toString()}`, status);
-}
-
-const message = (c: DashboardContext, status: Status, title: string, text: string, csrf?: string) =>
-  page(c, status, <MessagePage title={title} message={text} csrf={csrf} />);
-
-const dashboardOff = (c: DashboardContext) => message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.");
-
-const refused = (c: DashboardContext, refusal: FormRefusal) => {
-  const answer = refusalAnswer(refusal);
-  return message(c, answer.status, "Not done", answer.message);
-};
-
-/**
- * What a signed-in route needs: the secrets, the session and its CSRF token; else the answer to give instead (the
- * dashboard off), or none when nobody is signed in (each route says what that means for it).
- */
-type SignedIn = { secrets: SessionSecrets; session: OperatorSession; csrf: string };
-
-async function signedIn(c: DashboardContext): Promise<SignedIn | { answer: Response | undefined }> {
-  const secrets = sessionSecrets(c.env);
-  if (!secrets) return { answer: await dashboardOff(c) };
-  const session = await currentSession(c, secrets);
-  if (!session) return { answer: undefined };
-  return { secrets, session, csrf: await csrfTokenOf(secrets.sessionKey, session) };
-}
+dashboard.route("/", memberRoutes);
 
 // The stylesheet is a static asset (assets/dashboard/dashboard.css) read through the ASSETS binding: every request
 // reaches the Worker first (wrangler.toml), so only this route serves it, with the page headers.
@@ -167,60 +130,6 @@ dashboard.get("/teams/:team/audit.ndjson", async (c) => {
   if (read.next) headers["x-next-cursor"] = read.next;
   return new Response(read.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""), { headers });
 });
-
-/** The members-and-tokens page, with what the request just did. */
-async function tokensPage(c: DashboardContext, team: string, csrf: string, status: Status, done: Omit<TokensPageProps, "team" | "tokens" | "csrf"> = {}) {
-  return page(c, status, <TokensPage team={team} tokens={await store(c).listTokens(team)} csrf={csrf} {...done} />);
-}
-
-dashboard.get("/teams/:team/members", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = await configuredTeam(c);
-  return team ? tokensPage(c, team, who.csrf, 200) : noSuchTeam(c, who.csrf);
-});
-
-// Minting goes through the admin API's body schema, store and audit (an admin action, as `POST .../tokens` records).
-dashboard.post("/teams/:team/tokens", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "Sign in first: the session has ended.");
-  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
-  if (!posted.ok) return refused(c, posted.refusal);
-  const team = await configuredTeam(c);
-  if (!team) return noSuchTeam(c, who.csrf);
-  // The form's empty fields are the body's absent keys.
-  const filled = (key: string) => posted.form.get(key)?.trim() || undefined;
-  const fields = Object.fromEntries(["label", "view"].flatMap((key) => (filled(key) === undefined ? [] : [[key, filled(key)]])));
-  const body = TokenCreateBody.safeParse(fields);
-  if (!body.success) {
-    const problem = formatIssues(body.error).map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
-    return tokensPage(c, team, who.csrf, 400, { problem: `No token minted: ${problem}` });
-  }
-  const minted = await store(c).mintToken(team, body.data.label, body.data.view);
-  await adminAction(c.env, { action: "token.mint", team, target: minted.id, outcome: "ok" }, c.req.raw);
-  return tokensPage(c, team, who.csrf, 201, { minted: { id: minted.id, token: minted.token } });
-});
-
-dashboard.post("/teams/:team/tokens/:id/revoke", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "Sign in first: the session has ended.");
-  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
-  if (!posted.ok) return refused(c, posted.refusal);
-  const p = TokenIdParam.safeParse({ team: c.req.param("team"), id: c.req.param("id") });
-  if (!p.success) return message(c, 404, "No such token", "That is not a token's id.", who.csrf);
-  const revoked = await store(c).revokeToken(p.data.team, p.data.id);
-  await adminAction(c.env, { action: "token.revoke", team: p.data.team, target: p.data.id, outcome: revoked ? "ok" : "refused" }, c.req.raw);
-  if (!revoked) return message(c, 404, "No such token", `Team ${p.data.team} has no token ${p.data.id}.`, who.csrf);
-  return tokensPage(c, p.data.team, who.csrf, 200, { revoked: p.data.id });
-});
-
-/** The team a path names, when it has a config (a 404 page otherwise, rendered by the caller). */
-async function configuredTeam(c: DashboardContext): Promise<string | undefined> {
-  const team = TeamName.safeParse(c.req.param("team"));
-  return team.success && (await c.env.TEAMS.get(kvKeys.config(team.data))) !== null ? team.data : undefined;
-}
-
-const noSuchTeam = (c: DashboardContext, csrf: string) => message(c, 404, "No such team", "No team of that name has a config on this proxy.", csrf);
 
 dashboard.get("/teams/:team/upstreams", async (c) => {
   const who = await signedIn(c);

@@ -1,14 +1,17 @@
-// A team's tokens as a page, `/dashboard/teams/<team>/members`: each token's id, label, view and when it was minted
-// (never a token), a form to mint one (label, view) and a button to revoke each. A minted token is shown once, on the
-// answer to the mint, and nowhere after. Members and their grants join this page later (docs/dashboard.md, "Not yet").
+// A team's members and tokens as a page, `/dashboard/teams/<team>/members`: the members and their grants first
+// (members-section.tsx), then each token's id, label, view and when it was minted (never a token), a form to mint one
+// (label, view) and a button to revoke each. A minted token is shown once, on the answer to the mint, and nowhere after.
+import type { UserRemoved } from "../admin/schemas.ts";
 import type { TokenInfo } from "../../store/store.ts";
 import { CSRF_FIELD } from "./csrf.ts";
 import { Layout } from "./layout.tsx";
+import { MembersSection, type MembersRead } from "./members-section.tsx";
 import { TeamNav } from "./team-nav.tsx";
 
 export interface TokensPageProps {
   team: string;
   tokens: TokenInfo[];
+  members: MembersRead;
   csrf: string;
   /** A token just minted: shown once, here. */
   minted?: { id: string; token: string } | undefined;
@@ -16,6 +19,17 @@ export interface TokensPageProps {
   problem?: string | undefined;
   /** A token just revoked. */
   revoked?: string | undefined;
+  /** A member's grant just revoked. */
+  grantRevoked?: { member: string; grant: string } | undefined;
+  /** A member just removed, and what went with them. */
+  memberRemoved?: UserRemoved | undefined;
+}
+
+/** What removing a member did, in a sentence. */
+function removedSentence(r: UserRemoved): string {
+  const accounts = r.accountsDeleted ? `, ${r.accountsDeleted} account(s) at OAuth upstreams deleted` : "";
+  const rest = r.complete ? (r.userDeleted ? " and their entry deleted." : ".") : ": more grants remain, remove them again.";
+  return `Member ${r.id}: ${r.grantsRevoked} grant(s) revoked${accounts}${rest}`;
 }
 
 function MintForm({ team, csrf }: { team: string; csrf: string }) {
@@ -80,7 +94,7 @@ function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; 
   );
 }
 
-export function TokensPage({ team, tokens, csrf, minted, problem, revoked }: TokensPageProps) {
+export function TokensPage({ team, tokens, members, csrf, minted, problem, revoked, grantRevoked, memberRemoved }: TokensPageProps) {
   return (
     <Layout title={`${team}: members and tokens`} csrf={csrf}>
       <TeamNav team={team} current="members" />
@@ -100,6 +114,9 @@ export function TokensPage({ team, tokens, csrf, minted, problem, revoked }: Tok
         </div>
       ) : null}
       {revoked ? <p role="status">{`Token ${revoked} revoked: requests bearing it are refused (an isolate that had it cached keeps it for TOKEN_CACHE_SECONDS at most).`}</p> : null}
+      {grantRevoked ? <p role="status">{`Grant ${grantRevoked.grant} of ${grantRevoked.member} revoked with its tokens: its refresh token no longer works, and its access token is refused once no isolate holds it cached (TOKEN_CACHE_SECONDS at most).`}</p> : null}
+      {memberRemoved ? <p role="status">{removedSentence(memberRemoved)}</p> : null}
+      <MembersSection team={team} read={members} csrf={csrf} />
       <h2>Tokens</h2>
       <MintForm team={team} csrf={csrf} />
       <TokenRows team={team} tokens={tokens} csrf={csrf} />
