@@ -109,9 +109,10 @@ describe("renderToolDetails", () => {
       outputSchema: { type: "object", properties: { n: { type: "number" } } },
       annotations: { readOnlyHint: true },
     });
-    expect(text).toContain("Tool: gh/search\nDescription: Search code.\nLong details.\n\nInput Schema:\n{\n  \"type\": \"object\"\n}");
+    expect(text).toContain("Tool: gh/search\nDescription: Search code.\nLong details.\n\nInput Schema:\n{\"type\":\"object\"}");
     expect(text).toContain("Output Schema:");
-    expect(text).toContain('"readOnlyHint": true');
+    expect(text).toContain('Output Schema:\n{"type":"object","properties":{"n":{"type":"number"}}}');
+    expect(text).toContain('Annotations:\n{"readOnlyHint":true}');
     expect(renderToolDetails({ name: "x", inputSchema: {} })).not.toContain("Output Schema");
   });
 });
