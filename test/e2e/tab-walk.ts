@@ -46,7 +46,7 @@ function findTargets(page: Page): Promise<{ names: string[]; problems: string[] 
       const s = getComputedStyle(el);
       return [s.outlineStyle, s.outlineWidth, s.outlineColor, s.boxShadow].join(" / ");
     };
-    const all = [...document.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex]")];
+    const all = Array.from(document.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex]"));
     const targets = all.filter((el) => {
       const field = el as HTMLInputElement;
       if (field.type === "hidden" || field.disabled || (el as HTMLElement).tabIndex < 0 || el.closest("[inert]")) return false;
