@@ -1,6 +1,6 @@
 // What the dashboard's browser tests share: the widths they check at, the problems Chromium reports on a page (CSP
 // refusals, script errors, failed loads), axe-core's check at desktop and phone widths with the page's screenshot
-// (DASHBOARD_SCREENSHOTS=<dir>), a locator's text, and the stack each file starts: `wrangler dev` with its upstreams
+// (DASHBOARD_SCREENSHOTS=<dir>), the keyboard's Tab walk at both widths (tab-walk.ts), a locator's text, and the stack each file starts: `wrangler dev` with its upstreams
 // and Chromium, started before the file's tests when Chromium is installed.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import { chromiumOrSkip, chromiumPath, launchBrowser, type TestBrowser } from ".
 import { E2E_SECRETS_KEY } from "../../harness/clients.ts";
 import type { ReplayRoute } from "../../harness/replay-types.ts";
 import { startDevStack, type DevStack } from "./dev-stack.ts";
+import { tabWalkProblems } from "./tab-walk.ts";
 
 export const PHONE = { width: 390, height: 844 };
 export const DESKTOP = { width: 1280, height: 900 };
@@ -34,11 +35,12 @@ async function accessibilityProblems(page: Page): Promise<string[]> {
   return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
 }
 
-/** Checks the page at desktop and phone widths (axe), and saves it when screenshots are asked for. */
+/** Checks the page at desktop and phone widths (axe, then a keyboard's Tab walk), and saves it when screenshots are asked for. */
 export async function checkPage(page: Page, name: string): Promise<void> {
   for (const size of [DESKTOP, PHONE]) {
     await page.setViewportSize(size);
     expect(await accessibilityProblems(page), `${name} at ${size.width}px`).toEqual([]);
+    expect(await tabWalkProblems(page), `${name} at ${size.width}px: the Tab walk`).toEqual([]);
   }
   await page.setViewportSize(DESKTOP);
   const dir = process.env.DASHBOARD_SCREENSHOTS;

@@ -3,26 +3,13 @@
 import { env } from "cloudflare:workers";
 import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { seededRandom as random, type SeededRandom } from "../shared/seeded-random.ts";
 import { ADMIN, BASE, addToken, connect, seedTeam, replayUrl, workerFetch } from "./helpers.ts";
-
-/** A small deterministic generator (mulberry32), so a failure can be replayed from its seed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  return { next, pick, int: (n: number) => Math.floor(next() * n) };
-}
 
 const deep = (depth: number, leaf: string) => "[".repeat(depth) + leaf + "]".repeat(depth);
 
 /** Bodies that are wrong in one way or another: syntax, types, methods, sizes, nesting, duplicate keys. */
-function badBody(r: ReturnType<typeof random>): string {
+function badBody(r: SeededRandom): string {
   const huge = "x".repeat(r.pick([1_000, 100_000, 1_000_000]));
   const params = r.pick<unknown>([null, 1, "s", [], { tool_name: 5 }, { name: 7 }, { name: "use_tool", arguments: "not an object" }, { uri: 3 }, { cursor: {} }]);
   const candidates = [
@@ -52,7 +39,7 @@ function badBody(r: ReturnType<typeof random>): string {
   return r.pick(candidates);
 }
 
-function badHeaders(r: ReturnType<typeof random>, auth: string, sessionId: string): Record<string, string> {
+function badHeaders(r: SeededRandom, auth: string, sessionId: string): Record<string, string> {
   const headers: Record<string, string> = {
     "content-type": r.pick(["application/json", "application/json; charset=utf-8", "text/plain", "", "application/x-www-form-urlencoded"]),
     accept: r.pick(["application/json, text/event-stream", "application/json", "*/*", "text/html", ""]),

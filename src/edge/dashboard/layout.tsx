@@ -1,6 +1,7 @@
 // The frame of every dashboard page: the document, its one stylesheet (a static asset: no inline style, no script),
 // the header with the sign-out form when signed in, and the page's content. Rendered by Hono's JSX, which escapes every
-// value it is given: nothing here writes raw HTML, so a name an upstream or a team chose is only ever text.
+// value it is given: nothing here writes raw HTML, so a name an upstream or a team chose is only ever text. The first
+// thing a keyboard reaches is "Skip to content" (shown only while focused), which moves focus past the header to <main>.
 import type { Child } from "hono/jsx";
 import { CSRF_FIELD } from "./csrf.ts";
 
@@ -26,6 +27,9 @@ export function Layout({ title, csrf, children }: LayoutProps) {
         <link rel="icon" href="data:," />
       </head>
       <body>
+        <a class="skip" href="#content">
+          Skip to content
+        </a>
         <header class="top">
           <a class="brand" href="/dashboard">
             dynmcp-edge
@@ -37,7 +41,8 @@ export function Layout({ title, csrf, children }: LayoutProps) {
             </form>
           )}
         </header>
-        <main>
+        {/* tabindex -1: the skip link's target takes focus (so the next Tab goes on from there), yet is no Tab stop. */}
+        <main id="content" tabindex={-1}>
           <h1>{title}</h1>
           {children}
         </main>

@@ -103,7 +103,7 @@ export function UpstreamsPage({ upstreams, csrf, reloaded }: { upstreams: TeamUp
       ) : (
         <p class="error" role="alert">
           {`The team's stored config no longer validates (${upstreams.errors} problem${upstreams.errors === 1 ? "" : "s"}): nothing was probed. `}
-          <code>GET /admin/teams/          <code>npm run team -- check</code> or <code>GET /admin/teams/&lt;team&gt;/config</code> shows it.lt;team          <code>npm run team -- check</code> or <code>GET /admin/teams/&lt;team&gt;/config</code> shows it.gt;/config</code> gives it; <code>npm run team -- check</code> says what is wrong.
+          <code>npm run team -- check</code> says what is wrong; <code>GET /admin/teams/&lt;team&gt;/config</code> gives the config.
         </p>
       )}
     </Layout>
