@@ -3,81 +3,37 @@
 // (page-headers.ts); every change is a POST checked against CSRF (csrf.ts). A team's admins will get the same pages
 // under /t/<team>/dashboard, signed in through the team's identity provider (`dashboard_admins` selectors): not built
 // yet (docs/dashboard.md, "Not yet").
-import { Hono, type Context } from "hono";
-import type { JSX } from "hono/jsx/jsx-runtime";
+import { Hono } from "hono";
 import * as z from "zod";
-import { loadTokenCounter } from "../../catalog/tokenizer.ts";
-import { kvKeys } from "../../config/keys.ts";
-import { loadTeamConfig } from "../../config/load.ts";
 import { TeamName } from "../../config/schema.ts";
-import { formatIssues, parseConfig, parseStoredConfig } from "../../config/validate.ts";
+import { formatIssues } from "../../config/validate.ts";
 import { AuditParams, auditQuery } from "../../team/audit-query.ts";
-import { settings } from "../../lib/settings.ts";
-import { searchTeamCatalog, teamCatalog } from "../../modern/team-catalog.ts";
-import { SearchQuery } from "../../views/schemas.ts";
 import { reloadTeamSessions } from "../admin/session-routes.ts";
-import type { Env } from "../../lib/env.ts";
 import { log } from "../../lib/log.ts";
 import { checkAdminToken } from "../admin/auth.ts";
 import { adminAction, store } from "../admin/route-context.ts";
 import { TokenCreateBody, TokenIdParam } from "../admin/schemas.ts";
 import { AUDIT_FILTER_KEYS, AuditPage, type AuditFilters, type AuditPageProps } from "./audit-page.tsx";
-import { ownOriginForm, refusalAnswer, sessionForm, type FormRefusal } from "./csrf.ts";
-import { MessagePage } from "./layout.tsx";
-import { csrfTokenOf, type OperatorSession, type SessionSecrets } from "./operator-session.ts";
+import { configEdits } from "./config-edit-routes.tsx";
+import { ownOriginForm, sessionForm } from "./csrf.ts";
+import { configuredTeam, dashboardOff, message, noSuchTeam, page, refused, signedIn, type DashboardContext, type DashboardEnv, type Status } from "./page-answers.tsx";
 import { pageHeaders } from "./page-headers.ts";
-import { currentSession, endSession, sessionSecrets, startSession } from "./session-cookie.ts";
+import { endSession, sessionSecrets, startSession } from "./session-cookie.ts";
 import { SignInPage } from "./sign-in-page.tsx";
 import { teamOverview, teamRows } from "./team-figures.ts";
 import { TeamListPage } from "./team-list-page.tsx";
 import { TokensPage, type TokensPageProps } from "./tokens-page.tsx";
-import { PoliciesPage, type ViewAs } from "./policies-page.tsx";
-import { callerView } from "./policy-view.ts";
 import { TeamOverviewPage } from "./team-overview-page.tsx";
 import { teamPath } from "./team-list-page.tsx";
-import { ToolsPage } from "./tools-page.tsx";
 import { teamUpstreams } from "./upstream-figures.ts";
 import { UpstreamsPage } from "./upstreams-page.tsx";
 
 /** `?reloaded=<n>` after a reload: how many live sessions took it. */
 const Reloaded = z.coerce.number().int().min(0);
 
-type DashboardEnv = { Bindings: Env };
-type DashboardContext = Context<DashboardEnv>;
-type Status = 200 | 201 | 400 | 401 | 403 | 404 | 413 | 429 | 500 | 503;
-
 export const dashboard = new Hono<DashboardEnv>();
 
 dashboard.use("*", pageHeaders);
-
-/** A whole HTML page. */
-async function page(c: DashboardContext, status: Status, node: JSX.Element): Promise<Response> {
-  return c.html(`<!doctype html>${await node.toString()}`, status);
-}
-
-const message = (c: DashboardContext, status: Status, title: string, text: string, csrf?: string) =>
-  page(c, status, <MessagePage title={title} message={text} csrf={csrf} />);
-
-const dashboardOff = (c: DashboardContext) => message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.");
-
-const refused = (c: DashboardContext, refusal: FormRefusal) => {
-  const answer = refusalAnswer(refusal);
-  return message(c, answer.status, "Not done", answer.message);
-};
-
-/**
- * What a signed-in route needs: the secrets, the session and its CSRF token; else the answer to give instead (the
- * dashboard off), or none when nobody is signed in (each route says what that means for it).
- */
-type SignedIn = { secrets: SessionSecrets; session: OperatorSession; csrf: string };
-
-async function signedIn(c: DashboardContext): Promise<SignedIn | { answer: Response | undefined }> {
-  const secrets = sessionSecrets(c.env);
-  if (!secrets) return { answer: await dashboardOff(c) };
-  const session = await currentSession(c, secrets);
-  if (!session) return { answer: undefined };
-  return { secrets, session, csrf: await csrfTokenOf(secrets.sessionKey, session) };
-}
 
 // The stylesheet is a static asset (assets/dashboard/dashboard.css) read through the ASSETS binding: every request
 // reaches the Worker first (wrangler.toml), so only this route serves it, with the page headers.
@@ -214,13 +170,6 @@ dashboard.post("/teams/:team/tokens/:id/revoke", async (c) => {
   return tokensPage(c, p.data.team, who.csrf, 200, { revoked: p.data.id });
 });
 
-/** The team a path names, when it has a config (a 404 page otherwise, rendered by the caller). */
-async function configuredTeam(c: DashboardContext): Promise<string | undefined> {
-  const team = TeamName.safeParse(c.req.param("team"));
-  return team.success && (await c.env.TEAMS.get(kvKeys.config(team.data))) !== null ? team.data : undefined;
-}
-
-const noSuchTeam = (c: DashboardContext, csrf: string) => message(c, 404, "No such team", "No team of that name has a config on this proxy.", csrf);
 
 dashboard.get("/teams/:team/upstreams", async (c) => {
   const who = await signedIn(c);
@@ -244,41 +193,8 @@ dashboard.post("/teams/:team/reload", async (c) => {
   return c.redirect(`${teamPath(team)}/upstreams?reloaded=${sessions}`, 303);
 });
 
-dashboard.get("/teams/:team/tools", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = await configuredTeam(c);
-  const loaded = team === undefined ? undefined : await loadTeamConfig(c.env.TEAMS, team);
-  if (team === undefined || loaded === undefined) return noSuchTeam(c, who.csrf);
-  if (!loaded.ok) return message(c, 200, `Team ${team}: tools`, "The team's stored config no longer validates: it has no catalog to show.", who.csrf);
-  // An empty box is no search (the page as first opened), not a search that finds nothing.
-  const asked = c.req.query("q");
-  const query = asked === undefined || asked.trim() === "" ? undefined : SearchQuery.safeParse(asked);
-  if (query && !query.success) return message(c, 400, "Search too long", "A search is at most 1,000 characters, as discover_tool takes it.", who.csrf);
-  const catalog = await teamCatalog(c.env.TEAMS, team, loaded.config, await loadTokenCounter(c.env.ASSETS), settings(c.env).sessionTtlSeconds);
-  const hits = query ? searchTeamCatalog(catalog, query.data) : [];
-  return page(c, 200, <ToolsPage team={team} catalog={catalog} query={query?.data} hits={hits} csrf={who.csrf} />);
-});
-
-dashboard.get("/teams/:team/policies", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  // One read of the stored config serves the check, the text shown and the catalog viewed.
-  const team = TeamName.safeParse(c.req.param("team"));
-  const raw = team.success ? await store(c).getConfig(team.data) : undefined;
-  if (!team.success || raw === undefined) return noSuchTeam(c, who.csrf);
-  // The admin API's own validation, its problems with the policies kept.
-  const checked = parseConfig(raw);
-  const issues = checked.ok ? [] : checked.issues.filter((i) => i.path.startsWith("policies"));
-  const policies = (raw as { policies?: unknown }).policies;
-  const text = (key: string) => (c.req.query(key) ?? "").trim().slice(0, 320) || undefined;
-  const viewAs: ViewAs = { label: text("label"), email: text("email"), groups: text("groups") };
-  const labels = [...new Set((await store(c).listTokens(team.data)).flatMap((t) => (t.label ? [t.label] : [])))].sort();
-  const stored = parseStoredConfig(raw);
-  const view = stored.ok ? await callerView(c.env, team.data, stored.config, viewAs) : undefined;
-  const written = policies === undefined ? undefined : JSON.stringify(policies, null, 2);
-  return page(c, 200, <PoliciesPage team={team.data} written={written} issues={issues} labels={labels} viewAs={viewAs} view={view} csrf={who.csrf} />);
-});
+// The tools and policies pages, and the config edits they post (promote, pin, approve, policies).
+dashboard.route("/", configEdits);
 
 dashboard.all("*", (c) => message(c, 404, "Not found", "The dashboard has no such page."));
 
