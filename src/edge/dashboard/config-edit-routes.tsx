@@ -23,7 +23,7 @@ export const configEdits = new Hono<DashboardEnv>();
 /** The policies form's limit: its text, urlencoded (a JSON character can take three bytes), and the hidden fields. */
 const POLICIES_FORM_LIMIT = 3 * POLICIES_TEXT_LIMIT + 1024;
 
-/** A promoted name, as the config's `promote` takes one. */
+/** What a Promote / Unpromote button posts: the name as the config's `promote` takes one, and which of the two. */
 const PromoteForm = z.object({ tool: z.string().min(1).max(200), action: z.enum(["promote", "unpromote"]) });
 
 const STALE = "Nothing was stored: the team's config changed since this page was shown (another admin, or the admin API, saved it).";

@@ -1,8 +1,9 @@
 // The operator's dashboard under /dashboard: the sign-in form (what GET /dashboard answers without a session), sign-in
-// and sign-out, the team list and each team's overview, and the stylesheet. Every answer carries the page headers
-// (page-headers.ts); every change is a POST checked against CSRF (csrf.ts). A team's admins will get the same pages
-// under /t/<team>/dashboard, signed in through the team's identity provider (`dashboard_admins` selectors): not built
-// yet (docs/dashboard.md, "Not yet").
+// and sign-out, the team list and each team's overview, audit, members and tokens, upstreams, the stylesheet, and
+// (config-edit-routes.tsx, mounted here) the tools and policies pages with their config edits. Every answer carries
+// the page headers (page-headers.ts); every change is a POST checked against CSRF (csrf.ts). A team's admins will get
+// the same pages under /t/<team>/dashboard, signed in through the team's identity provider (`dashboard_admins`
+// selectors): not built yet (docs/dashboard.md, "Not yet").
 import { Hono } from "hono";
 import * as z from "zod";
 import { TeamName } from "../../config/schema.ts";
