@@ -7,10 +7,14 @@ import { searchTeamCatalog, teamCatalog } from "../../modern/team-catalog.ts";
 import { SearchQuery } from "../../views/schemas.ts";
 import { storedConfig } from "../admin/config-write.ts";
 import { store } from "../admin/route-context.ts";
-import { message, noSuchTeam, page, type DashboardContext, type SignedIn, type Status } from "./page-answers.tsx";
+import { message, page, type DashboardContext, type SignedIn, type Status } from "./page-answers.tsx";
 import { PoliciesPage, type ViewAs } from "./policies-page.tsx";
 import { callerView } from "./policy-view.ts";
 import { ToolsPage, type EditOutcome } from "./tools-page.tsx";
+
+/** A team whose config key holds no JSON object (its routes checked that it has one). */
+const unreadable = (c: DashboardContext, team: string, csrf: string) =>
+  message(c, 200, `Team ${team}`, "The team's stored config is not a JSON object: store a valid one (`npm run team -- put`, or the admin API) to see or edit it here.", csrf);
 
 /** The stored config's promoted names, as the page lists them (a stored list that is not one lists none). */
 const promotedNames = (raw: Record<string, unknown>): string[] =>
@@ -18,7 +22,7 @@ const promotedNames = (raw: Record<string, unknown>): string[] =>
 
 export async function toolsPage(c: DashboardContext, who: SignedIn, team: string, status: Status, outcome?: EditOutcome): Promise<Response> {
   const stored = await storedConfig(c.env, team);
-  if (!stored) return noSuchTeam(c, who.csrf);
+  if (!stored) return unreadable(c, team, who.csrf);
   const loaded = parseStoredConfig(stored.raw);
   if (!loaded.ok) return message(c, 200, `Team ${team}: tools`, "The team's stored config no longer validates: it has no catalog to show.", who.csrf);
   // An empty box is no search (the page as first opened), not a search that finds nothing.
@@ -38,7 +42,7 @@ export type PolicyOutcome = { text: string; issues: ConfigIssue[] } | { saved: t
 export async function policiesPage(c: DashboardContext, who: SignedIn, team: string, status: Status, outcome?: PolicyOutcome): Promise<Response> {
   // One read of the stored config serves the check, the text shown and the catalog viewed.
   const stored = await storedConfig(c.env, team);
-  if (!stored) return noSuchTeam(c, who.csrf);
+  if (!stored) return unreadable(c, team, who.csrf);
   // The admin API's own validation, its problems with the policies kept.
   const checked = parseConfig(stored.raw);
   const issues = checked.ok ? [] : checked.issues.filter((i) => i.path.startsWith("policies"));
