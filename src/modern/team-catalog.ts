@@ -1,12 +1,12 @@
 // A team's catalog as a 2026 tools/list shows it, read outside any object (the dashboard's tools page): each eager
 // server's latest catalog from the team's catalog cache (the reading the 2026 era's objects share, taken with the
-// capabilities that era declares), through the team's tool filters and pins, fitted to the team's budget with the
+// capabilities that era declares), the config's promoted tools whole beside the meta-tools, through the team's tool filters and pins, fitted to the team's budget with the
 // era's own meta-tool definitions and wording (tool-list.ts). Without a subject it is the team's catalog before any
 // caller's policies; with one (the dashboard's "view as"), that caller's, filtered as their own objects filter it
 // (src/upstream/caller-catalog.ts). A server with no reading in the cache is left out, as a list leaves out one not tried
 // yet, and named. The same catalogs serve discover_tool's search (views/tool-search.ts).
 import type { Tool } from "@modelcontextprotocol/server";
-import { fitCatalog, type FittedCatalog } from "../catalog/budget.ts";
+import type { FittedCatalog } from "../catalog/budget.ts";
 import type { CatalogGroup, CatalogView, ReadyUpstream, UpstreamCatalog } from "../catalog/catalog.ts";
 import { LIST_WORDING } from "../catalog/render.ts";
 import type { SearchHit } from "../catalog/search.ts";
@@ -23,7 +23,9 @@ import { relayedCapabilities } from "../upstream/client.ts";
 import { callerCatalog } from "../upstream/caller-catalog.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
 import { isLazy } from "../upstream/records.ts";
-import { modernDefinitions } from "../views/definitions.ts";
+import { exposedName } from "../catalog/names.ts";
+import { META_NAMES, modernDefinitions } from "../views/definitions.ts";
+import { fitBesidePromoted } from "../views/tool-list.ts";
 import { searchUpstreams } from "../views/tool-search.ts";
 
 /** One eager server's reading: its catalog as the team shows it and when the team last read it, or none yet. */
@@ -36,6 +38,17 @@ export interface TeamCatalog {
   view: CatalogView;
   fitted: FittedCatalog;
   budget: number;
+  /** The promoted tools the list carries whole, by the names hosts call them (those it had room for). */
+  promoted: Tool[];
+}
+
+/** The config's promoted tools the readings offer, whole, under the names hosts call them (as a session's registry finds them). */
+function promotedOf(config: ResolvedConfig, readings: readonly ServerReading[]): Tool[] {
+  const offered = new Map(readings.flatMap((r) => (r.catalog?.tools ?? []).map((t) => [exposedName(config.mode, r.server, t.name), t] as const)));
+  return (config.promote ?? []).flatMap((name) => {
+    const found = META_NAMES.has(name) ? undefined : offered.get(name);
+    return found ? [{ ...found, name }] : [];
+  });
 }
 
 /** The team's filters and (when it pins) its pinned definitions only, as a session's policy keeps a catalog. */
@@ -92,9 +105,8 @@ export async function teamCatalog(
   const readings = await teamReadings(kv, team, config, subject);
   const view = viewOf(config, readings, subject);
   const { discover, rest } = modernDefinitions(handleLifetimeSeconds);
-  const tools = (description: string): Tool[] => [{ ...discover, description }, ...rest];
-  const fitted = fitCatalog(view, config.catalogBudget, tools, counter, LIST_WORDING);
-  return { config, readings, view, fitted, budget: config.catalogBudget };
+  const { tools, fitted } = fitBesidePromoted(view, config.catalogBudget, discover, rest, promotedOf(config, readings), counter, LIST_WORDING);
+  return { config, readings, view, fitted, budget: config.catalogBudget, promoted: tools.slice(1 + rest.length) };
 }
 
 /** discover_tool's search over the team's catalog: the same ranking, the same catalogs. */

@@ -1,17 +1,17 @@
-// The 2026 era's tools/list (the meta view): the three meta-tools, discover_tool's description carrying the team's
-// catalog as a 2025 session's does (its eager upstreams' tools, its lazy servers under <mcp_servers> with the
+// The 2026 era's tools/list (the meta view): the three meta-tools and the config's promoted tools whole (as a 2025
+// session lists them), discover_tool's description carrying the team's catalog as a 2025 session's does (its eager upstreams' tools, its lazy servers under <mcp_servers> with the
 // toolset's instructions), fitted to the team's token budget. It is a function of the team's config and its eager
 // upstreams' catalogs alone, as the principal's policies let it see them (each principal's object filters them as
 // they enter it: src/upstream/caller-catalog.ts): what load_mcp adds lives in toolsets, never here, and the catalogs
 // are the team's latest reading (src/upstream/freshness.ts), so every principal the policies treat alike gets the same
 // bytes (hosts' prompt caches hit). Remembered per object while what it shows is unchanged.
 import type { Tool } from "@modelcontextprotocol/server";
-import { fitCatalog, type FittedCatalog } from "../catalog/budget.ts";
+import type { FittedCatalog } from "../catalog/budget.ts";
 import type { CatalogView } from "../catalog/catalog.ts";
 import { LIST_WORDING } from "../catalog/render.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
-import { modernDefinitions } from "../views/definitions.ts";
-import { sameView } from "../views/tool-list.ts";
+import { META_NAMES, modernDefinitions } from "../views/definitions.ts";
+import { fitBesidePromoted, promotedTools, samePromoted, sameView } from "../views/tool-list.ts";
 import type { UsageRecorder } from "../views/tool-view.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import { RETRY_FAILED_MS } from "../upstream/startup.ts";
@@ -21,7 +21,7 @@ import { LIST_TTL_MS } from "./server.ts";
 export type ModernList = { tools: Tool[]; ttlMs: number };
 
 export class ModernToolList {
-  #last: { view: CatalogView; list: ModernList; fitted: FittedCatalog } | undefined;
+  #last: { view: CatalogView; promoted: readonly Tool[]; list: ModernList; fitted: FittedCatalog } | undefined;
 
   readonly #registry: UpstreamRegistry;
   readonly #counter: () => Promise<TokenCounter>;
@@ -47,18 +47,18 @@ export class ModernToolList {
     await registry.ensureEager();
     await registry.freshen(LIST_TTL_MS);
     const view = registry.teamView();
+    const promoted = promotedTools(registry, META_NAMES);
     const last = this.#last;
-    if (last && sameView(last.view, view)) {
+    if (last && sameView(last.view, view) && samePromoted(last.promoted, promoted)) {
       this.#meter?.listed(last.fitted);
       return last.list;
     }
     const { discover, rest } = this.#definitions;
-    const tools = (description: string): Tool[] => [{ ...discover, description }, ...rest];
-    const fitted = fitCatalog(view, registry.catalogBudget, tools, await this.#counter(), LIST_WORDING);
+    const { tools, fitted } = fitBesidePromoted(view, registry.catalogBudget, discover, rest, promoted, await this.#counter(), LIST_WORDING);
     const configured = new Set(registry.servers);
     const settled = view.groups.every((g) => g.state === "ready" || !configured.has(g.server));
-    const list = { tools: tools(fitted.description), ttlMs: settled ? LIST_TTL_MS : RETRY_FAILED_MS };
-    this.#last = { view, list, fitted };
+    const list = { tools, ttlMs: settled ? LIST_TTL_MS : RETRY_FAILED_MS };
+    this.#last = { view, promoted, list, fitted };
     this.#meter?.listed(fitted);
     return list;
   }

@@ -38,8 +38,8 @@ export function toolsetScope(session: ViewSession, list: () => Promise<ToolListA
     refusal: (raw) => (route.problem && typeof raw?.["toolset"] === "string" ? toolError("invalid_toolset", route.problem) : undefined),
     catalog: () => catalogAnswer(session, route),
     load: (raw, host) => loadIntoToolset(session, route, raw, host),
-    // Promoted tools are the 2025 session's: the era's list has the three meta-tools only.
-    promoted: [],
+    // The config's promoted tools, listed whole beside the meta-tools (src/modern/tool-list.ts), called by their names.
+    promoted: registry.promoted,
     offered: `${DISCOVER_TOOL}, ${USE_TOOL} and ${LOAD_MCP}`,
   };
 }

@@ -14,6 +14,9 @@ const discoverSchema = inputJsonSchema(DiscoverToolInput);
 const useSchema = inputJsonSchema(UseToolInput);
 const loadSchema = inputJsonSchema(LoadMcpInput);
 
+/** The meta-tools' names, which promoted tools may never take. */
+export const META_NAMES: ReadonlySet<string> = new Set([DISCOVER_TOOL, USE_TOOL, LOAD_MCP]);
+
 /** The meta-tools other than discover_tool's description, which the list fills in. */
 export interface MetaDefinitions {
   discover: Omit<Tool, "description">;
@@ -30,7 +33,7 @@ export function metaDefinitions(dynamic: boolean): MetaDefinitions {
       { name: USE_TOOL, description: USE_TOOL_DESCRIPTION, inputSchema: useSchema },
       ...(dynamic ? [{ name: LOAD_MCP, description: LOAD_MCP_DESCRIPTION, inputSchema: loadSchema }] : []),
     ],
-    reserved: new Set([DISCOVER_TOOL, USE_TOOL, LOAD_MCP]),
+    reserved: META_NAMES,
   };
 }
 

@@ -3,6 +3,7 @@
 import type { Tool } from "@modelcontextprotocol/server";
 import { fitCatalog, type FittedCatalog } from "../catalog/budget.ts";
 import type { CatalogView } from "../catalog/catalog.ts";
+import type { CatalogWording } from "../catalog/render.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { MetaDefinitions } from "./definitions.ts";
@@ -63,22 +64,34 @@ export class ToolList {
       this.#served?.(last.fitted);
       return last.tools;
     }
-    const counter = await this.#counter();
-    const budget = this.#registry.catalogBudget;
-    let kept = promoted;
-    for (;;) {
-      const list = (description: string): Tool[] => [{ ...this.#meta.discover, description }, ...this.#meta.rest, ...kept];
-      const fitted = fitCatalog(view, budget, list, counter);
-      if (fitted.fits || kept.length === 0) {
-        const tools = list(fitted.description);
-        this.#last = { view, promoted, tools, fitted };
-        this.#served?.(fitted);
-        return tools;
-      }
-      kept = kept.slice(0, -1);
-    }
+    const fit = fitBesidePromoted(view, this.#registry.catalogBudget, this.#meta.discover, this.#meta.rest, promoted, await this.#counter());
+    this.#last = { view, promoted, tools: fit.tools, fitted: fit.fitted };
+    this.#served?.(fit.fitted);
+    return fit.tools;
   }
 }
 
-const samePromoted = (a: readonly Tool[], b: readonly Tool[]) =>
+/**
+ * A meta view's list: the meta-tools, discover_tool's description fitted to the budget beside the promoted tools.
+ * When not even the shortest form fits beside them, promoted tools are dropped from the last until it does.
+ */
+export function fitBesidePromoted(
+  view: CatalogView,
+  budget: number,
+  discover: Omit<Tool, "description">,
+  rest: readonly Tool[],
+  promoted: readonly Tool[],
+  counter: TokenCounter,
+  wording?: CatalogWording,
+): { tools: Tool[]; fitted: FittedCatalog } {
+  let kept = promoted;
+  for (;;) {
+    const list = (description: string): Tool[] => [{ ...discover, description }, ...rest, ...kept];
+    const fitted = fitCatalog(view, budget, list, counter, wording);
+    if (fitted.fits || kept.length === 0) return { tools: list(fitted.description), fitted };
+    kept = kept.slice(0, -1);
+  }
+}
+
+export const samePromoted = (a: readonly Tool[], b: readonly Tool[]) =>
   a.length === b.length && a.every((t, i) => t.name === b[i]!.name && JSON.stringify(t) === JSON.stringify(b[i]));

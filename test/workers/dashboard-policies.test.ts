@@ -53,7 +53,7 @@ describe("the dashboard's policies page", () => {
       return res.text();
     };
     const plain = await page();
-    expect(unescape(/<pre class="policies">(.*?)<\/pre>/s.exec(plain)?.[1] ?? "")).toBe(JSON.stringify(POLICIES, null, 2));
+    expect(unescape(/<textarea[^>]*name="policies"[^>]*>(.*?)<\/textarea>/s.exec(plain)?.[1] ?? "")).toBe(JSON.stringify(POLICIES, null, 2));
     expect(plain).toContain('<option value="ci-bot">ci-bot</option>');
     expect(plain).not.toContain(minted.token);
 

@@ -1,9 +1,10 @@
-// The admin API's routes for what a team is configured with: its config (a change deletes what it leaves of the team's
-// upstream OAuth: stale-upstream-accounts.ts), its identity provider for member sign-in, and its secrets.
+// The admin API's routes for what a team is configured with: its config (written through config-write.ts, the one path
+// the dashboard's edits take too), its identity provider for member sign-in, and its secrets.
 import { Hono } from "hono";
 import { kvKeys } from "../../config/keys.ts";
 import { TeamStoreError } from "../../store/store.ts";
-import { adminAction, isResponse, jsonBody, listsChanged, params, problem, store, type AdminEnv } from "./route-context.ts";
+import { writeTeamConfig } from "./config-write.ts";
+import { adminAction, isResponse, jsonBody, params, problem, store, type AdminEnv } from "./route-context.ts";
 import { SecretParam, SecretPutBody, TeamParam } from "./schemas.ts";
 import { forgetStaleUpstreamAccounts } from "./stale-upstream-accounts.ts";
 
@@ -14,13 +15,9 @@ configRoutes.put("/teams/:team/config", async (c) => {
   if (isResponse(p)) return p;
   const body = await jsonBody(c);
   if (isResponse(body)) return body;
-  const before = await c.env.TEAMS.get(kvKeys.config(p.team));
-  const result = await store(c).putConfig(p.team, body.value);
-  await adminAction(c.env, { action: "config.put", team: p.team, outcome: result.ok ? "ok" : "refused" }, c.req.raw);
-  if (!result.ok) return problem(c, 400, "invalid_config", "The config was not stored.", result.issues);
-  const unforgotten = await forgetStaleUpstreamAccounts(c.env, p.team, before, body.value);
-  await listsChanged(c.env, p.team);
-  return c.json({ ok: true as const, warnings: [...result.warnings, ...unforgotten] });
+  const written = await writeTeamConfig(c.env, c.req.raw, p.team, body.value);
+  if (!written.ok) return problem(c, 400, "invalid_config", "The config was not stored.", written.problem === "invalid" ? written.issues : []);
+  return c.json({ ok: true as const, warnings: written.warnings });
 });
 
 configRoutes.put("/teams/:team/oauth", async (c) => {

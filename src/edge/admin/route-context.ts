@@ -21,9 +21,12 @@ const ADMIN_BODY_LIMIT = 1024 * 1024;
 export const problem = (c: AdminContext, status: 400 | 404 | 409 | 413 | 415 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
   c.json({ error, message, ...(issues ? { issues } : {}) }, status);
 
-export function store(c: AdminContext): TeamStore {
-  return new TeamStore(bindingKv(c.env.TEAMS), { secretsKey: c.env.SECRETS_KEY, urlPolicy: urlPolicy(c.env, new URL(c.req.url)) });
+/** The team store over TEAMS, its URL policy the request's. */
+export function teamStore(env: Env, request: Request): TeamStore {
+  return new TeamStore(bindingKv(env.TEAMS), { secretsKey: env.SECRETS_KEY, urlPolicy: urlPolicy(env, new URL(request.url)) });
 }
+
+export const store = (c: AdminContext): TeamStore => teamStore(c.env, c.req.raw);
 
 /** Path parameters, validated by their schema; a bad one is a 400 that says which. */
 export function params<S extends z.ZodType>(c: AdminContext, schema: S): z.infer<S> | Response {

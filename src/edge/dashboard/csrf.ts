@@ -1,5 +1,5 @@
-// The dashboard's CSRF defence, for every route that changes something (sign-out now; reloads, promotions and mints
-// later): the request must come from the proxy's own origin (`Origin`, which browsers send with every POST), and its
+// The dashboard's CSRF defence, for every route that changes something (sign-out, reloads, mints, revokes, config
+// edits): the request must come from the proxy's own origin (`Origin`, which browsers send with every POST), and its
 // form must carry the signed-in session's CSRF token (a hidden field the session's pages render; the MAC of the
 // cookie's nonce: src/edge/dashboard/operator-session.ts). A site that makes a browser post here can send neither: it
 // cannot read a page to learn the token, and the browser names the site's origin. The cookie's SameSite=Strict
@@ -25,22 +25,22 @@ export function fromOwnOrigin(env: Pick<Env, "PUBLIC_URL">, request: Request): b
 }
 
 /** The posted form of a page of this origin (no session yet: the sign-in form). */
-export async function ownOriginForm(env: Pick<Env, "PUBLIC_URL">, request: Request): Promise<CheckedForm> {
+export async function ownOriginForm(env: Pick<Env, "PUBLIC_URL">, request: Request, limit = PAGE_FORM_LIMIT): Promise<CheckedForm> {
   if (!fromOwnOrigin(env, request)) return { ok: false, refusal: "foreign_origin" };
-  const posted = await pageForm(request);
+  const posted = await pageForm(request, limit);
   return posted.ok ? posted : { ok: false, refusal: posted.problem };
 }
 
-/** The posted form of a signed-in session's page: own origin, and the session's CSRF token in it. */
-export async function sessionForm(env: Pick<Env, "PUBLIC_URL">, request: Request, sessionKey: string, session: OperatorSession): Promise<CheckedForm> {
-  const posted = await ownOriginForm(env, request);
+/** The posted form of a signed-in session's page: own origin, and the session's CSRF token in it (`limit`: PAGE_FORM_LIMIT unless the form carries a text). */
+export async function sessionForm(env: Pick<Env, "PUBLIC_URL">, request: Request, sessionKey: string, session: OperatorSession, limit = PAGE_FORM_LIMIT): Promise<CheckedForm> {
+  const posted = await ownOriginForm(env, request, limit);
   if (!posted.ok) return posted;
   const given = posted.form.get(CSRF_FIELD) ?? "";
   return (await csrfTokenMatches(sessionKey, session, given)) ? posted : { ok: false, refusal: "csrf_token" };
 }
 
 /** The refusal's status and the sentence its page shows. */
-export function refusalAnswer(refusal: FormRefusal): { status: 400 | 403 | 413; message: string } {
+export function refusalAnswer(refusal: FormRefusal, limit = PAGE_FORM_LIMIT): { status: 400 | 403 | 413; message: string } {
   switch (refusal) {
     case "foreign_origin":
       return { status: 403, message: "This form was not sent from the dashboard's own pages (its Origin is another site's, or missing)." };
@@ -49,6 +49,6 @@ export function refusalAnswer(refusal: FormRefusal): { status: 400 | 403 | 413; 
     case "not_a_form":
       return { status: 400, message: "The request was not sent as the dashboard's forms send it." };
     case "too_large":
-      return { status: 413, message: `The form is over ${PAGE_FORM_LIMIT} bytes: it was not sent as the dashboard's forms send it.` };
+      return { status: 413, message: `The form is over ${limit} bytes: it was not sent as the dashboard's forms send it.` };
   }
 }

@@ -1,23 +1,18 @@
 // The operator's dashboard under /dashboard: the sign-in form (what GET /dashboard answers without a session), sign-in
-// and sign-out, the team list and each team's overview, and the stylesheet. Every answer carries the page headers
-// (page-headers.ts); every change is a POST checked against CSRF (csrf.ts). A team's admins will get the same pages
-// under /t/<team>/dashboard, signed in through the team's identity provider (`dashboard_admins` selectors): not built
-// yet (docs/dashboard.md, "Not yet").
+// and sign-out, the team list and each team's overview, audit and upstreams, the stylesheet; mounted here, the members
+// and tokens (member-routes.tsx) and the tools and policies pages with their config edits (config-edit-routes.tsx).
+// Every answer carries the page headers (page-headers.ts); every change is a POST checked against CSRF (csrf.ts).
 import { Hono } from "hono";
 import * as z from "zod";
-import { loadTokenCounter } from "../../catalog/tokenizer.ts";
-import { loadTeamConfig } from "../../config/load.ts";
 import { TeamName } from "../../config/schema.ts";
-import { formatIssues, parseConfig, parseStoredConfig } from "../../config/validate.ts";
+import { formatIssues } from "../../config/validate.ts";
 import { AuditParams, auditQuery } from "../../team/audit-query.ts";
-import { settings } from "../../lib/settings.ts";
-import { searchTeamCatalog, teamCatalog } from "../../modern/team-catalog.ts";
-import { SearchQuery } from "../../views/schemas.ts";
 import { reloadTeamSessions } from "../admin/session-routes.ts";
 import { log } from "../../lib/log.ts";
 import { checkAdminToken } from "../admin/auth.ts";
 import { store } from "../admin/route-context.ts";
 import { AUDIT_FILTER_KEYS, AuditPage, type AuditFilters, type AuditPageProps } from "./audit-page.tsx";
+import { configEdits } from "./config-edit-routes.tsx";
 import { ownOriginForm, sessionForm } from "./csrf.ts";
 import { memberRoutes } from "./member-routes.tsx";
 import { configuredTeam, dashboardOff, message, noSuchTeam, page, refused, signedIn, type DashboardContext, type DashboardEnv } from "./page-answers.tsx";
@@ -26,11 +21,8 @@ import { endSession, sessionSecrets, startSession } from "./session-cookie.ts";
 import { SignInPage } from "./sign-in-page.tsx";
 import { teamOverview, teamRows } from "./team-figures.ts";
 import { TeamListPage } from "./team-list-page.tsx";
-import { PoliciesPage, type ViewAs } from "./policies-page.tsx";
-import { callerView } from "./policy-view.ts";
 import { TeamOverviewPage } from "./team-overview-page.tsx";
 import { teamPath } from "./team-list-page.tsx";
-import { ToolsPage } from "./tools-page.tsx";
 import { teamUpstreams } from "./upstream-figures.ts";
 import { UpstreamsPage } from "./upstreams-page.tsx";
 
@@ -153,41 +145,8 @@ dashboard.post("/teams/:team/reload", async (c) => {
   return c.redirect(`${teamPath(team)}/upstreams?reloaded=${sessions}`, 303);
 });
 
-dashboard.get("/teams/:team/tools", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = await configuredTeam(c);
-  const loaded = team === undefined ? undefined : await loadTeamConfig(c.env.TEAMS, team);
-  if (team === undefined || loaded === undefined) return noSuchTeam(c, who.csrf);
-  if (!loaded.ok) return message(c, 200, `Team ${team}: tools`, "The team's stored config no longer validates: it has no catalog to show.", who.csrf);
-  // An empty box is no search (the page as first opened), not a search that finds nothing.
-  const asked = c.req.query("q");
-  const query = asked === undefined || asked.trim() === "" ? undefined : SearchQuery.safeParse(asked);
-  if (query && !query.success) return message(c, 400, "Search too long", "A search is at most 1,000 characters, as discover_tool takes it.", who.csrf);
-  const catalog = await teamCatalog(c.env.TEAMS, team, loaded.config, await loadTokenCounter(c.env.ASSETS), settings(c.env).sessionTtlSeconds);
-  const hits = query ? searchTeamCatalog(catalog, query.data) : [];
-  return page(c, 200, <ToolsPage team={team} catalog={catalog} query={query?.data} hits={hits} csrf={who.csrf} />);
-});
-
-dashboard.get("/teams/:team/policies", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  // One read of the stored config serves the check, the text shown and the catalog viewed.
-  const team = TeamName.safeParse(c.req.param("team"));
-  const raw = team.success ? await store(c).getConfig(team.data) : undefined;
-  if (!team.success || raw === undefined) return noSuchTeam(c, who.csrf);
-  // The admin API's own validation, its problems with the policies kept.
-  const checked = parseConfig(raw);
-  const issues = checked.ok ? [] : checked.issues.filter((i) => i.path.startsWith("policies"));
-  const policies = (raw as { policies?: unknown }).policies;
-  const text = (key: string) => (c.req.query(key) ?? "").trim().slice(0, 320) || undefined;
-  const viewAs: ViewAs = { label: text("label"), email: text("email"), groups: text("groups") };
-  const labels = [...new Set((await store(c).listTokens(team.data)).flatMap((t) => (t.label ? [t.label] : [])))].sort();
-  const stored = parseStoredConfig(raw);
-  const view = stored.ok ? await callerView(c.env, team.data, stored.config, viewAs) : undefined;
-  const written = policies === undefined ? undefined : JSON.stringify(policies, null, 2);
-  return page(c, 200, <PoliciesPage team={team.data} written={written} issues={issues} labels={labels} viewAs={viewAs} view={view} csrf={who.csrf} />);
-});
+// The tools and policies pages, and the config edits they post (promote, pin, approve, policies).
+dashboard.route("/", configEdits);
 
 dashboard.all("*", (c) => message(c, 404, "Not found", "The dashboard has no such page."));
 

@@ -1,5 +1,5 @@
-// What every dashboard route answers with: a whole page, a message page, the refusal of a form, who is signed in (the
-// session, its secrets and CSRF token), and the team a path names when it has a config. Shared by the route files.
+// What every dashboard route answers with: a whole page, a message page, the refusal of a form, the signed-in session
+// (or the answer instead of one), and the team a path names when it has a config.
 import type { Context } from "hono";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { kvKeys } from "../../config/keys.ts";
@@ -12,7 +12,7 @@ import { currentSession, sessionSecrets } from "./session-cookie.ts";
 
 export type DashboardEnv = { Bindings: Env };
 export type DashboardContext = Context<DashboardEnv>;
-export type Status = 200 | 201 | 400 | 401 | 403 | 404 | 413 | 429 | 500 | 503;
+export type Status = 200 | 201 | 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
 
 /** A whole HTML page. */
 export async function page(c: DashboardContext, status: Status, node: JSX.Element): Promise<Response> {
@@ -24,8 +24,8 @@ export const message = (c: DashboardContext, status: Status, title: string, text
 
 export const dashboardOff = (c: DashboardContext) => message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.");
 
-export const refused = (c: DashboardContext, refusal: FormRefusal) => {
-  const answer = refusalAnswer(refusal);
+export const refused = (c: DashboardContext, refusal: FormRefusal, limit?: number) => {
+  const answer = refusalAnswer(refusal, limit);
   return message(c, answer.status, "Not done", answer.message);
 };
 

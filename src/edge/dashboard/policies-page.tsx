@@ -1,10 +1,13 @@
-// A team's policies, `/dashboard/teams/<team>/policies`: the `policies` of its stored config as written, each problem
-// the admin API's validation finds in them shown beside them, and "view as": a token label, or a member's email and
+// A team's policies, `/dashboard/teams/<team>/policies`: the `policies` of its stored config as written, in a form that
+// saves them (the whole config through the admin API's validation: src/edge/admin/config-write.ts), each problem that
+// validation finds shown inline beside the text (the text kept as typed when a save is refused), and "view as": a token label, or a member's email and
 // groups, and exactly the catalog that caller's 2026 tools/list gets (the team's catalog through their policies, as
 // their own objects filter it: src/modern/team-catalog.ts), with the tools that ask for consent and what is hidden.
 import type { ConfigIssue } from "../../config/validate.ts";
 import type { TeamCatalog } from "../../modern/team-catalog.ts";
+import { CSRF_FIELD } from "./csrf.ts";
 import { Layout } from "./layout.tsx";
+import { VERSION_FIELD } from "./tool-edit-forms.tsx";
 import { TeamNav } from "./team-nav.tsx";
 import { teamPath } from "./team-list-page.tsx";
 
@@ -24,11 +27,19 @@ export interface CallerView {
   approve: string[];
 }
 
+/** The most characters of policies JSON the form saves (the admin API takes a whole config of up to 1 MiB). */
+export const POLICIES_TEXT_LIMIT = 64 * 1024;
+
 export interface PoliciesPageProps {
   team: string;
-  /** The `policies` as stored (pretty JSON), or undefined when the config has none. */
-  written: string | undefined;
+  /** The textarea's text: the `policies` as stored (pretty JSON; empty when the config has none), or as typed. */
+  written: string;
+  /** The stored config's version, which a save carries. */
+  version: string;
+  /** Problems with the policies: the stored ones', or those a save was refused for (`refused`). */
   issues: ConfigIssue[];
+  refused?: boolean;
+  saved?: boolean;
   labels: string[];
   viewAs: ViewAs;
   view: CallerView | undefined;
@@ -81,22 +92,51 @@ function Listed({ name, title, tools }: { name: string; title: string; tools: st
   );
 }
 
-export function PoliciesPage({ team, written, issues, labels, viewAs, view, csrf }: PoliciesPageProps) {
+function PolicyForm({ team, written, version, issues, refused, csrf }: Pick<PoliciesPageProps, "team" | "written" | "version" | "issues" | "refused" | "csrf">) {
+  const said = refused
+    ? "Not saved (the stored config is unchanged):"
+    : "The admin API refuses these policies; until they are put right every tool is hidden from everyone:";
   return (
-    <Layout title={`Team ${team}: policies`} csrf={csrf}>
-      <TeamNav team={team} current="policies" />
-      <h2>As written</h2>
+    <form method="post" action={`${teamPath(team)}/policies`} class="policy-form">
+      <input type="hidden" name={CSRF_FIELD} value={csrf} />
+      <input type="hidden" name={VERSION_FIELD} value={version} />
+      <label for="policies-text">The policies, as JSON (an array of rules; empty for none: everyone sees every tool)</label>
+      <textarea
+        id="policies-text"
+        name="policies"
+        rows={16}
+        spellcheck={false}
+        aria-invalid={issues.length > 0 ? "true" : undefined}
+        aria-describedby={issues.length > 0 ? "policy-problems" : undefined}
+      >
+        {written}
+      </textarea>
       {issues.length > 0 ? (
-        <div role="alert" class="problems">
-          <p>The admin API refuses these policies; until they are put right every tool is hidden from everyone:</p>
+        <div role="alert" class="problems" id="policy-problems">
+          <p>{said}</p>
           <ul data-list="issues">
             {issues.map((i) => (
-              <li>{`${i.path}: ${i.message}`}</li>
+              <li>{i.path ? `${i.path}: ${i.message}` : i.message}</li>
             ))}
           </ul>
         </div>
       ) : null}
-      {written === undefined ? <p>The team has no policies: everyone sees every tool.</p> : <pre class="policies">{written}</pre>}
+      <button type="submit">Save the policies</button>
+    </form>
+  );
+}
+
+export function PoliciesPage({ team, written, version, issues, refused, saved, labels, viewAs, view, csrf }: PoliciesPageProps) {
+  return (
+    <Layout title={`Team ${team}: policies`} csrf={csrf}>
+      <TeamNav team={team} current="policies" />
+      <h2>As written</h2>
+      {saved ? (
+        <p role="status" class="notice" data-outcome="notice">
+          Saved: the team's live sessions take the new policies at their next request.
+        </p>
+      ) : null}
+      <PolicyForm team={team} written={written} version={version} issues={issues} refused={refused} csrf={csrf} />
       <h2>View as</h2>
       <ViewAsForm team={team} labels={labels} viewAs={viewAs} />
       {view ? (

@@ -1,12 +1,15 @@
 // A team's tools, `/dashboard/teams/<team>/tools`: the team's catalog as a 2026 tools/list renders it at the team's
 // budget (discover_tool's description, and what the whole list costs in tokens: src/modern/team-catalog.ts), and a
 // search box that runs discover_tool's own search over the same catalogs and shows the ranked hits with their scores.
-// Read-only: promoting and pinning tools from here are not built yet (docs/dashboard.md, "Not yet").
+// Each tool of the catalog and each hit can be promoted (or unpromoted); pinning turned on or off, and a pinned tool's
+// changed definition approved (tool-edit-forms.tsx; the routes: config-edit-routes.tsx).
+import { exposedName } from "../../catalog/names.ts";
 import type { SearchHit } from "../../catalog/search.ts";
 import type { TeamCatalog } from "../../modern/team-catalog.ts";
 import { Layout } from "./layout.tsx";
 import { TeamNav } from "./team-nav.tsx";
 import { teamPath } from "./team-list-page.tsx";
+import { PinSection, PromoteButton, PromotedList, type ToolEdits } from "./tool-edit-forms.tsx";
 
 const number = (n: number) => n.toLocaleString("en-US");
 
@@ -30,33 +33,85 @@ function Totals({ catalog }: { catalog: TeamCatalog }) {
   );
 }
 
-function SearchResults({ query, hits }: { query: string; hits: SearchHit[] }) {
+function SearchResults({ team, query, hits, edits }: { team: string; query: string; hits: SearchHit[]; edits: ToolEdits }) {
   if (hits.length === 0) return <p data-hits="0">{`No tool matches "${query}".`}</p>;
   return (
     <ol class="hits" data-hits={hits.length}>
       {hits.map((hit) => (
         <li data-tool={hit.name}>
           <code>{hit.name}</code> <span class="score" data-score={hit.score}>{`score ${hit.score.toFixed(3)}`}</span>
-          {hit.description ? <span class="hint">{` — ${hit.description}`}</span> : null}
+          {hit.description ? <span class="hint">{` — ${hit.description}`}</span> : null} <PromoteButton team={team} tool={hit.name} edits={edits} />
         </li>
       ))}
     </ol>
   );
 }
 
+/** Every tool of the catalog by the name hosts call it, with its server and whether the list carries it whole. */
+const catalogTools = (catalog: TeamCatalog) =>
+  catalog.readings.flatMap((r) => (r.catalog?.tools ?? []).map((t) => ({ server: r.server, name: exposedName(catalog.config.mode, r.server, t.name) })));
+
+function CatalogRows({ team, catalog, edits }: { team: string; catalog: TeamCatalog; edits: ToolEdits }) {
+  const tools = catalogTools(catalog);
+  const whole = new Set(catalog.promoted.map((t) => t.name));
+  if (tools.length === 0) return <p>No tool in the catalog yet.</p>;
+  return (
+    <div class="scroll" role="region" aria-label="The catalog's tools" tabindex={0}>
+      <table class="audit">
+        <caption>Each tool of the catalog: promote the few an agent uses all the time</caption>
+        <thead>
+          <tr>
+            <th scope="col">Tool</th>
+            <th scope="col">Server</th>
+            <th scope="col">In tools/list</th>
+            <th scope="col">Promote</th>
+          </tr>
+        </thead>
+        <tbody>
+          {tools.map((t) => (
+            <tr data-row={t.name}>
+              <td>
+                <code>{t.name}</code>
+              </td>
+              <td>{t.server}</td>
+              <td data-whole={String(whole.has(t.name))}>{whole.has(t.name) ? "whole (promoted)" : "in discover_tool's catalog"}</td>
+              <td>
+                <PromoteButton team={team} tool={t.name} edits={edits} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** What the request just did, or why it did nothing. */
+export type EditOutcome = { notice: string } | { problem: string };
+
 export interface ToolsPageProps {
   team: string;
   catalog: TeamCatalog;
   query: string | undefined;
   hits: SearchHit[];
-  csrf: string;
+  edits: ToolEdits;
+  outcome?: EditOutcome | undefined;
 }
 
-export function ToolsPage({ team, catalog, query, hits, csrf }: ToolsPageProps) {
+export function ToolsPage({ team, catalog, query, hits, edits, outcome }: ToolsPageProps) {
   const unread = catalog.readings.filter((r) => !r.catalog).map((r) => r.server);
   return (
-    <Layout title={`Team ${team}: tools`} csrf={csrf}>
+    <Layout title={`Team ${team}: tools`} csrf={edits.csrf}>
       <TeamNav team={team} current="tools" />
+      {outcome === undefined ? null : "problem" in outcome ? (
+        <p role="alert" class="error" data-outcome="problem">
+          {outcome.problem}
+        </p>
+      ) : (
+        <p role="status" class="notice" data-outcome="notice">
+          {outcome.notice}
+        </p>
+      )}
       <section aria-labelledby="search-heading">
         <h2 id="search-heading">Search as the agent does</h2>
         <form method="get" action={`${teamPath(team)}/tools`} class="search" role="search">
@@ -67,7 +122,7 @@ export function ToolsPage({ team, catalog, query, hits, csrf }: ToolsPageProps) 
         {query === undefined ? (
           <p class="hint">The ranking is discover_tool's own, over the same catalogs, with its scores.</p>
         ) : (
-          <SearchResults query={query} hits={hits} />
+          <SearchResults team={team} query={query} hits={hits} edits={edits} />
         )}
       </section>
       <section aria-labelledby="list-heading">
@@ -82,7 +137,18 @@ export function ToolsPage({ team, catalog, query, hits, csrf }: ToolsPageProps) 
         <pre class="catalog" data-catalog="">
           {catalog.fitted.description}
         </pre>
+        {catalog.promoted.length === 0 ? null : (
+          <>
+            <p class="hint">And beside the meta-tools, the promoted tools whole, as tools/list carries them:</p>
+            <pre class="catalog" data-promoted-tools="">
+              {JSON.stringify(catalog.promoted, null, 2)}
+            </pre>
+          </>
+        )}
+        <CatalogRows team={team} catalog={catalog} edits={edits} />
       </section>
+      <PromotedList team={team} offered={new Set(catalogTools(catalog).map((t) => t.name))} edits={edits} />
+      <PinSection team={team} edits={edits} />
     </Layout>
   );
 }

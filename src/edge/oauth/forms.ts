@@ -12,10 +12,10 @@ export const REGISTRATION_LIMIT = 8 * 1024;
 
 export type PageForm = { ok: true; form: URLSearchParams } | { ok: false; problem: "not_a_form" | "too_large" };
 
-/** A form one of the proxy's pages posts: urlencoded, within PAGE_FORM_LIMIT. */
-export async function pageForm(request: Request): Promise<PageForm> {
+/** A form one of the proxy's pages posts: urlencoded, within PAGE_FORM_LIMIT (or the larger limit of a form that carries a text). */
+export async function pageForm(request: Request, limit = PAGE_FORM_LIMIT): Promise<PageForm> {
   if (!request.headers.get("content-type")?.startsWith("application/x-www-form-urlencoded")) return { ok: false, problem: "not_a_form" };
-  const read = await readLimited(request, PAGE_FORM_LIMIT);
+  const read = await readLimited(request, limit);
   if (!read.ok) return { ok: false, problem: "too_large" };
   return { ok: true, form: new URLSearchParams(new TextDecoder().decode(read.bytes)) };
 }
