@@ -42,6 +42,27 @@ function selectorProblem(input: unknown): string {
 /** Who a rule is for. `user:` and `domain:` match verified emails only; `token:` a token's label or its id. */
 export const Selector = z.string().regex(SELECTOR, { error: (issue) => selectorProblem(issue.input) });
 
+/** The selector kinds that name members: who may administer a team from its dashboard (no `*`, no `token:`). */
+const MEMBER_SELECTOR = /^(?:user|domain|group):/;
+
+/**
+ * The team config's `dashboard_admins`: the members who may open the team's pages at /t/<team>/dashboard, signed in
+ * through the team's identity provider. The selectors and their matching are the policies' own (tool-access.ts
+ * `selectsSubject`); only the kinds that name members are taken.
+ */
+export const DashboardAdmins = z
+  .array(
+    Selector.refine((text) => MEMBER_SELECTOR.test(text), {
+      error: (issue) => `dashboard_admins names members: user:<email>, domain:<email domain> or group:<name>, not ${JSON.stringify(issue.input)}`,
+    }),
+  )
+  .min(1, "dashboard_admins is empty, so it names nobody: list user:, domain: or group: selectors, or remove it")
+  .max(100)
+  .optional()
+  .describe(
+    "Who may sign in at /t/<team>/dashboard through the team's identity provider and see and administer this team's pages: user:<email>, domain:<email domain> (verified emails only) or group:<name> (the provider's groups claim). Checked again at every request.",
+  );
+
 const globs = (list: string, what: string) =>
   ToolGlobs.min(1, `${list} is empty: list globs, or remove ${list}`).optional().describe(what);
 

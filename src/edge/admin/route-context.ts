@@ -21,7 +21,7 @@ const ADMIN_BODY_LIMIT = 1024 * 1024;
 export const problem = (c: AdminContext, status: 400 | 404 | 409 | 413 | 415 | 503, error: string, message: string, issues?: Array<{ path: string; message: string }>) =>
   c.json({ error, message, ...(issues ? { issues } : {}) }, status);
 
-export function store(c: AdminContext): TeamStore {
+export function store(c: Pick<AdminContext, "env" | "req">): TeamStore {
   return new TeamStore(bindingKv(c.env.TEAMS), { secretsKey: c.env.SECRETS_KEY, urlPolicy: urlPolicy(c.env, new URL(c.req.url)) });
 }
 

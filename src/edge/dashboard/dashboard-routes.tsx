@@ -1,83 +1,36 @@
 // The operator's dashboard under /dashboard: the sign-in form (what GET /dashboard answers without a session), sign-in
-// and sign-out, the team list and each team's overview, and the stylesheet. Every answer carries the page headers
-// (page-headers.ts); every change is a POST checked against CSRF (csrf.ts). A team's admins will get the same pages
-// under /t/<team>/dashboard, signed in through the team's identity provider (`dashboard_admins` selectors): not built
-// yet (docs/dashboard.md, "Not yet").
-import { Hono, type Context } from "hono";
-import type { JSX } from "hono/jsx/jsx-runtime";
-import * as z from "zod";
-import { loadTokenCounter } from "../../catalog/tokenizer.ts";
-import { kvKeys } from "../../config/keys.ts";
-import { loadTeamConfig } from "../../config/load.ts";
-import { TeamName } from "../../config/schema.ts";
-import { formatIssues, parseConfig, parseStoredConfig } from "../../config/validate.ts";
-import { AuditParams, auditQuery } from "../../team/audit-query.ts";
-import { settings } from "../../lib/settings.ts";
-import { searchTeamCatalog, teamCatalog } from "../../modern/team-catalog.ts";
-import { SearchQuery } from "../../views/schemas.ts";
-import { reloadTeamSessions } from "../admin/session-routes.ts";
-import type { Env } from "../../lib/env.ts";
+// and sign-out, the team list, and the stylesheet; each team's pages (team-pages.tsx) mounted at /dashboard/teams/<team>
+// for the operator. Every answer carries the page headers (page-headers.ts); every change is a POST checked against
+// CSRF (csrf.ts). A team's admins get the same team pages under /t/<team>/dashboard (team-admin-routes.tsx).
+import { Hono } from "hono";
 import { log } from "../../lib/log.ts";
 import { checkAdminToken } from "../admin/auth.ts";
-import { adminAction, store } from "../admin/route-context.ts";
-import { TokenCreateBody, TokenIdParam } from "../admin/schemas.ts";
-import { AUDIT_FILTER_KEYS, AuditPage, type AuditFilters, type AuditPageProps } from "./audit-page.tsx";
-import { ownOriginForm, refusalAnswer, sessionForm, type FormRefusal } from "./csrf.ts";
-import { MessagePage } from "./layout.tsx";
-import { csrfTokenOf, type OperatorSession, type SessionSecrets } from "./operator-session.ts";
+import { store } from "../admin/route-context.ts";
+import { ownOriginForm, sessionForm } from "./csrf.ts";
+import { configuredTeam, dashboardOff, message, noSuchTeam, page, refused, signedIn, type DashboardEnv } from "./page-answers.tsx";
 import { pageHeaders } from "./page-headers.ts";
-import { currentSession, endSession, sessionSecrets, startSession } from "./session-cookie.ts";
+import { endSession, sessionSecrets, startSession } from "./session-cookie.ts";
 import { SignInPage } from "./sign-in-page.tsx";
-import { teamOverview, teamRows } from "./team-figures.ts";
-import { TeamListPage } from "./team-list-page.tsx";
-import { TokensPage, type TokensPageProps } from "./tokens-page.tsx";
-import { PoliciesPage, type ViewAs } from "./policies-page.tsx";
-import { callerView } from "./policy-view.ts";
-import { TeamOverviewPage } from "./team-overview-page.tsx";
-import { teamPath } from "./team-list-page.tsx";
-import { ToolsPage } from "./tools-page.tsx";
-import { teamUpstreams } from "./upstream-figures.ts";
-import { UpstreamsPage } from "./upstreams-page.tsx";
-
-/** `?reloaded=<n>` after a reload: how many live sessions took it. */
-const Reloaded = z.coerce.number().int().min(0);
-
-type DashboardEnv = { Bindings: Env };
-type DashboardContext = Context<DashboardEnv>;
-type Status = 200 | 201 | 400 | 401 | 403 | 404 | 413 | 429 | 500 | 503;
+import { teamRows } from "./team-figures.ts";
+import { TeamListPage, teamPath } from "./team-list-page.tsx";
+import { teamPages } from "./team-pages.tsx";
+import type { ResolveScope } from "./team-scope.ts";
 
 export const dashboard = new Hono<DashboardEnv>();
 
 dashboard.use("*", pageHeaders);
 
-/** A whole HTML page. */
-async function page(c: DashboardContext, status: Status, node: JSX.Element): Promise<Response> {
-  return c.html(`<!doctype html>${await node.toString()}`, status);
-}
-
-const message = (c: DashboardContext, status: Status, title: string, text: string, csrf?: string) =>
-  page(c, status, <MessagePage title={title} message={text} csrf={csrf} />);
-
-const dashboardOff = (c: DashboardContext) => message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.");
-
-const refused = (c: DashboardContext, refusal: FormRefusal) => {
-  const answer = refusalAnswer(refusal);
-  return message(c, answer.status, "Not done", answer.message);
+/** The operator's scope on a team's pages: signed in with ADMIN_TOKEN, any team that has a config. */
+const operatorScope: ResolveScope = async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? (c.req.method === "GET" ? c.redirect("/dashboard", 303) : message(c, 403, "Not done", "Sign in first: the session has ended."));
+  const team = await configuredTeam(c);
+  if (team === undefined) return noSuchTeam(c, who.csrf);
+  return {
+    scope: { team, base: teamPath(team), home: "/dashboard", csrf: who.csrf, viewer: "operator" },
+    sessionForm: () => sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session),
+  };
 };
-
-/**
- * What a signed-in route needs: the secrets, the session and its CSRF token; else the answer to give instead (the
- * dashboard off), or none when nobody is signed in (each route says what that means for it).
- */
-type SignedIn = { secrets: SessionSecrets; session: OperatorSession; csrf: string };
-
-async function signedIn(c: DashboardContext): Promise<SignedIn | { answer: Response | undefined }> {
-  const secrets = sessionSecrets(c.env);
-  if (!secrets) return { answer: await dashboardOff(c) };
-  const session = await currentSession(c, secrets);
-  if (!session) return { answer: undefined };
-  return { secrets, session, csrf: await csrfTokenOf(secrets.sessionKey, session) };
-}
 
 // The stylesheet is a static asset (assets/dashboard/dashboard.css) read through the ASSETS binding: every request
 // reaches the Worker first (wrangler.toml), so only this route serves it, with the page headers.
@@ -121,164 +74,7 @@ dashboard.post("/sign-out", async (c) => {
   return c.redirect("/dashboard", 303);
 });
 
-dashboard.get("/teams/:team", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = TeamName.safeParse(c.req.param("team"));
-  const overview = team.success ? await teamOverview(c.env, team.data) : undefined;
-  if (!overview) return message(c, 404, "No such team", "No team of that name has a config on this proxy.", who.csrf);
-  return page(c, 200, <TeamOverviewPage overview={overview} csrf={who.csrf} />);
-});
-
-/**
- * The audit read a page's URL asks for, parsed as the admin API parses its query (empty form fields left out), or
- * the problems with it.
- */
-async function auditRead(c: DashboardContext, team: string): Promise<{ filters: AuditFilters; read: AuditPageProps["read"] }> {
-  const raw = Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value.trim() !== ""));
-  const filters: AuditFilters = Object.fromEntries(AUDIT_FILTER_KEYS.flatMap((key) => (raw[key] === undefined ? [] : [[key, raw[key]]])));
-  const query = AuditParams.safeParse({ ...raw, format: undefined });
-  if (!query.success) return { filters, read: { problems: formatIssues(query.error).map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)) } };
-  const read = await c.env.TEAM_INDEX.getByName(team).readAudit(team, auditQuery(query.data));
-  return { filters, read: { entries: read.entries, next: read.next } };
-}
-
-dashboard.get("/teams/:team/audit", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = TeamName.safeParse(c.req.param("team"));
-  if (!team.success) return message(c, 404, "No such team", "That is not a team's name.", who.csrf);
-  const { filters, read } = await auditRead(c, team.data);
-  return page(c, "problems" in read ? 400 : 200, <AuditPage team={team.data} filters={filters} read={read} csrf={who.csrf} />);
-});
-
-// The same read as NDJSON, for export: a file to save, one entry per line, the next page's cursor in a header.
-dashboard.get("/teams/:team/audit.ndjson", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = TeamName.safeParse(c.req.param("team"));
-  if (!team.success) return message(c, 404, "No such team", "That is not a team's name.", who.csrf);
-  const { read } = await auditRead(c, team.data);
-  if ("problems" in read) return message(c, 400, "Not exported", `The filters are not valid: ${read.problems.join("; ")}`, who.csrf);
-  const headers: Record<string, string> = {
-    "content-type": "application/x-ndjson; charset=utf-8",
-    "content-disposition": `attachment; filename="${team.data}-audit.ndjson"`,
-  };
-  if (read.next) headers["x-next-cursor"] = read.next;
-  return new Response(read.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""), { headers });
-});
-
-/** The members-and-tokens page, with what the request just did. */
-async function tokensPage(c: DashboardContext, team: string, csrf: string, status: Status, done: Omit<TokensPageProps, "team" | "tokens" | "csrf"> = {}) {
-  return page(c, status, <TokensPage team={team} tokens={await store(c).listTokens(team)} csrf={csrf} {...done} />);
-}
-
-dashboard.get("/teams/:team/members", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = await configuredTeam(c);
-  return team ? tokensPage(c, team, who.csrf, 200) : noSuchTeam(c, who.csrf);
-});
-
-// Minting goes through the admin API's body schema, store and audit (an admin action, as `POST .../tokens` records).
-dashboard.post("/teams/:team/tokens", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "Sign in first: the session has ended.");
-  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
-  if (!posted.ok) return refused(c, posted.refusal);
-  const team = await configuredTeam(c);
-  if (!team) return noSuchTeam(c, who.csrf);
-  // The form's empty fields are the body's absent keys.
-  const filled = (key: string) => posted.form.get(key)?.trim() || undefined;
-  const fields = Object.fromEntries(["label", "view"].flatMap((key) => (filled(key) === undefined ? [] : [[key, filled(key)]])));
-  const body = TokenCreateBody.safeParse(fields);
-  if (!body.success) {
-    const problem = formatIssues(body.error).map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
-    return tokensPage(c, team, who.csrf, 400, { problem: `No token minted: ${problem}` });
-  }
-  const minted = await store(c).mintToken(team, body.data.label, body.data.view);
-  await adminAction(c.env, { action: "token.mint", team, target: minted.id, outcome: "ok" }, c.req.raw);
-  return tokensPage(c, team, who.csrf, 201, { minted: { id: minted.id, token: minted.token } });
-});
-
-dashboard.post("/teams/:team/tokens/:id/revoke", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "Sign in first: the session has ended.");
-  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
-  if (!posted.ok) return refused(c, posted.refusal);
-  const p = TokenIdParam.safeParse({ team: c.req.param("team"), id: c.req.param("id") });
-  if (!p.success) return message(c, 404, "No such token", "That is not a token's id.", who.csrf);
-  const revoked = await store(c).revokeToken(p.data.team, p.data.id);
-  await adminAction(c.env, { action: "token.revoke", team: p.data.team, target: p.data.id, outcome: revoked ? "ok" : "refused" }, c.req.raw);
-  if (!revoked) return message(c, 404, "No such token", `Team ${p.data.team} has no token ${p.data.id}.`, who.csrf);
-  return tokensPage(c, p.data.team, who.csrf, 200, { revoked: p.data.id });
-});
-
-/** The team a path names, when it has a config (a 404 page otherwise, rendered by the caller). */
-async function configuredTeam(c: DashboardContext): Promise<string | undefined> {
-  const team = TeamName.safeParse(c.req.param("team"));
-  return team.success && (await c.env.TEAMS.get(kvKeys.config(team.data))) !== null ? team.data : undefined;
-}
-
-const noSuchTeam = (c: DashboardContext, csrf: string) => message(c, 404, "No such team", "No team of that name has a config on this proxy.", csrf);
-
-dashboard.get("/teams/:team/upstreams", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = await configuredTeam(c);
-  const upstreams = team === undefined ? undefined : await teamUpstreams(c.env, team);
-  if (!upstreams) return noSuchTeam(c, who.csrf);
-  const reloaded = Reloaded.safeParse(c.req.query("reloaded"));
-  return page(c, 200, <UpstreamsPage upstreams={upstreams} csrf={who.csrf} reloaded={reloaded.success ? reloaded.data : undefined} />);
-});
-
-// The admin API's reload (the same function), recorded in the audit trail as its admin action.
-dashboard.post("/teams/:team/reload", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "There is no session: sign in again, then reload.");
-  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
-  if (!posted.ok) return refused(c, posted.refusal);
-  const team = await configuredTeam(c);
-  if (team === undefined) return noSuchTeam(c, who.csrf);
-  const sessions = await reloadTeamSessions(c.env, team, c.req.raw);
-  return c.redirect(`${teamPath(team)}/upstreams?reloaded=${sessions}`, 303);
-});
-
-dashboard.get("/teams/:team/tools", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = await configuredTeam(c);
-  const loaded = team === undefined ? undefined : await loadTeamConfig(c.env.TEAMS, team);
-  if (team === undefined || loaded === undefined) return noSuchTeam(c, who.csrf);
-  if (!loaded.ok) return message(c, 200, `Team ${team}: tools`, "The team's stored config no longer validates: it has no catalog to show.", who.csrf);
-  // An empty box is no search (the page as first opened), not a search that finds nothing.
-  const asked = c.req.query("q");
-  const query = asked === undefined || asked.trim() === "" ? undefined : SearchQuery.safeParse(asked);
-  if (query && !query.success) return message(c, 400, "Search too long", "A search is at most 1,000 characters, as discover_tool takes it.", who.csrf);
-  const catalog = await teamCatalog(c.env.TEAMS, team, loaded.config, await loadTokenCounter(c.env.ASSETS), settings(c.env).sessionTtlSeconds);
-  const hits = query ? searchTeamCatalog(catalog, query.data) : [];
-  return page(c, 200, <ToolsPage team={team} catalog={catalog} query={query?.data} hits={hits} csrf={who.csrf} />);
-});
-
-dashboard.get("/teams/:team/policies", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  // One read of the stored config serves the check, the text shown and the catalog viewed.
-  const team = TeamName.safeParse(c.req.param("team"));
-  const raw = team.success ? await store(c).getConfig(team.data) : undefined;
-  if (!team.success || raw === undefined) return noSuchTeam(c, who.csrf);
-  // The admin API's own validation, its problems with the policies kept.
-  const checked = parseConfig(raw);
-  const issues = checked.ok ? [] : checked.issues.filter((i) => i.path.startsWith("policies"));
-  const policies = (raw as { policies?: unknown }).policies;
-  const text = (key: string) => (c.req.query(key) ?? "").trim().slice(0, 320) || undefined;
-  const viewAs: ViewAs = { label: text("label"), email: text("email"), groups: text("groups") };
-  const labels = [...new Set((await store(c).listTokens(team.data)).flatMap((t) => (t.label ? [t.label] : [])))].sort();
-  const stored = parseStoredConfig(raw);
-  const view = stored.ok ? await callerView(c.env, team.data, stored.config, viewAs) : undefined;
-  const written = policies === undefined ? undefined : JSON.stringify(policies, null, 2);
-  return page(c, 200, <PoliciesPage team={team.data} written={written} issues={issues} labels={labels} viewAs={viewAs} view={view} csrf={who.csrf} />);
-});
+dashboard.route("/teams/:team", teamPages(operatorScope));
 
 dashboard.all("*", (c) => message(c, 404, "Not found", "The dashboard has no such page."));
 

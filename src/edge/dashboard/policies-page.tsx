@@ -6,7 +6,7 @@ import type { ConfigIssue } from "../../config/validate.ts";
 import type { TeamCatalog } from "../../modern/team-catalog.ts";
 import { Layout } from "./layout.tsx";
 import { TeamNav } from "./team-nav.tsx";
-import { teamPath } from "./team-list-page.tsx";
+import type { TeamScope } from "./team-scope.ts";
 
 /** Whom the page views the catalog as, as the form gives it. */
 export interface ViewAs {
@@ -32,12 +32,12 @@ export interface PoliciesPageProps {
   labels: string[];
   viewAs: ViewAs;
   view: CallerView | undefined;
-  csrf: string;
+  scope: TeamScope;
 }
 
-function ViewAsForm({ team, labels, viewAs }: { team: string; labels: string[]; viewAs: ViewAs }) {
+function ViewAsForm({ base, labels, viewAs }: { base: string; labels: string[]; viewAs: ViewAs }) {
   return (
-    <form method="get" action={`${teamPath(team)}/policies`} class="filters">
+    <form method="get" action={`${base}/policies`} class="filters">
       <label>
         A token labelled
         <select name="label">
@@ -81,10 +81,10 @@ function Listed({ name, title, tools }: { name: string; title: string; tools: st
   );
 }
 
-export function PoliciesPage({ team, written, issues, labels, viewAs, view, csrf }: PoliciesPageProps) {
+export function PoliciesPage({ team, written, issues, labels, viewAs, view, scope }: PoliciesPageProps) {
   return (
-    <Layout title={`Team ${team}: policies`} csrf={csrf}>
-      <TeamNav team={team} current="policies" />
+    <Layout title={`Team ${team}: policies`} csrf={scope.csrf} home={scope.home}>
+      <TeamNav scope={scope} current="policies" />
       <h2>As written</h2>
       {issues.length > 0 ? (
         <div role="alert" class="problems">
@@ -98,7 +98,7 @@ export function PoliciesPage({ team, written, issues, labels, viewAs, view, csrf
       ) : null}
       {written === undefined ? <p>The team has no policies: everyone sees every tool.</p> : <pre class="policies">{written}</pre>}
       <h2>View as</h2>
-      <ViewAsForm team={team} labels={labels} viewAs={viewAs} />
+      <ViewAsForm base={scope.base} labels={labels} viewAs={viewAs} />
       {view ? (
         <section aria-labelledby="as-heading" data-as={view.who}>
           <h3 id="as-heading">{`The catalog ${view.who} gets (${view.catalog.fitted.tokens.toLocaleString("en-US")} tokens of tools/list)`}</h3>

@@ -5,11 +5,12 @@ import type { TokenInfo } from "../../store/store.ts";
 import { CSRF_FIELD } from "./csrf.ts";
 import { Layout } from "./layout.tsx";
 import { TeamNav } from "./team-nav.tsx";
+import type { TeamScope } from "./team-scope.ts";
 
 export interface TokensPageProps {
   team: string;
   tokens: TokenInfo[];
-  csrf: string;
+  scope: TeamScope;
   /** A token just minted: shown once, here. */
   minted?: { id: string; token: string } | undefined;
   /** What a refused form said was wrong. */
@@ -18,9 +19,9 @@ export interface TokensPageProps {
   revoked?: string | undefined;
 }
 
-function MintForm({ team, csrf }: { team: string; csrf: string }) {
+function MintForm({ base, csrf }: { base: string; csrf: string }) {
   return (
-    <form method="post" action={`/dashboard/teams/${team}/tokens`} class="filters">
+    <form method="post" action={`${base}/tokens`} class="filters">
       <input type="hidden" name={CSRF_FIELD} value={csrf} />
       <label>
         Label
@@ -40,7 +41,7 @@ function MintForm({ team, csrf }: { team: string; csrf: string }) {
   );
 }
 
-function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; csrf: string }) {
+function TokenRows({ base, tokens, csrf }: { base: string; tokens: TokenInfo[]; csrf: string }) {
   if (tokens.length === 0) return <p>The team has no tokens.</p>;
   return (
     <div class="scroll" role="region" aria-label="Tokens" tabindex={0}>
@@ -65,7 +66,7 @@ function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; 
             <td>{t.view ?? "default"}</td>
             <td>{t.createdAt ? t.createdAt.replace("T", " ").replace(/\.\d+Z$/, "") : "–"}</td>
             <td>
-              <form method="post" action={`/dashboard/teams/${team}/tokens/${t.id}/revoke`}>
+              <form method="post" action={`${base}/tokens/${t.id}/revoke`}>
                 <input type="hidden" name={CSRF_FIELD} value={csrf} />
                 <button type="submit" aria-label={`Revoke token ${t.id}`}>
                   Revoke
@@ -80,10 +81,10 @@ function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; 
   );
 }
 
-export function TokensPage({ team, tokens, csrf, minted, problem, revoked }: TokensPageProps) {
+export function TokensPage({ team, tokens, scope, minted, problem, revoked }: TokensPageProps) {
   return (
-    <Layout title={`${team}: members and tokens`} csrf={csrf}>
-      <TeamNav team={team} current="members" />
+    <Layout title={`${team}: members and tokens`} csrf={scope.csrf} home={scope.home}>
+      <TeamNav scope={scope} current="members" />
       {problem ? (
         <p role="alert" class="error">
           {problem}
@@ -101,8 +102,8 @@ export function TokensPage({ team, tokens, csrf, minted, problem, revoked }: Tok
       ) : null}
       {revoked ? <p role="status">{`Token ${revoked} revoked: requests bearing it are refused (an isolate that had it cached keeps it for TOKEN_CACHE_SECONDS at most).`}</p> : null}
       <h2>Tokens</h2>
-      <MintForm team={team} csrf={csrf} />
-      <TokenRows team={team} tokens={tokens} csrf={csrf} />
+      <MintForm base={scope.base} csrf={scope.csrf} />
+      <TokenRows base={scope.base} tokens={tokens} csrf={scope.csrf} />
     </Layout>
   );
 }

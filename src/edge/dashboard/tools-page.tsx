@@ -6,7 +6,7 @@ import type { SearchHit } from "../../catalog/search.ts";
 import type { TeamCatalog } from "../../modern/team-catalog.ts";
 import { Layout } from "./layout.tsx";
 import { TeamNav } from "./team-nav.tsx";
-import { teamPath } from "./team-list-page.tsx";
+import type { TeamScope } from "./team-scope.ts";
 
 const number = (n: number) => n.toLocaleString("en-US");
 
@@ -49,17 +49,17 @@ export interface ToolsPageProps {
   catalog: TeamCatalog;
   query: string | undefined;
   hits: SearchHit[];
-  csrf: string;
+  scope: TeamScope;
 }
 
-export function ToolsPage({ team, catalog, query, hits, csrf }: ToolsPageProps) {
+export function ToolsPage({ team, catalog, query, hits, scope }: ToolsPageProps) {
   const unread = catalog.readings.filter((r) => !r.catalog).map((r) => r.server);
   return (
-    <Layout title={`Team ${team}: tools`} csrf={csrf}>
-      <TeamNav team={team} current="tools" />
+    <Layout title={`Team ${team}: tools`} csrf={scope.csrf} home={scope.home}>
+      <TeamNav scope={scope} current="tools" />
       <section aria-labelledby="search-heading">
         <h2 id="search-heading">Search as the agent does</h2>
-        <form method="get" action={`${teamPath(team)}/tools`} class="search" role="search">
+        <form method="get" action={`${scope.base}/tools`} class="search" role="search">
           <label for="q">What the agent would look for</label>
           <input type="search" id="q" name="q" value={query ?? ""} maxlength={1000} />
           <button type="submit">Search</button>
