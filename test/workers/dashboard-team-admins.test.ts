@@ -17,7 +17,7 @@ import { adminFetch, replayUrl, seedTeam } from "./helpers.ts";
 import { BASE, store, teamWithIdp } from "./sign-in-helpers.ts";
 import { COOKIE as OPERATOR_COOKIE, PAGE_HEADERS, csrfOf, expectPageHeaders } from "./dashboard-helpers.ts";
 
-const proxy = (request: Request): Promise<Response> => app.fetch(request, env, createExecutionContext());
+const proxy = async (request: Request): Promise<Response> => app.fetch(request, env, createExecutionContext());
 const adminCookie = (team: string) => `__Host-dynmcp-team-admin-${team}`;
 const home = (team: string) => `/t/${team}/dashboard`;
 
