@@ -55,7 +55,11 @@ describe("a team admin signs in through the team's identity provider", () => {
     await adminTeam("ta-user", ["user:alice@EXAMPLE.com"]);
     const first = await proxy(new Request(`${BASE}${home("ta-user")}`));
     expect(first.status).toBe(200);
-    expectPageHeaders(first);
+    // The page headers, its form-action widened to the provider alone: the button's POST goes on there.
+    for (const [name, value] of Object.entries(PAGE_HEADERS)) {
+      expect(first.headers.get(name)).toBe(name === "content-security-policy" ? value.replace("form-action 'self'", `form-action 'self' ${new URL(env.IDP_ISSUER).origin}`) : value);
+    }
+    expect(first.headers.has("x-dashboard-form-target")).toBe(false);
     const signInHtml = await first.text();
     expect(signInHtml).toMatch(new RegExp(`<form method="post" action="${home("ta-user")}/sign-in"`));
     expect(signInHtml).toContain(`Sign in with ${new URL(env.IDP_ISSUER).host}`);

@@ -21,7 +21,7 @@ import { clearFlowCookie, flowCookie, fromFlowBrowser } from "../oauth/member-co
 import { SignInError, finishSignIn, newSignIn, signInUrl, teamProvider, teamStore } from "../oauth/sign-in.ts";
 import { ownOriginForm, sessionForm } from "./csrf.ts";
 import { configuredTeam, message, noSuchTeam, page, refused, type DashboardEnv, type Status } from "./page-answers.tsx";
-import { pageHeaders } from "./page-headers.ts";
+import { FORM_TARGET_HEADER, pageHeaders } from "./page-headers.ts";
 import { TeamAdminSignInPage, TeamAdminSignedInPage } from "./team-admin-pages.tsx";
 import { listedAdmin, teamAdminBase, teamAdminScope } from "./team-admin-scope.ts";
 import { currentTeamAdmin, endTeamAdminSession, startTeamAdminSession } from "./team-admin-session.ts";
@@ -40,7 +40,7 @@ const addressLimit: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   await next();
 };
 
-teamAdminDashboard.use(BASE, pageHeaders);
+// `${BASE}/*` covers the base itself too (registered once: twice would undo a page's own form-action).
 teamAdminDashboard.use(`${BASE}/*`, pageHeaders);
 teamAdminDashboard.use(`${BASE}/sign-in`, addressLimit);
 teamAdminDashboard.use("/t/:team/oauth/callback", pageHeaders);
@@ -50,7 +50,10 @@ async function signInPage<E extends DashboardEnv>(c: Context<E>, team: string): 
   const idp = await teamStore(c.env).getIdp(team);
   const base = teamAdminBase(team);
   if (!idp) return message(c, 200, `Team ${team}`, `Sign-in is not set up for team ${team}: the operator configures its identity provider (npm run team -- oauth set).`, undefined, base);
-  return page(c, 200, <TeamAdminSignInPage team={team} base={base} provider={new URL(idp.issuer).host} />);
+  const issuer = new URL(idp.issuer);
+  // The button's POST is answered with a redirect to the provider: the page's form-action must allow it.
+  c.header(FORM_TARGET_HEADER, issuer.origin);
+  return page(c, 200, <TeamAdminSignInPage team={team} base={base} provider={issuer.host} />);
 }
 
 teamAdminDashboard.post(`${BASE}/sign-in`, async (c) => {
