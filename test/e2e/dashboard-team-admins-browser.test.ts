@@ -86,6 +86,9 @@ describe("a team's admins at /t/<team>/dashboard in Chromium under wrangler dev"
     await signInAt(page, "alice");
     // The callback's page went on by itself, and the cookie it set came along: the overview, signed in.
     await arrive(page, (url) => url.href === home(), "the team's overview");
+    // (The sign-in page has the same address and title: the team's links say this is the overview. With a plain
+    // redirect from the callback instead, Chromium did not send the new cookie and showed the sign-in again.)
+    expect(await page.locator("nav.team-nav").count()).toBe(1);
     expect(await textOf(page.locator("h1"))).toBe(`Team ${TEAM}`);
     const [cookie] = (await context.cookies(site())).filter((c) => c.name === `__Host-dynmcp-team-admin-${TEAM}`);
     expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: "Strict", path: "/" });
