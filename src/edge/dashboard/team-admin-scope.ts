@@ -7,7 +7,6 @@
 import { admitMember } from "../../auth/user.ts";
 import { DashboardAdmins } from "../../config/policy-rules.ts";
 import type { Subject } from "../../config/subject.ts";
-import { TeamName } from "../../config/schema.ts";
 import { selectsSubject } from "../../config/tool-access.ts";
 import type { TeamStore } from "../../store/store.ts";
 import { subjectPrincipal, type AuditPrincipal } from "../../views/audit-entry.ts";
@@ -43,7 +42,7 @@ const adminSubject = (user: string, claims: AdminClaims): Subject => ({
 });
 
 /** The audit trail's principal of a team admin: the member, by id and verified email. */
-export const adminPrincipal = (user: string, claims: AdminClaims): AuditPrincipal => subjectPrincipal(adminSubject(user, claims));
+const adminPrincipal = (user: string, claims: AdminClaims): AuditPrincipal => subjectPrincipal(adminSubject(user, claims));
 
 export type AdminNow = { ok: true; by: AuditPrincipal } | { ok: false; reason: string };
 
@@ -69,8 +68,7 @@ export type SignInAnswer = (c: TeamPagesContext, team: string) => Promise<Respon
 export const teamAdminScope =
   (signInPage: SignInAnswer): ResolveScope =>
   async (c) => {
-    const named = TeamName.safeParse(c.req.param("team"));
-    const team = named.success ? await configuredTeam(c) : undefined;
+    const team = await configuredTeam(c);
     if (team === undefined) return noSuchTeam(c);
     const base = teamAdminBase(team);
     const key = c.env.SESSION_KEY;
