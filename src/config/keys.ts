@@ -47,6 +47,10 @@ export const UserRecord = z.object({
   sub: z.string(),
   issuer: z.string(),
   email: z.string().optional(),
+  /** Whether the provider verified that email (`user:` and `domain:` selectors match verified emails only). */
+  emailVerified: z.boolean().optional(),
+  /** The groups of the team's groups claim at the last sign-in, bounded as grants keep them (never in the key's metadata). */
+  groups: z.array(z.string()).optional(),
   firstSeen: z.string(),
   lastSeen: z.string(),
 });

@@ -10,8 +10,12 @@ const DOMAIN = "(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,
 /** A label or a group name: no space at either end, at most `max` characters. */
 const name = (max: number) => `\\S(?:.{0,${max - 2}}\\S)?`;
 
+/** The selectors that name members. */
+const MEMBER_KINDS = `user:[^\\s@]{1,64}@${DOMAIN}|domain:${DOMAIN}|group:${name(256)}`;
 /** Every selector `who` accepts; the JSON Schema publishes it as the pattern. */
-const SELECTOR = new RegExp(`^(?:\\*|token:${name(100)}|user:[^\\s@]{1,64}@${DOMAIN}|domain:${DOMAIN}|group:${name(256)})$`);
+const SELECTOR = new RegExp(`^(?:\\*|token:${name(100)}|${MEMBER_KINDS})$`);
+/** Every selector `dashboard_admins` accepts: members only. */
+const MEMBER_SELECTOR = new RegExp(`^(?:${MEMBER_KINDS})$`);
 
 const KINDS = '"*" (everyone), token:<label or id>, user:<email>, domain:<email domain>, group:<name>';
 
@@ -41,6 +45,27 @@ function selectorProblem(input: unknown): string {
 
 /** Who a rule is for. `user:` and `domain:` match verified emails only; `token:` a token's label or its id. */
 export const Selector = z.string().regex(SELECTOR, { error: (issue) => selectorProblem(issue.input) });
+
+/**
+ * The team config's `dashboard_admins`: the members who may open the team's pages at /t/<team>/dashboard, signed in
+ * through the team's identity provider. The selectors and their matching are the policies' own (tool-access.ts
+ * `selectsSubject`); only the kinds that name members are taken.
+ */
+export const DashboardAdmins = z
+  .array(
+    z.string().regex(MEMBER_SELECTOR, {
+      error: (issue) =>
+        /^(?:user|domain|group):/.test(String(issue.input))
+          ? selectorProblem(issue.input)
+          : `dashboard_admins names members: user:<email>, domain:<email domain> or group:<name>, not ${JSON.stringify(issue.input)}`,
+    }),
+  )
+  .min(1, "dashboard_admins is empty, so it names nobody: list user:, domain: or group: selectors, or remove it")
+  .max(100)
+  .optional()
+  .describe(
+    "Who may sign in at /t/<team>/dashboard through the team's identity provider and see and administer this team's pages: user:<email>, domain:<email domain> (verified emails only) or group:<name> (the provider's groups claim). Checked again at every request.",
+  );
 
 const globs = (list: string, what: string) =>
   ToolGlobs.min(1, `${list} is empty: list globs, or remove ${list}`).optional().describe(what);

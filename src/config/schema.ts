@@ -2,7 +2,7 @@
 // uses (a `.transform` of the entry) and the published JSON Schema come.
 import * as z from "zod";
 import { View } from "./view.ts";
-import { Policies, policyGlobIssues } from "./policy-rules.ts";
+import { DashboardAdmins, Policies, policyGlobIssues } from "./policy-rules.ts";
 import { ToolGlobs } from "./tool-globs.ts";
 
 /** Team names appear in URLs and storage keys: lowercase letters, digits, `-` and `_`. */
@@ -241,6 +241,7 @@ const TEAM_FIELDS = {
   approve: Approve,
   approve_destructive: ApproveDestructive,
   policies: Policies,
+  dashboard_admins: DashboardAdmins,
   audit: Audit,
 };
 

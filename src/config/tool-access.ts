@@ -178,6 +178,9 @@ function serversNamed(globs: readonly string[], whole: boolean, mode: ConfigMode
   return toolGlobMatcher(parts);
 }
 
+/** Whether any of `who`'s selectors selects the subject (a `dashboard_admins` list, a rule's `who`). */
+export const selectsSubject = (who: readonly string[], subject: Subject): boolean => who.some((text) => selector(text)(subject));
+
 /** One `who` selector as a test of a subject. The schema admits no other kinds; an unknown one selects nobody. */
 function selector(text: string): (subject: Subject) => boolean {
   if (text === "*") return () => true;

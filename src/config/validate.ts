@@ -79,7 +79,7 @@ const ResolvedMulti = MultiConfig.transform((config) =>
 );
 
 /** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
-const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, policies, audit, ...entry }) =>
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, policies, audit, dashboard_admins: _admins, ...entry }) =>
   resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive), policies, auditSettings(audit)),
 );
 

@@ -4,6 +4,7 @@ import type { Env } from "../lib/env.ts";
 import { configJsonSchema } from "../config/json-schema.ts";
 import { admin } from "./admin/routes.ts";
 import { dashboard } from "./dashboard/dashboard-routes.tsx";
+import { teamAdminDashboard } from "./dashboard/team-admin-routes.tsx";
 import { log } from "../lib/log.ts";
 import { mcp } from "./mcp/mcp-route.ts";
 import { oauth } from "./oauth/routes.ts";
@@ -21,6 +22,9 @@ app.route("/", oauth);
 app.route("/admin", admin);
 // The operator's dashboard (docs/dashboard.md): server-rendered pages behind an ADMIN_TOKEN sign-in.
 app.route("/dashboard", dashboard);
+// A team's pages for its own admins at /t/<team>/dashboard, signed in through the team's identity provider; after the
+// OAuth routes, whose callback hands a dashboard sign-in's state on to it.
+app.route("/", teamAdminDashboard);
 app.notFound((c) => c.json({ error: "not_found", message: "No such route. The MCP endpoint is /t/<team>/mcp." }, 404));
 app.onError((err, c) => {
   // The host went away (its request's signal aborted, e.g. a client closing its GET stream): nothing failed, and

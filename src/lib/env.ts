@@ -106,6 +106,13 @@ export interface MemberSignIn {
   expiresAt: number;
 }
 
+/** A team admin's dashboard sign-in between its start and the provider's callback: the PKCE verifier and nonce. */
+export interface DashboardSignIn {
+  verifier: string;
+  nonce: string;
+  expiresAt: number;
+}
+
 /** Which of a team's lists changed (each one `true` is announced; absent or false ones are not). */
 export interface ListsChanged {
   tools?: boolean;
@@ -177,6 +184,10 @@ export interface TeamIndexRpc extends Rpc.DurableObjectBranded {
   beginMemberSignIn(team: string, state: string, signIn: MemberSignIn): Promise<void>;
   /** The member sign-in `state` started, once. */
   takeMemberSignIn(team: string, state: string): Promise<MemberSignIn | undefined>;
+  /** Keeps a team admin's dashboard sign-in under its `state` for ten minutes. */
+  beginDashboardSignIn(team: string, state: string, signIn: DashboardSignIn): Promise<void>;
+  /** The dashboard sign-in `state` started, once. */
+  takeDashboardSignIn(team: string, state: string): Promise<DashboardSignIn | undefined>;
   /**
    * The team's token endpoint honoured the OAuth secret (a code, a refresh token) with this SHA-256 (lowercase hex):
    * true the first time within ten minutes, false for a second use (src/team/spent-secrets.ts).

@@ -31,7 +31,7 @@ export type LogEvent =
   | { event: "session_limit"; team: string; principal: string; outcome: "ended_idle" | "refused"; session?: string }
   | { event: "misconfigured"; reason: string }
   | { event: "unhandled"; error: string }
-  | { event: "dashboard"; action: "sign_in" | "sign_out" }
+  | { event: "dashboard"; action: "sign_in" | "sign_out"; team?: string; user?: string }
   /** A refusal of a team's OAuth server: the library's stable category and reason only (never a token or client secret). */
   | { event: "oauth_error"; team: string; code: string; category: string; reason: string; status: number }
   /**

@@ -35,6 +35,15 @@ export interface PinInfo {
 }
 
 /** A team-store request it refuses: `secrets_disabled` (no SECRETS_KEY) or `invalid_secret_name`. */
+/** What a sign-in learned of a member (the groups as src/auth/user.ts `memberClaims` bounds them). */
+export interface UserSeen {
+  sub: string;
+  issuer: string;
+  email?: string;
+  emailVerified?: boolean;
+  groups?: string[];
+}
+
 export class TeamStoreError extends ProxyError {
   constructor(kind: StoreErrorKind, message: string) {
     super(kind, message);
@@ -124,24 +133,28 @@ export class TeamStore {
 
   /**
    * Notes a member's sign-in in the team's user index: created on the first, `lastSeen` moved at most once a day (a
-   * sign-in is rare, but KV writes to one key are limited), the email kept current.
+   * sign-in is rare, but KV writes to one key are limited), the email, whether it is verified and the groups kept
+   * current (a team admin's pages read them at every request: src/edge/dashboard/team-admin-scope.ts).
    */
-  async recordUser(team: string, userId: string, seen: { sub: string; issuer: string; email?: string }, now = new Date()): Promise<UserRecord> {
+  async recordUser(team: string, userId: string, seen: UserSeen, now = new Date()): Promise<UserRecord> {
     const key = kvKeys.user(team, userId);
     const text = await this.#kv.get(key);
     const stored = text === null ? undefined : UserRecord.safeParse(JSON.parse(text));
     const before = stored?.success ? stored.data : undefined;
     const today = now.toISOString();
-    const record: UserRecord = {
+    const { groups, ...listed } = {
       sub: seen.sub,
       issuer: seen.issuer,
       ...(seen.email === undefined ? {} : { email: seen.email }),
+      ...(seen.emailVerified === undefined ? {} : { emailVerified: seen.emailVerified }),
+      ...(seen.groups === undefined ? {} : { groups: seen.groups }),
       firstSeen: before?.firstSeen ?? today,
       lastSeen: before !== undefined && before.lastSeen.slice(0, 10) === today.slice(0, 10) ? before.lastSeen : today,
     };
-    if (before === undefined || before.lastSeen !== record.lastSeen || before.email !== record.email) {
-      await this.#kv.put(key, JSON.stringify(record), record);
-    }
+    const record: UserRecord = { ...listed, ...(groups === undefined ? {} : { groups }) };
+    const changed = (r: UserRecord) => JSON.stringify([r.lastSeen, r.email, r.emailVerified, r.groups]);
+    // The groups stay out of the key's metadata: KV keeps at most 1,024 bytes there.
+    if (before === undefined || changed(before) !== changed(record)) await this.#kv.put(key, JSON.stringify(record), listed);
     return record;
   }
 

@@ -2,11 +2,12 @@
 // consistent, so a flow is taken once):
 //   `connect:<state>`           an upstream's connect, until the authorization server's callback (ten minutes, used once)
 //   `member-sign-in:<state>`    a connect link's sign-in at the team's identity provider (the same rules)
+//   `dashboard-sign-in:<state>` a team admin's sign-in to the team's dashboard (the same rules; each its own account)
 //   `link-used:<nonce>`         a shared account's connect link, spent at its first use, kept until it expires
 // Unauthenticated routes start these, so each kind is bounded per account and per team.
 import * as z from "zod";
 import { ServerName } from "../config/schema.ts";
-import type { ConnectTransaction as ConnectShape, MemberSignIn as MemberSignInShape } from "../lib/env.ts";
+import type { ConnectTransaction as ConnectShape, DashboardSignIn as DashboardSignInShape, MemberSignIn as MemberSignInShape } from "../lib/env.ts";
 import type { Same } from "../store/kv.ts";
 import { ConnectTransaction } from "../upstream/oauth-credential.ts";
 
@@ -25,14 +26,21 @@ export const MemberSignIn = z.object({
 });
 export type MemberSignIn = z.output<typeof MemberSignIn>;
 
+/** A team admin's dashboard sign-in between its start and the provider's callback (a PKCE verifier and nonce). */
+export const DashboardSignIn = z.object({ verifier: z.string().max(128), nonce: z.string().max(128), expiresAt: z.number() });
+export type DashboardSignIn = z.output<typeof DashboardSignIn>;
+
 /** The RPC's types (src/lib/env.ts, which imports nothing) are the schemas'. */
 const connectMatches: Same<ConnectTransaction, ConnectShape> = true;
 const memberSignInMatches: Same<MemberSignIn, MemberSignInShape> = true;
 void connectMatches;
+const dashboardSignInMatches: Same<DashboardSignIn, DashboardSignInShape> = true;
 void memberSignInMatches;
+void dashboardSignInMatches;
 
 const CONNECT = "connect:";
 const MEMBER_SIGN_IN = "member-sign-in:";
+const DASHBOARD_SIGN_IN = "dashboard-sign-in:";
 const LINK_USED = "link-used:";
 /** Flows kept at once per team and kind: a flood of started-and-abandoned ones cannot fill the object. */
 export const MAX_PENDING = 500;
@@ -67,6 +75,16 @@ export class ConnectFlows {
   /** The member sign-in this `state` started, once, within its ten minutes. */
   async takeMemberSignIn(state: string): Promise<MemberSignIn | undefined> {
     return this.#take<MemberSignIn>(MEMBER_SIGN_IN, state);
+  }
+
+  /** Who starts one is not known yet: each (by its random nonce) is its own account, and only the team's cap bounds them. */
+  async beginDashboardSignIn(state: string, signIn: DashboardSignIn): Promise<void> {
+    await this.#begin(DASHBOARD_SIGN_IN, state, DashboardSignIn.parse(signIn), (t) => t.nonce);
+  }
+
+  /** The dashboard sign-in this `state` started, once, within its ten minutes. */
+  async takeDashboardSignIn(state: string): Promise<DashboardSignIn | undefined> {
+    return this.#take<DashboardSignIn>(DASHBOARD_SIGN_IN, state);
   }
 
   /**

@@ -23,6 +23,7 @@ import {
   type CredentialInfo,
   type Env,
   type ListsChanged,
+  type DashboardSignIn,
   type MemberSignIn,
   type TeamIndexRpc,
   type UpstreamCredential,
@@ -173,6 +174,16 @@ export class TeamIndex extends DurableObject<Env> implements TeamIndexRpc {
   async takeMemberSignIn(team: string, state: string): Promise<MemberSignIn | undefined> {
     this.#own(team, "holds another team's sign-ins");
     return this.#flows.takeMemberSignIn(state);
+  }
+
+  async beginDashboardSignIn(team: string, state: string, signIn: DashboardSignIn): Promise<void> {
+    this.#own(team, "holds another team's sign-ins");
+    await this.#flows.beginDashboardSignIn(state, signIn);
+  }
+
+  async takeDashboardSignIn(team: string, state: string): Promise<DashboardSignIn | undefined> {
+    this.#own(team, "holds another team's sign-ins");
+    return this.#flows.takeDashboardSignIn(state);
   }
 
   async spendOAuthSecret(team: string, hash: string): Promise<boolean> {

@@ -144,15 +144,17 @@ export interface AdminAction {
   team: string;
   target?: string;
   outcome: "ok" | "refused";
+  /** Who took it when not the admin API: a team admin signed in to the team's dashboard (a member). */
+  by?: AuditPrincipal;
 }
 
-/** The audit entry of an admin action (the admin API's one principal: whoever holds ADMIN_TOKEN). */
+/** The audit entry of an admin action: its `by`, else the admin API's one principal (whoever holds ADMIN_TOKEN). */
 export function adminEntry(action: AdminAction, traceparent: string | undefined, now = Date.now()): AuditEntry {
   return {
     id: auditId(now),
     at: new Date(now).toISOString(),
     kind: "admin",
-    principal: { kind: "admin", id: "admin" },
+    principal: action.by ?? { kind: "admin", id: "admin" },
     tool: `admin/${action.action}`,
     ...(action.target ? { target: action.target.slice(0, 400) } : {}),
     outcome: action.outcome,

@@ -30,7 +30,7 @@ export type Outcome =
 
 /** Every page and redirect seen, for tests that look at one step (the consent page's words, a cookie). */
 export interface Trail {
-  steps: { method: string; url: string; status: number; location?: string; body?: string }[];
+  steps: { method: string; url: string; status: number; location?: string; body?: string; setCookies?: string[] }[];
   jar: CookieJar;
 }
 
@@ -66,6 +66,8 @@ export async function signInAs(authorizeUrl: string, member: Member): Promise<Ou
     const cookie = jar.header(url);
     if (cookie) headers.set("cookie", cookie);
     if (body) headers.set("content-type", "application/x-www-form-urlencoded");
+    // A browser names the page's origin on every POST (the dashboard's forms check it).
+    if (atProxy && method === "POST") headers.set("origin", member.proxyOrigin);
     const request = new Request(url, { method, headers, ...(body ? { body } : {}), redirect: "manual", signal: AbortSignal.timeout(STEP_TIMEOUT_MS) });
     const res = atProxy ? await member.proxy(request) : await fetch(request);
     jar.store(url, res.headers.getSetCookie());
@@ -83,7 +85,7 @@ export async function signInAs(authorizeUrl: string, member: Member): Promise<Ou
       continue;
     }
     const html = await res.text();
-    trail.steps.push({ method, url: url.href, status: res.status, body: html });
+    trail.steps.push({ method, url: url.href, status: res.status, body: html, setCookies: res.headers.getSetCookie() });
     if (res.status !== 200) return { kind: "page", status: res.status, url, text: pageText(html), trail };
     const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1]?.replace(/&amp;/g, "&");
     const handle = /name="handle" value="([^"]+)"/.exec(html)?.[1];

@@ -126,6 +126,21 @@ describe("a team's connect and sign-in flows", () => {
     });
   });
 
+  it("keeps a team admin's dashboard sign-in once, within its time; each its own account, so only the team's cap pushes one out", async () => {
+    await withStorage("tp-dash", async (storage) => {
+      const flows = new ConnectFlows(storage);
+      const later = Date.now() + 60_000;
+      await flows.beginDashboardSignIn("d1", { verifier: "v", nonce: "n1", expiresAt: later });
+      expect(await flows.takeDashboardSignIn("d1")).toMatchObject({ verifier: "v", nonce: "n1" });
+      expect(await flows.takeDashboardSignIn("d1")).toBeUndefined();
+      await flows.beginDashboardSignIn("d2", { verifier: "v", nonce: "n2", expiresAt: Date.now() - 1 });
+      expect(await flows.takeDashboardSignIn("d2")).toBeUndefined();
+      await expect(flows.beginDashboardSignIn("d3", { verifier: "v".repeat(129), nonce: "n", expiresAt: later })).rejects.toThrow();
+      for (let i = 0; i < MAX_PENDING_PER_ACCOUNT + 2; i++) await flows.beginDashboardSignIn(`many-${i}`, { verifier: "v", nonce: `n-${i}`, expiresAt: later + i });
+      expect((await storage.list({ prefix: "dashboard-sign-in:" })).size).toBe(MAX_PENDING_PER_ACCOUNT + 2);
+    });
+  });
+
   it("spends a shared connect link once, and refuses new ones while 500 unexpired are spent", async () => {
     await withStorage("tp-links", async (storage) => {
       const flows = new ConnectFlows(storage);
@@ -157,6 +172,7 @@ describe("a team's index object", () => {
     const transaction = { server: "docs", account: "shared", resource: "r", issuer: "i", tokenEndpoint: "t", clientId: "c", authMethod: "none" as const, verifier: "v", redirectUri: "u", expiresAt: Date.now() + 60_000 };
     expect(await outcome(index.beginConnect("tp-other", "s", transaction))).toMatch(/another team's/);
     expect(await outcome(index.takeMemberSignIn("tp-other", "s"))).toMatch(/another team's/);
+    expect(await outcome(index.takeDashboardSignIn("tp-other", "s"))).toMatch(/another team's/);
     expect(await outcome(index.spendConnectLink("tp-other", "n", Date.now() + 60_000))).toMatch(/another team's/);
     expect(await outcome(index.listCredentials("tp-other"))).toMatch(/another team's/);
     expect(await outcome(index.spendOAuthSecret("tp-other", "ab".repeat(32)))).toMatch(/another team's/);

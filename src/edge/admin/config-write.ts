@@ -13,6 +13,7 @@ import { kvKeys } from "../../config/keys.ts";
 import type { ConfigIssue } from "../../config/validate.ts";
 import type { Env } from "../../lib/env.ts";
 import { sha256Hex } from "../../lib/bytes.ts";
+import type { AuditPrincipal } from "../../views/audit-entry.ts";
 import { adminAction, listsChanged, teamStore } from "./route-context.ts";
 import { forgetStaleUpstreamAccounts } from "./stale-upstream-accounts.ts";
 
@@ -42,17 +43,19 @@ export async function storedConfig(env: Pick<Env, "TEAMS">, team: string): Promi
 }
 
 /**
- * Validates and stores a team's whole config, and records it as the admin action `config.put` (refused or ok). With
- * `expected`, the stored config's version when the writer read it: a config changed since is not overwritten.
+ * Validates and stores a team's whole config, and records it as the admin action `config.put` (refused or ok), `by` a
+ * team admin when one made it. With `expected`, the stored config's version when the writer read it: a config changed
+ * since is not overwritten.
  */
-export async function writeTeamConfig(env: Env, request: Request, team: string, raw: unknown, expected?: string): Promise<ConfigWrite> {
+export async function writeTeamConfig(env: Env, request: Request, team: string, raw: unknown, expected?: string, by?: AuditPrincipal): Promise<ConfigWrite> {
   const before = await env.TEAMS.get(kvKeys.config(team));
+  const acted = by ? { by } : {};
   if (expected !== undefined && (before === null || (await configVersion(before)) !== expected)) {
-    await adminAction(env, { action: "config.put", team, outcome: "refused" }, request);
+    await adminAction(env, { action: "config.put", team, outcome: "refused", ...acted }, request);
     return { ok: false, problem: "stale" };
   }
   const result = await teamStore(env, request).putConfig(team, raw);
-  await adminAction(env, { action: "config.put", team, outcome: result.ok ? "ok" : "refused" }, request);
+  await adminAction(env, { action: "config.put", team, outcome: result.ok ? "ok" : "refused", ...acted }, request);
   if (!result.ok) return { ok: false, problem: "invalid", issues: result.issues };
   const unforgotten = await forgetStaleUpstreamAccounts(env, team, before, raw);
   await listsChanged(env, team);

@@ -7,6 +7,7 @@ import { authorizationServer } from "../oauth/server.ts";
 import { publicBase } from "../../lib/public-url.ts";
 import type { Env } from "../../lib/env.ts";
 import type { TeamStore } from "../../store/store.ts";
+import type { AuditPrincipal } from "../../views/audit-entry.ts";
 import { adminAction } from "./route-context.ts";
 import type { GrantInfo, UserDetail, UserRemoved } from "./schemas.ts";
 import type { UserRecord } from "../../config/keys.ts";
@@ -97,12 +98,12 @@ export async function memberDetail(api: OAuthHelpers, store: TeamStore, team: st
  * Revokes one of a member's grants (its access and refresh tokens with it), recorded as `admin/grant.revoke`
  * (`refused` when the member has no such grant). False when they have not.
  */
-export async function revokeMemberGrant(env: Env, api: OAuthHelpers, team: string, userId: string, grantId: string, request: Request): Promise<boolean> {
+export async function revokeMemberGrant(env: Env, api: OAuthHelpers, team: string, userId: string, grantId: string, request: Request, by?: AuditPrincipal): Promise<boolean> {
   // revokeGrant deletes whatever keys it is given: the grant must first be one the library lists for this user.
   const listed = await userGrants(api, userId, MAX_GRANTS_LISTED, (g) => g.id === grantId);
   const owned = listed.grants.some((g) => g.id === grantId);
   if (owned) await api.revokeGrant(grantId, userId);
-  await adminAction(env, { action: "grant.revoke", team, target: `${userId}/${grantId}`, outcome: owned ? "ok" : "refused" }, request);
+  await adminAction(env, { action: "grant.revoke", team, target: `${userId}/${grantId}`, outcome: owned ? "ok" : "refused", ...(by ? { by } : {}) }, request);
   return owned;
 }
 
@@ -111,18 +112,18 @@ export async function revokeMemberGrant(env: Env, api: OAuthHelpers, team: strin
  * entry once no grant is left; recorded as `admin/user.delete` (and `admin/upstream.accounts.delete` when they had
  * accounts). Undefined when the team had nothing of theirs.
  */
-export async function removeMember(env: Env, api: OAuthHelpers, store: TeamStore, team: string, userId: string, request: Request): Promise<UserRemoved | undefined> {
+export async function removeMember(env: Env, api: OAuthHelpers, store: TeamStore, team: string, userId: string, request: Request, by?: AuditPrincipal): Promise<UserRemoved | undefined> {
   const listed = await userGrants(api, userId, MAX_GRANTS_REVOKED);
   // One at a time: each revocation lists and deletes the grant's tokens, and a Worker's concurrent subrequests are few.
   for (const grant of listed.grants) await api.revokeGrant(grant.id, userId);
   // The user's own accounts at per_user OAuth upstreams (`cred:*:<user>` in the team index), before the index entry,
   // so a revoked user leaves no upstream token behind, whatever happens next.
   const accountsDeleted = await env.TEAM_INDEX.getByName(team).deleteCredentials(team, { account: userId });
-  if (accountsDeleted > 0) await adminAction(env, { action: "upstream.accounts.delete", team, target: `*/${userId}`, outcome: "ok" }, request);
+  if (accountsDeleted > 0) await adminAction(env, { action: "upstream.accounts.delete", team, target: `*/${userId}`, outcome: "ok", ...(by ? { by } : {}) }, request);
   // The index entry goes last, once no grant is left: until then the member's detail still shows what remains.
   const userDeleted = listed.complete ? await store.deleteUser(team, userId) : false;
   const found = listed.grants.length > 0 || userDeleted || accountsDeleted > 0;
-  await adminAction(env, { action: "user.delete", team, target: userId, outcome: found ? "ok" : "refused" }, request);
+  await adminAction(env, { action: "user.delete", team, target: userId, outcome: found ? "ok" : "refused", ...(by ? { by } : {}) }, request);
   if (!found) return undefined;
   return { id: userId, grantsRevoked: listed.grants.length, userDeleted, complete: listed.complete, ...(accountsDeleted > 0 ? { accountsDeleted } : {}) };
 }

@@ -2,6 +2,7 @@
 // a changed one.
 import { Hono } from "hono";
 import type { Env } from "../../lib/env.ts";
+import type { AuditPrincipal } from "../../views/audit-entry.ts";
 import { adminAction, isResponse, params, problem, store, teamStore, type AdminEnv } from "./route-context.ts";
 import { PinParam, TeamParam } from "./schemas.ts";
 
@@ -9,11 +10,11 @@ export const pinRoutes = new Hono<AdminEnv>();
 
 /**
  * A changed definition approved (its new hash pinned) and recorded as the admin action `pin.approve`: the admin API's
- * approve, and the dashboard's. False when no change of that tool was waiting.
+ * approve, and the dashboard's (`by` a team admin when one approved it). False when no change of that tool was waiting.
  */
-export async function approvePinChange(env: Env, request: Request, team: string, server: string, tool: string): Promise<boolean> {
+export async function approvePinChange(env: Env, request: Request, team: string, server: string, tool: string, by?: AuditPrincipal): Promise<boolean> {
   const approved = await teamStore(env, request).approvePin(team, server, tool);
-  await adminAction(env, { action: "pin.approve", team, target: `${server}/${tool}`, outcome: approved ? "ok" : "refused" }, request);
+  await adminAction(env, { action: "pin.approve", team, target: `${server}/${tool}`, outcome: approved ? "ok" : "refused", ...(by ? { by } : {}) }, request);
   return approved;
 }
 

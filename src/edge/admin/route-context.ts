@@ -26,7 +26,7 @@ export function teamStore(env: Env, request: Request): TeamStore {
   return new TeamStore(bindingKv(env.TEAMS), { secretsKey: env.SECRETS_KEY, urlPolicy: urlPolicy(env, new URL(request.url)) });
 }
 
-export const store = (c: AdminContext): TeamStore => teamStore(c.env, c.req.raw);
+export const store = (c: Pick<AdminContext, "env" | "req">): TeamStore => teamStore(c.env, c.req.raw);
 
 /** Path parameters, validated by their schema; a bad one is a 400 that says which. */
 export function params<S extends z.ZodType>(c: AdminContext, schema: S): z.infer<S> | Response {

@@ -4,6 +4,7 @@ import { Hono } from "hono";
 import { sessionObjectName, type Env, type SessionRpc } from "../../lib/env.ts";
 import { adminAction, isResponse, listsChanged, params, type AdminEnv } from "./route-context.ts";
 import { TeamParam, UpstreamParam } from "./schemas.ts";
+import type { AuditPrincipal } from "../../views/audit-entry.ts";
 
 export const sessionRoutes = new Hono<AdminEnv>();
 
@@ -19,12 +20,13 @@ async function inLiveSessions(env: Env, team: string, act: (session: DurableObje
 
 /**
  * Every live session of the team to take the current config at its next request, its 2026 listen streams told, and
- * the admin action in the audit trail: the admin API's reload, and the dashboard's. How many sessions took it.
+ * the admin action in the audit trail (`by` a team admin, else the admin API): the admin API's reload, and the
+ * dashboard's. How many sessions took it.
  */
-export async function reloadTeamSessions(env: Env, team: string, request: Request): Promise<number> {
+export async function reloadTeamSessions(env: Env, team: string, request: Request, by?: AuditPrincipal): Promise<number> {
   const sessions = await inLiveSessions(env, team, (s) => s.reload());
   await listsChanged(env, team);
-  await adminAction(env, { action: "sessions.reload", team, outcome: "ok" }, request);
+  await adminAction(env, { action: "sessions.reload", team, outcome: "ok", ...(by ? { by } : {}) }, request);
   return sessions;
 }
 

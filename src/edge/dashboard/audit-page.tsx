@@ -6,6 +6,7 @@ import type { AuditEntry } from "../../lib/audit-types.ts";
 import { AUDIT_LIMIT } from "../../team/audit-query.ts";
 import { Layout } from "./layout.tsx";
 import { TeamNav } from "./team-nav.tsx";
+import type { TeamScope } from "./team-scope.ts";
 
 /** The filters as the form shows them again (the raw text the operator typed, so a bad value can be corrected). */
 export type AuditFilters = Partial<Record<"since" | "until" | "principal" | "tool" | "outcome" | "limit", string>>;
@@ -17,7 +18,7 @@ export interface AuditPageProps {
   filters: AuditFilters;
   /** The page's entries, or the problems with the query (nothing was read). */
   read: { entries: AuditEntry[]; next?: string | undefined } | { problems: string[] };
-  csrf: string;
+  scope: TeamScope;
 }
 
 /** A query string of the filters that are set (and a cursor): the next page's link and the export's. */
@@ -38,9 +39,9 @@ const LABELS: Record<(typeof AUDIT_FILTER_KEYS)[number], { label: string; hint: 
   limit: { label: "Entries a page", hint: `1–${AUDIT_LIMIT.max}, ${AUDIT_LIMIT.default} by default` },
 };
 
-function FilterForm({ team, filters }: { team: string; filters: AuditFilters }) {
+function FilterForm({ action, filters }: { action: string; filters: AuditFilters }) {
   return (
-    <form method="get" action={`/dashboard/teams/${team}/audit`} class="filters">
+    <form method="get" action={action} class="filters">
       {AUDIT_FILTER_KEYS.map((key) => (
         <label>
           {LABELS[key].label}
@@ -91,12 +92,12 @@ function Entries({ entries }: { entries: AuditEntry[] }) {
   );
 }
 
-export function AuditPage({ team, filters, read, csrf }: AuditPageProps) {
-  const base = `/dashboard/teams/${team}/audit`;
+export function AuditPage({ team, filters, read, scope }: AuditPageProps) {
+  const base = `${scope.base}/audit`;
   return (
-    <Layout title={`${team}: audit trail`} csrf={csrf}>
-      <TeamNav team={team} current="audit" />
-      <FilterForm team={team} filters={filters} />
+    <Layout title={`${team}: audit trail`} csrf={scope.csrf} home={scope.home}>
+      <TeamNav scope={scope} current="audit" />
+      <FilterForm action={base} filters={filters} />
       {"problems" in read ? (
         <ul role="alert" class="problems">
           {read.problems.map((p) => (

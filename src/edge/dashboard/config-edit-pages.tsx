@@ -7,42 +7,49 @@ import { searchTeamCatalog, teamCatalog } from "../../modern/team-catalog.ts";
 import { SearchQuery } from "../../views/schemas.ts";
 import { storedConfig } from "../admin/config-write.ts";
 import { store } from "../admin/route-context.ts";
-import { message, page, type DashboardContext, type SignedIn, type Status } from "./page-answers.tsx";
+import { message, page, type Status } from "./page-answers.tsx";
 import { PoliciesPage, type ViewAs } from "./policies-page.tsx";
 import { callerView } from "./policy-view.ts";
+import type { TeamPagesContext } from "./team-scope.ts";
 import { ToolsPage, type EditOutcome } from "./tools-page.tsx";
 
 /** A team whose config key holds no JSON object (its routes checked that it has one). */
-const unreadable = (c: DashboardContext, team: string, csrf: string) =>
-  message(c, 200, `Team ${team}`, "The team's stored config is not a JSON object: store a valid one (`npm run team -- put`, or the admin API) to see or edit it here.", csrf);
+const unreadable = (c: TeamPagesContext) =>
+  say(c, 200, `Team ${c.var.scope.team}`, "The team's stored config is not a JSON object: store a valid one (`npm run team -- put`, or the admin API) to see or edit it here.");
+
+/** A page that only says something, in the scope's frame. */
+const say = (c: TeamPagesContext, status: Status, title: string, text: string) => message(c, status, title, text, c.var.scope.csrf, c.var.scope.home);
 
 /** The stored config's promoted names, as the page lists them (a stored list that is not one lists none). */
 const promotedNames = (raw: Record<string, unknown>): string[] =>
   Array.isArray(raw["promote"]) ? raw["promote"].filter((t): t is string => typeof t === "string") : [];
 
-export async function toolsPage(c: DashboardContext, who: SignedIn, team: string, status: Status, outcome?: EditOutcome): Promise<Response> {
+export async function toolsPage(c: TeamPagesContext, status: Status, outcome?: EditOutcome): Promise<Response> {
+  const { scope } = c.var;
+  const { team } = scope;
   const stored = await storedConfig(c.env, team);
-  if (!stored) return unreadable(c, team, who.csrf);
+  if (!stored) return unreadable(c);
   const loaded = parseStoredConfig(stored.raw);
-  if (!loaded.ok) return message(c, 200, `Team ${team}: tools`, "The team's stored config no longer validates: it has no catalog to show.", who.csrf);
+  if (!loaded.ok) return say(c, 200, `Team ${team}: tools`, "The team's stored config no longer validates: it has no catalog to show.");
   // An empty box is no search (the page as first opened), not a search that finds nothing.
   const asked = c.req.method === "GET" ? c.req.query("q") : undefined;
   const query = asked === undefined || asked.trim() === "" ? undefined : SearchQuery.safeParse(asked);
-  if (query && !query.success) return message(c, 400, "Search too long", "A search is at most 1,000 characters, as discover_tool takes it.", who.csrf);
+  if (query && !query.success) return say(c, 400, "Search too long", "A search is at most 1,000 characters, as discover_tool takes it.");
   const catalog = await teamCatalog(c.env.TEAMS, team, loaded.config, await loadTokenCounter(c.env.ASSETS), settings(c.env).sessionTtlSeconds);
   const hits = query ? searchTeamCatalog(catalog, query.data) : [];
   const waiting = (await store(c).listPins(team)).filter((pin) => pin.pending !== undefined);
-  const edits = { version: stored.version, promoted: promotedNames(stored.raw), pinTools: loaded.config.pinTools === true, waiting, csrf: who.csrf };
-  return page(c, status, <ToolsPage team={team} catalog={catalog} query={query?.data} hits={hits} edits={edits} outcome={outcome} />);
+  const edits = { version: stored.version, promoted: promotedNames(stored.raw), pinTools: loaded.config.pinTools === true, waiting, csrf: scope.csrf, base: scope.base };
+  return page(c, status, <ToolsPage team={team} catalog={catalog} query={query?.data} hits={hits} edits={edits} outcome={outcome} scope={scope} />);
 }
 
 /** What a policies page shows besides the stored config: the text as typed and why it was refused, or that it was saved. */
 export type PolicyOutcome = { text: string; issues: ConfigIssue[] } | { saved: true };
 
-export async function policiesPage(c: DashboardContext, who: SignedIn, team: string, status: Status, outcome?: PolicyOutcome): Promise<Response> {
+export async function policiesPage(c: TeamPagesContext, status: Status, outcome?: PolicyOutcome): Promise<Response> {
+  const { team } = c.var.scope;
   // One read of the stored config serves the check, the text shown and the catalog viewed.
   const stored = await storedConfig(c.env, team);
-  if (!stored) return unreadable(c, team, who.csrf);
+  if (!stored) return unreadable(c);
   // The admin API's own validation, its problems with the policies kept.
   const checked = parseConfig(stored.raw);
   const issues = checked.ok ? [] : checked.issues.filter((i) => i.path.startsWith("policies"));
@@ -67,7 +74,7 @@ export async function policiesPage(c: DashboardContext, who: SignedIn, team: str
       labels={labels}
       viewAs={viewAs}
       view={view}
-      csrf={who.csrf}
+      scope={c.var.scope}
     />,
   );
 }

@@ -1,38 +1,36 @@
 // The operator's dashboard under /dashboard: the sign-in form (what GET /dashboard answers without a session), sign-in
-// and sign-out, the team list and each team's overview, audit and upstreams, the stylesheet; mounted here, the members
-// and tokens (member-routes.tsx) and the tools and policies pages with their config edits (config-edit-routes.tsx).
-// Every answer carries the page headers (page-headers.ts); every change is a POST checked against CSRF (csrf.ts).
+// and sign-out, the team list, and the stylesheet; each team's pages (team-pages.tsx) mounted at /dashboard/teams/<team>
+// for the operator. Every answer carries the page headers (page-headers.ts); every change is a POST checked against
+// CSRF (csrf.ts). A team's admins get the same team pages under /t/<team>/dashboard (team-admin-routes.tsx).
 import { Hono } from "hono";
-import * as z from "zod";
-import { TeamName } from "../../config/schema.ts";
-import { formatIssues } from "../../config/validate.ts";
-import { AuditParams, auditQuery } from "../../team/audit-query.ts";
-import { reloadTeamSessions } from "../admin/session-routes.ts";
 import { log } from "../../lib/log.ts";
 import { checkAdminToken } from "../admin/auth.ts";
 import { store } from "../admin/route-context.ts";
-import { AUDIT_FILTER_KEYS, AuditPage, type AuditFilters, type AuditPageProps } from "./audit-page.tsx";
-import { configEdits } from "./config-edit-routes.tsx";
 import { ownOriginForm, sessionForm } from "./csrf.ts";
-import { memberRoutes } from "./member-routes.tsx";
-import { configuredTeam, dashboardOff, message, noSuchTeam, page, refused, signedIn, type DashboardContext, type DashboardEnv } from "./page-answers.tsx";
+import { configuredTeam, dashboardOff, message, noSuchTeam, page, refused, signedIn, type DashboardEnv } from "./page-answers.tsx";
 import { pageHeaders } from "./page-headers.ts";
 import { endSession, sessionSecrets, startSession } from "./session-cookie.ts";
 import { SignInPage } from "./sign-in-page.tsx";
-import { teamOverview, teamRows } from "./team-figures.ts";
-import { TeamListPage } from "./team-list-page.tsx";
-import { TeamOverviewPage } from "./team-overview-page.tsx";
-import { teamPath } from "./team-list-page.tsx";
-import { teamUpstreams } from "./upstream-figures.ts";
-import { UpstreamsPage } from "./upstreams-page.tsx";
-
-/** `?reloaded=<n>` after a reload: how many live sessions took it. */
-const Reloaded = z.coerce.number().int().min(0);
+import { teamRows } from "./team-figures.ts";
+import { TeamListPage, teamPath } from "./team-list-page.tsx";
+import { teamPages } from "./team-pages.tsx";
+import type { ResolveScope } from "./team-scope.ts";
 
 export const dashboard = new Hono<DashboardEnv>();
 
 dashboard.use("*", pageHeaders);
-dashboard.route("/", memberRoutes);
+
+/** The operator's scope on a team's pages: signed in with ADMIN_TOKEN, any team that has a config. */
+const operatorScope: ResolveScope = async (c) => {
+  const who = await signedIn(c);
+  if ("answer" in who) return who.answer ?? (c.req.method === "GET" ? c.redirect("/dashboard", 303) : message(c, 403, "Not done", "Sign in first: the session has ended."));
+  const team = await configuredTeam(c);
+  if (team === undefined) return noSuchTeam(c, who.csrf);
+  return {
+    scope: { team, base: teamPath(team), home: "/dashboard", csrf: who.csrf, viewer: "operator" },
+    sessionForm: (limit) => sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session, limit),
+  };
+};
 
 // The stylesheet is a static asset (assets/dashboard/dashboard.css) read through the ASSETS binding: every request
 // reaches the Worker first (wrangler.toml), so only this route serves it, with the page headers.
@@ -76,77 +74,7 @@ dashboard.post("/sign-out", async (c) => {
   return c.redirect("/dashboard", 303);
 });
 
-dashboard.get("/teams/:team", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = TeamName.safeParse(c.req.param("team"));
-  const overview = team.success ? await teamOverview(c.env, team.data) : undefined;
-  if (!overview) return message(c, 404, "No such team", "No team of that name has a config on this proxy.", who.csrf);
-  return page(c, 200, <TeamOverviewPage overview={overview} csrf={who.csrf} />);
-});
-
-/**
- * The audit read a page's URL asks for, parsed as the admin API parses its query (empty form fields left out), or
- * the problems with it.
- */
-async function auditRead(c: DashboardContext, team: string): Promise<{ filters: AuditFilters; read: AuditPageProps["read"] }> {
-  const raw = Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value.trim() !== ""));
-  const filters: AuditFilters = Object.fromEntries(AUDIT_FILTER_KEYS.flatMap((key) => (raw[key] === undefined ? [] : [[key, raw[key]]])));
-  const query = AuditParams.safeParse({ ...raw, format: undefined });
-  if (!query.success) return { filters, read: { problems: formatIssues(query.error).map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)) } };
-  const read = await c.env.TEAM_INDEX.getByName(team).readAudit(team, auditQuery(query.data));
-  return { filters, read: { entries: read.entries, next: read.next } };
-}
-
-dashboard.get("/teams/:team/audit", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = TeamName.safeParse(c.req.param("team"));
-  if (!team.success) return message(c, 404, "No such team", "That is not a team's name.", who.csrf);
-  const { filters, read } = await auditRead(c, team.data);
-  return page(c, "problems" in read ? 400 : 200, <AuditPage team={team.data} filters={filters} read={read} csrf={who.csrf} />);
-});
-
-// The same read as NDJSON, for export: a file to save, one entry per line, the next page's cursor in a header.
-dashboard.get("/teams/:team/audit.ndjson", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = TeamName.safeParse(c.req.param("team"));
-  if (!team.success) return message(c, 404, "No such team", "That is not a team's name.", who.csrf);
-  const { read } = await auditRead(c, team.data);
-  if ("problems" in read) return message(c, 400, "Not exported", `The filters are not valid: ${read.problems.join("; ")}`, who.csrf);
-  const headers: Record<string, string> = {
-    "content-type": "application/x-ndjson; charset=utf-8",
-    "content-disposition": `attachment; filename="${team.data}-audit.ndjson"`,
-  };
-  if (read.next) headers["x-next-cursor"] = read.next;
-  return new Response(read.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""), { headers });
-});
-
-dashboard.get("/teams/:team/upstreams", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? c.redirect("/dashboard", 303);
-  const team = await configuredTeam(c);
-  const upstreams = team === undefined ? undefined : await teamUpstreams(c.env, team);
-  if (!upstreams) return noSuchTeam(c, who.csrf);
-  const reloaded = Reloaded.safeParse(c.req.query("reloaded"));
-  return page(c, 200, <UpstreamsPage upstreams={upstreams} csrf={who.csrf} reloaded={reloaded.success ? reloaded.data : undefined} />);
-});
-
-// The admin API's reload (the same function), recorded in the audit trail as its admin action.
-dashboard.post("/teams/:team/reload", async (c) => {
-  const who = await signedIn(c);
-  if ("answer" in who) return who.answer ?? message(c, 403, "Not done", "There is no session: sign in again, then reload.");
-  const posted = await sessionForm(c.env, c.req.raw, who.secrets.sessionKey, who.session);
-  if (!posted.ok) return refused(c, posted.refusal);
-  const team = await configuredTeam(c);
-  if (team === undefined) return noSuchTeam(c, who.csrf);
-  const sessions = await reloadTeamSessions(c.env, team, c.req.raw);
-  return c.redirect(`${teamPath(team)}/upstreams?reloaded=${sessions}`, 303);
-});
-
-// The tools and policies pages, and the config edits they post (promote, pin, approve, policies).
-dashboard.route("/", configEdits);
+dashboard.route("/teams/:team", teamPages(operatorScope));
 
 dashboard.all("*", (c) => message(c, 404, "Not found", "The dashboard has no such page."));
 

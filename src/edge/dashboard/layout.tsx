@@ -12,10 +12,14 @@ export interface LayoutProps {
   title: string;
   /** The signed-in session's CSRF token (its sign-out form carries it); absent on the sign-in form and its errors. */
   csrf?: string | undefined;
+  /** The dashboard the header's links go to: the operator's (`/dashboard`, the default) or a team's own (`/t/<team>/dashboard`). */
+  home?: string | undefined;
+  /** A same-origin path the browser goes on to at once (a refresh, which the CSP allows: no script). */
+  refresh?: string | undefined;
   children?: Child;
 }
 
-export function Layout({ title, csrf, children }: LayoutProps) {
+export function Layout({ title, csrf, home = "/dashboard", refresh, children }: LayoutProps) {
   return (
     <html lang="en">
       <head>
@@ -25,17 +29,18 @@ export function Layout({ title, csrf, children }: LayoutProps) {
         <link rel="stylesheet" href={STYLESHEET_PATH} />
         {/* No icon to fetch: without one a browser asks for /favicon.ico, outside the dashboard. */}
         <link rel="icon" href="data:," />
+        {refresh === undefined ? null : <meta http-equiv="refresh" content={`0; url=${refresh}`} />}
       </head>
       <body>
         <a class="skip" href="#content">
           Skip to content
         </a>
         <header class="top">
-          <a class="brand" href="/dashboard">
+          <a class="brand" href={home}>
             dynmcp-edge
           </a>
           {csrf === undefined ? null : (
-            <form method="post" action="/dashboard/sign-out" class="sign-out">
+            <form method="post" action={`${home}/sign-out`} class="sign-out">
               <input type="hidden" name={CSRF_FIELD} value={csrf} />
               <button type="submit">Sign out</button>
             </form>
@@ -52,12 +57,12 @@ export function Layout({ title, csrf, children }: LayoutProps) {
 }
 
 /** A page that only says something (an unknown team, a refused form, a disabled dashboard). */
-export function MessagePage({ title, message, csrf }: { title: string; message: string; csrf?: string | undefined }) {
+export function MessagePage({ title, message, csrf, home = "/dashboard" }: { title: string; message: string; csrf?: string | undefined; home?: string | undefined }) {
   return (
-    <Layout title={title} csrf={csrf}>
+    <Layout title={title} csrf={csrf} home={home}>
       <p role="alert">{message}</p>
       <p>
-        <a href="/dashboard">Back to the dashboard</a>
+        <a href={home}>Back to the dashboard</a>
       </p>
     </Layout>
   );

@@ -6,7 +6,6 @@ import type { MemberGrants } from "../admin/member-grants.ts";
 import { MAX_GRANTS_LISTED } from "../admin/member-grants.ts";
 import type { GrantInfo } from "../admin/schemas.ts";
 import { CSRF_FIELD } from "./csrf.ts";
-import { teamPath } from "./team-list-page.tsx";
 
 export interface MembersRead {
   /** Whether the team has an identity provider (members sign in through it). */
@@ -20,7 +19,7 @@ export interface MembersRead {
 
 const utc = (iso: string) => `${iso.replace("T", " ").replace(/\.\d+Z$/, "").replace(/Z$/, "")} UTC`;
 
-function GrantRows({ team, member, grants, csrf }: { team: string; member: string; grants: GrantInfo[]; csrf: string }) {
+function GrantRows({ base, member, grants, csrf }: { base: string; member: string; grants: GrantInfo[]; csrf: string }) {
   if (grants.length === 0) return <p>No grants: no host holds a token of theirs.</p>;
   return (
     <div class="scroll" role="region" aria-label={`Grants of ${member}`} tabindex={0}>
@@ -43,7 +42,7 @@ function GrantRows({ team, member, grants, csrf }: { team: string; member: strin
               <td>{g.expiresAt ? utc(g.expiresAt) : "never by itself"}</td>
               <td>{g.scope.join(" ")}</td>
               <td>
-                <form method="post" action={`${teamPath(team)}/members/${member}/grants/${g.id}/revoke`}>
+                <form method="post" action={`${base}/members/${member}/grants/${g.id}/revoke`}>
                   <input type="hidden" name={CSRF_FIELD} value={csrf} />
                   <button type="submit" aria-label={`Revoke the grant of ${g.clientName ?? g.clientId}`}>
                     Revoke
@@ -58,7 +57,7 @@ function GrantRows({ team, member, grants, csrf }: { team: string; member: strin
   );
 }
 
-function Member({ team, entry, csrf, canChange }: { team: string; entry: MemberGrants; csrf: string; canChange: boolean }) {
+function Member({ team, base, entry, csrf, canChange }: { team: string; base: string; entry: MemberGrants; csrf: string; canChange: boolean }) {
   const { member, grants, complete } = entry;
   const who = member.email ?? member.sub;
   return (
@@ -88,12 +87,12 @@ function Member({ team, entry, csrf, canChange }: { team: string; entry: MemberG
         <p>{`Grants not read: this page reads ${MAX_GRANTS_LISTED} grants at most, spent on the members above. GET /admin/teams/${team}/users/${member.id} lists theirs.`}</p>
       ) : (
         <>
-          <GrantRows team={team} member={member.id} grants={grants} csrf={csrf} />
+          <GrantRows base={base} member={member.id} grants={grants} csrf={csrf} />
           {complete ? null : <p>{`More grants than shown: GET /admin/teams/${team}/users/${member.id} lists up to ${MAX_GRANTS_LISTED}.`}</p>}
         </>
       )}
       {canChange ? (
-        <form method="post" action={`${teamPath(team)}/members/${member.id}/remove`}>
+        <form method="post" action={`${base}/members/${member.id}/remove`}>
           <input type="hidden" name={CSRF_FIELD} value={csrf} />
           <button type="submit" aria-label={`Remove member ${who}`}>
             Remove member
@@ -104,7 +103,7 @@ function Member({ team, entry, csrf, canChange }: { team: string; entry: MemberG
   );
 }
 
-export function MembersSection({ team, read, csrf }: { team: string; read: MembersRead; csrf: string }) {
+export function MembersSection({ team, base, read, csrf }: { team: string; base: string; read: MembersRead; csrf: string }) {
   const canChange = read.grantsUnavailable === undefined;
   return (
     <>
@@ -122,7 +121,7 @@ export function MembersSection({ team, read, csrf }: { team: string; read: Membe
         <p>{`Showing the ${read.members.length} members who signed in most recently, of ${read.total}: GET /admin/teams/${team}/users lists them all.`}</p>
       ) : null}
       {read.members.map((entry) => (
-        <Member team={team} entry={entry} csrf={csrf} canChange={canChange} />
+        <Member team={team} base={base} entry={entry} csrf={csrf} canChange={canChange} />
       ))}
     </>
   );

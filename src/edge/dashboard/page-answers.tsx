@@ -1,5 +1,6 @@
-// What every dashboard route answers with: a whole page, a message page, the refusal of a form, the signed-in session
-// (or the answer instead of one), and the team a path names when it has a config.
+// What every dashboard route answers with: a whole page, a page that only says something (an unknown team, a refused
+// form, the dashboard off), and the operator's signed-in state. Shared by the operator's routes (dashboard-routes.tsx),
+// the team pages (team-pages.tsx) and a team admin's (team-admin-routes.tsx).
 import type { Context } from "hono";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { kvKeys } from "../../config/keys.ts";
@@ -12,30 +13,31 @@ import { currentSession, sessionSecrets } from "./session-cookie.ts";
 
 export type DashboardEnv = { Bindings: Env };
 export type DashboardContext = Context<DashboardEnv>;
-export type Status = 200 | 201 | 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
+export type Status = 200 | 201 | 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 502 | 503;
 
 /** A whole HTML page. */
-export async function page(c: DashboardContext, status: Status, node: JSX.Element): Promise<Response> {
+export async function page(c: Context, status: Status, node: JSX.Element): Promise<Response> {
   return c.html(`<!doctype html>${await node.toString()}`, status);
 }
 
-export const message = (c: DashboardContext, status: Status, title: string, text: string, csrf?: string) =>
-  page(c, status, <MessagePage title={title} message={text} csrf={csrf} />);
+/** A page that only says something; `home` is the dashboard its links go back to (the operator's by default). */
+export const message = (c: Context, status: Status, title: string, text: string, csrf?: string, home?: string) =>
+  page(c, status, <MessagePage title={title} message={text} csrf={csrf} home={home} />);
 
-export const dashboardOff = (c: DashboardContext) => message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.");
+export const dashboardOff = (c: Context) => message(c, 503, "Dashboard off", "The dashboard needs the ADMIN_TOKEN and SESSION_KEY secrets: set both.");
 
-export const refused = (c: DashboardContext, refusal: FormRefusal, limit?: number) => {
+export const refused = (c: Context, refusal: FormRefusal, home?: string, limit?: number) => {
   const answer = refusalAnswer(refusal, limit);
-  return message(c, answer.status, "Not done", answer.message);
+  return message(c, answer.status, "Not done", answer.message, undefined, home);
 };
 
 /**
- * What a signed-in route needs: the secrets, the session and its CSRF token; else the answer to give instead (the
- * dashboard off), or none when nobody is signed in (each route says what that means for it).
+ * What a signed-in operator route needs: the secrets, the session and its CSRF token; else the answer to give instead
+ * (the dashboard off), or none when nobody is signed in (each route says what that means for it).
  */
 export type SignedIn = { secrets: SessionSecrets; session: OperatorSession; csrf: string };
 
-export async function signedIn(c: DashboardContext): Promise<SignedIn | { answer: Response | undefined }> {
+export async function signedIn<E extends DashboardEnv>(c: Context<E>): Promise<SignedIn | { answer: Response | undefined }> {
   const secrets = sessionSecrets(c.env);
   if (!secrets) return { answer: await dashboardOff(c) };
   const session = await currentSession(c, secrets);
@@ -44,9 +46,9 @@ export async function signedIn(c: DashboardContext): Promise<SignedIn | { answer
 }
 
 /** The team a path names, when it has a config (a 404 page otherwise, rendered by the caller). */
-export async function configuredTeam(c: DashboardContext): Promise<string | undefined> {
+export async function configuredTeam<E extends DashboardEnv>(c: Context<E>): Promise<string | undefined> {
   const team = TeamName.safeParse(c.req.param("team"));
   return team.success && (await c.env.TEAMS.get(kvKeys.config(team.data))) !== null ? team.data : undefined;
 }
 
-export const noSuchTeam = (c: DashboardContext, csrf: string) => message(c, 404, "No such team", "No team of that name has a config on this proxy.", csrf);
+export const noSuchTeam = (c: Context, csrf?: string, home?: string) => message(c, 404, "No such team", "No team of that name has a config on this proxy.", csrf, home);

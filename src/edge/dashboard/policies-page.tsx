@@ -9,7 +9,7 @@ import { CSRF_FIELD } from "./csrf.ts";
 import { Layout } from "./layout.tsx";
 import { VERSION_FIELD } from "./tool-edit-forms.tsx";
 import { TeamNav } from "./team-nav.tsx";
-import { teamPath } from "./team-list-page.tsx";
+import type { TeamScope } from "./team-scope.ts";
 
 /** Whom the page views the catalog as, as the form gives it. */
 export interface ViewAs {
@@ -43,12 +43,12 @@ export interface PoliciesPageProps {
   labels: string[];
   viewAs: ViewAs;
   view: CallerView | undefined;
-  csrf: string;
+  scope: TeamScope;
 }
 
-function ViewAsForm({ team, labels, viewAs }: { team: string; labels: string[]; viewAs: ViewAs }) {
+function ViewAsForm({ base, labels, viewAs }: { base: string; labels: string[]; viewAs: ViewAs }) {
   return (
-    <form method="get" action={`${teamPath(team)}/policies`} class="filters">
+    <form method="get" action={`${base}/policies`} class="filters">
       <label>
         A token labelled
         <select name="label">
@@ -92,12 +92,12 @@ function Listed({ name, title, tools }: { name: string; title: string; tools: st
   );
 }
 
-function PolicyForm({ team, written, version, issues, refused, csrf }: Pick<PoliciesPageProps, "team" | "written" | "version" | "issues" | "refused" | "csrf">) {
+function PolicyForm({ base, written, version, issues, refused, csrf }: Pick<PoliciesPageProps, "written" | "version" | "issues" | "refused"> & { base: string; csrf: string }) {
   const said = refused
     ? "Not saved (the stored config is unchanged):"
     : "The admin API refuses these policies; until they are put right every tool is hidden from everyone:";
   return (
-    <form method="post" action={`${teamPath(team)}/policies`} class="policy-form">
+    <form method="post" action={`${base}/policies`} class="policy-form">
       <input type="hidden" name={CSRF_FIELD} value={csrf} />
       <input type="hidden" name={VERSION_FIELD} value={version} />
       <label for="policies-text">The policies, as JSON (an array of rules; empty for none: everyone sees every tool)</label>
@@ -126,19 +126,19 @@ function PolicyForm({ team, written, version, issues, refused, csrf }: Pick<Poli
   );
 }
 
-export function PoliciesPage({ team, written, version, issues, refused, saved, labels, viewAs, view, csrf }: PoliciesPageProps) {
+export function PoliciesPage({ team, written, version, issues, refused, saved, labels, viewAs, view, scope }: PoliciesPageProps) {
   return (
-    <Layout title={`Team ${team}: policies`} csrf={csrf}>
-      <TeamNav team={team} current="policies" />
+    <Layout title={`Team ${team}: policies`} csrf={scope.csrf} home={scope.home}>
+      <TeamNav scope={scope} current="policies" />
       <h2>As written</h2>
       {saved ? (
         <p role="status" class="notice" data-outcome="notice">
           Saved: the team's live sessions take the new policies at their next request.
         </p>
       ) : null}
-      <PolicyForm team={team} written={written} version={version} issues={issues} refused={refused} csrf={csrf} />
+      <PolicyForm base={scope.base} written={written} version={version} issues={issues} refused={refused} csrf={scope.csrf} />
       <h2>View as</h2>
-      <ViewAsForm team={team} labels={labels} viewAs={viewAs} />
+      <ViewAsForm base={scope.base} labels={labels} viewAs={viewAs} />
       {view ? (
         <section aria-labelledby="as-heading" data-as={view.who}>
           <h3 id="as-heading">{`The catalog ${view.who} gets (${view.catalog.fitted.tokens.toLocaleString("en-US")} tokens of tools/list)`}</h3>

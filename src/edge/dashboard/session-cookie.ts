@@ -18,7 +18,7 @@ export function sessionSecrets(env: Pick<Env, "SESSION_KEY" | "ADMIN_TOKEN">): S
 }
 
 /** The session the request's cookie proves, or undefined. */
-export const currentSession = (c: DashboardContext, secrets: SessionSecrets): Promise<OperatorSession | undefined> =>
+export const currentSession = <E extends { Bindings: Env }>(c: Context<E>, secrets: SessionSecrets): Promise<OperatorSession | undefined> =>
   openOperatorSession(secrets, getCookie(c, SESSION_COOKIE, "host"));
 
 /** Sets a new session's cookie on the answer. */

@@ -5,6 +5,7 @@
 import { DayChart } from "./day-chart.tsx";
 import { Layout } from "./layout.tsx";
 import { TeamNav } from "./team-nav.tsx";
+import type { TeamScope } from "./team-scope.ts";
 import { OVERVIEW_DAYS, type OverviewDay, type TeamOverview } from "./team-figures.ts";
 
 const number = (n: number) => n.toLocaleString("en-US");
@@ -96,12 +97,12 @@ function TopTools({ tools }: { tools: TeamOverview["audit"]["tools"] }) {
   );
 }
 
-export function TeamOverviewPage({ overview, csrf }: { overview: TeamOverview; csrf: string }) {
+export function TeamOverviewPage({ overview, scope }: { overview: TeamOverview; scope: TeamScope }) {
   const days = overview.days.map((d) => d.day);
   const values = (pick: (d: OverviewDay) => number) => overview.days.map(pick);
   return (
-    <Layout title={`Team ${overview.team}`} csrf={csrf}>
-      <TeamNav team={overview.team} current="overview" />
+    <Layout title={`Team ${overview.team}`} csrf={scope.csrf} home={scope.home}>
+      <TeamNav scope={scope} current="overview" />
       <p>{`The last ${OVERVIEW_DAYS} days (UTC), as the usage API and the audit trail report them.`}</p>
       <section aria-labelledby="totals-heading">
         <h2 id="totals-heading">Totals</h2>

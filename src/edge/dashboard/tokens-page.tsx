@@ -7,12 +7,13 @@ import { CSRF_FIELD } from "./csrf.ts";
 import { Layout } from "./layout.tsx";
 import { MembersSection, type MembersRead } from "./members-section.tsx";
 import { TeamNav } from "./team-nav.tsx";
+import type { TeamScope } from "./team-scope.ts";
 
 export interface TokensPageProps {
   team: string;
   tokens: TokenInfo[];
   members: MembersRead;
-  csrf: string;
+  scope: TeamScope;
   /** A token just minted: shown once, here. */
   minted?: { id: string; token: string } | undefined;
   /** What a refused form said was wrong. */
@@ -32,9 +33,9 @@ function removedSentence(r: UserRemoved): string {
   return `Member ${r.id}: ${r.grantsRevoked} grant(s) revoked${accounts}${rest}`;
 }
 
-function MintForm({ team, csrf }: { team: string; csrf: string }) {
+function MintForm({ base, csrf }: { base: string; csrf: string }) {
   return (
-    <form method="post" action={`/dashboard/teams/${team}/tokens`} class="filters">
+    <form method="post" action={`${base}/tokens`} class="filters">
       <input type="hidden" name={CSRF_FIELD} value={csrf} />
       <label>
         Label
@@ -54,7 +55,7 @@ function MintForm({ team, csrf }: { team: string; csrf: string }) {
   );
 }
 
-function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; csrf: string }) {
+function TokenRows({ base, tokens, csrf }: { base: string; tokens: TokenInfo[]; csrf: string }) {
   if (tokens.length === 0) return <p>The team has no tokens.</p>;
   return (
     <div class="scroll" role="region" aria-label="Tokens" tabindex={0}>
@@ -79,7 +80,7 @@ function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; 
             <td>{t.view ?? "default"}</td>
             <td>{t.createdAt ? t.createdAt.replace("T", " ").replace(/\.\d+Z$/, "") : "–"}</td>
             <td>
-              <form method="post" action={`/dashboard/teams/${team}/tokens/${t.id}/revoke`}>
+              <form method="post" action={`${base}/tokens/${t.id}/revoke`}>
                 <input type="hidden" name={CSRF_FIELD} value={csrf} />
                 <button type="submit" aria-label={`Revoke token ${t.id}`}>
                   Revoke
@@ -94,10 +95,10 @@ function TokenRows({ team, tokens, csrf }: { team: string; tokens: TokenInfo[]; 
   );
 }
 
-export function TokensPage({ team, tokens, members, csrf, minted, problem, revoked, grantRevoked, memberRemoved }: TokensPageProps) {
+export function TokensPage({ team, tokens, members, scope, minted, problem, revoked, grantRevoked, memberRemoved }: TokensPageProps) {
   return (
-    <Layout title={`${team}: members and tokens`} csrf={csrf}>
-      <TeamNav team={team} current="members" />
+    <Layout title={`${team}: members and tokens`} csrf={scope.csrf} home={scope.home}>
+      <TeamNav scope={scope} current="members" />
       {problem ? (
         <p role="alert" class="error">
           {problem}
@@ -116,10 +117,10 @@ export function TokensPage({ team, tokens, members, csrf, minted, problem, revok
       {revoked ? <p role="status">{`Token ${revoked} revoked: requests bearing it are refused (an isolate that had it cached keeps it for TOKEN_CACHE_SECONDS at most).`}</p> : null}
       {grantRevoked ? <p role="status">{`Grant ${grantRevoked.grant} of ${grantRevoked.member} revoked with its tokens: its refresh token no longer works, and its access token is refused once no isolate holds it cached (TOKEN_CACHE_SECONDS at most).`}</p> : null}
       {memberRemoved ? <p role="status">{removedSentence(memberRemoved)}</p> : null}
-      <MembersSection team={team} read={members} csrf={csrf} />
+      <MembersSection team={team} base={scope.base} read={members} csrf={scope.csrf} />
       <h2>Tokens</h2>
-      <MintForm team={team} csrf={csrf} />
-      <TokenRows team={team} tokens={tokens} csrf={csrf} />
+      <MintForm base={scope.base} csrf={scope.csrf} />
+      <TokenRows base={scope.base} tokens={tokens} csrf={scope.csrf} />
     </Layout>
   );
 }

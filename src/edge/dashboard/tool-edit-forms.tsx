@@ -5,7 +5,6 @@ import type { Child } from "hono/jsx";
 import { MAX_PROMOTED } from "../../config/schema.ts";
 import type { PinInfo } from "../../store/store.ts";
 import { CSRF_FIELD } from "./csrf.ts";
-import { teamPath } from "./team-list-page.tsx";
 
 /** The hidden field that carries the config's version. */
 export const VERSION_FIELD = "version";
@@ -17,6 +16,8 @@ export interface ToolEdits {
   pinTools: boolean;
   waiting: PinInfo[];
   csrf: string;
+  /** Where the team's pages are (the scope's base): the forms post there. */
+  base: string;
 }
 
 function EditForm({ action, edits, fields, children }: { action: string; edits: ToolEdits; fields: Record<string, string>; children: Child }) {
@@ -37,7 +38,7 @@ export function PromoteButton({ team, tool, edits }: { team: string; tool: strin
   const promoted = edits.promoted.includes(tool);
   const action = promoted ? "unpromote" : "promote";
   return (
-    <EditForm action={`${teamPath(team)}/tools/promote`} edits={edits} fields={{ tool, action }}>
+    <EditForm action={`${edits.base}/tools/promote`} edits={edits} fields={{ tool, action }}>
       <button type="submit" class="small" data-action={action} aria-label={`${promoted ? "Unpromote" : "Promote"} ${tool}`}>
         {promoted ? "Unpromote" : "Promote"}
       </button>
@@ -81,7 +82,7 @@ export function PinSection({ team, edits }: { team: string; edits: ToolEdits }) 
           ? "Pinning is on: each tool's definition is recorded when first seen, and a tool whose definition later changes is withheld from every agent until approved here."
           : "Pinning is off: agents get each tool's definition as its server offers it now, changed or not."}
       </p>
-      <EditForm action={`${teamPath(team)}/tools/pin`} edits={edits} fields={{ pin: edits.pinTools ? "off" : "on" }}>
+      <EditForm action={`${edits.base}/tools/pin`} edits={edits} fields={{ pin: edits.pinTools ? "off" : "on" }}>
         <button type="submit" data-action="pin">
           {edits.pinTools ? "Turn pinning off" : "Turn pinning on"}
         </button>
@@ -94,7 +95,7 @@ export function PinSection({ team, edits }: { team: string; edits: ToolEdits }) 
             <li data-waiting={`${pin.server}/${pin.tool}`}>
               <code>{`${pin.server}/${pin.tool}`}</code>
               <span class="hint">{` changed ${pin.pendingSince ? `at ${pin.pendingSince.replace("T", " ").replace(/\.\d+Z$/, " UTC")}` : ""}: withheld until approved`}</span>
-              <form method="post" action={`${teamPath(team)}/pins/approve`} class="inline">
+              <form method="post" action={`${edits.base}/pins/approve`} class="inline">
                 <input type="hidden" name={CSRF_FIELD} value={edits.csrf} />
                 <input type="hidden" name="server" value={pin.server} />
                 <input type="hidden" name="tool" value={pin.tool} />

@@ -8,7 +8,7 @@ import type { SearchHit } from "../../catalog/search.ts";
 import type { TeamCatalog } from "../../modern/team-catalog.ts";
 import { Layout } from "./layout.tsx";
 import { TeamNav } from "./team-nav.tsx";
-import { teamPath } from "./team-list-page.tsx";
+import type { TeamScope } from "./team-scope.ts";
 import { PinSection, PromoteButton, PromotedList, type ToolEdits } from "./tool-edit-forms.tsx";
 
 const number = (n: number) => n.toLocaleString("en-US");
@@ -96,13 +96,14 @@ export interface ToolsPageProps {
   hits: SearchHit[];
   edits: ToolEdits;
   outcome?: EditOutcome | undefined;
+  scope: TeamScope;
 }
 
-export function ToolsPage({ team, catalog, query, hits, edits, outcome }: ToolsPageProps) {
+export function ToolsPage({ team, catalog, query, hits, edits, outcome, scope }: ToolsPageProps) {
   const unread = catalog.readings.filter((r) => !r.catalog).map((r) => r.server);
   return (
-    <Layout title={`Team ${team}: tools`} csrf={edits.csrf}>
-      <TeamNav team={team} current="tools" />
+    <Layout title={`Team ${team}: tools`} csrf={scope.csrf} home={scope.home}>
+      <TeamNav scope={scope} current="tools" />
       {outcome === undefined ? null : "problem" in outcome ? (
         <p role="alert" class="error" data-outcome="problem">
           {outcome.problem}
@@ -114,7 +115,7 @@ export function ToolsPage({ team, catalog, query, hits, edits, outcome }: ToolsP
       )}
       <section aria-labelledby="search-heading">
         <h2 id="search-heading">Search as the agent does</h2>
-        <form method="get" action={`${teamPath(team)}/tools`} class="search" role="search">
+        <form method="get" action={`${scope.base}/tools`} class="search" role="search">
           <label for="q">What the agent would look for</label>
           <input type="search" id="q" name="q" value={query ?? ""} maxlength={1000} />
           <button type="submit">Search</button>

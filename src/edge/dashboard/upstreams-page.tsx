@@ -6,7 +6,7 @@ import { PROBE_DEADLINE_MS, type ProbeFault, type ProbeResult } from "../../sess
 import { CSRF_FIELD } from "./csrf.ts";
 import { Layout } from "./layout.tsx";
 import { TeamNav } from "./team-nav.tsx";
-import { teamPath } from "./team-list-page.tsx";
+import type { TeamScope } from "./team-scope.ts";
 import { AUDIT_WINDOW_HOURS, type TeamUpstreams, type UpstreamFigures } from "./upstream-figures.ts";
 
 const when = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0, 19) + " UTC";
@@ -75,16 +75,16 @@ function Server({ s }: { s: UpstreamFigures }) {
   );
 }
 
-export function UpstreamsPage({ upstreams, csrf, reloaded }: { upstreams: TeamUpstreams; csrf: string; reloaded: number | undefined }) {
+export function UpstreamsPage({ upstreams, scope, reloaded }: { upstreams: TeamUpstreams; scope: TeamScope; reloaded: number | undefined }) {
   const team = upstreams.team;
   return (
-    <Layout title={`Team ${team}: upstreams`} csrf={csrf}>
-      <TeamNav team={team} current="upstreams" />
+    <Layout title={`Team ${team}: upstreams`} csrf={scope.csrf} home={scope.home}>
+      <TeamNav scope={scope} current="upstreams" />
       {reloaded === undefined ? null : (
         <p role="status" class="notice">{`Reload sent: ${reloaded} live session${reloaded === 1 ? "" : "s"} take the current config at their next request.`}</p>
       )}
-      <form method="post" action={`${teamPath(team)}/reload`} class="reload">
-        <input type="hidden" name={CSRF_FIELD} value={csrf} />
+      <form method="post" action={`${scope.base}/reload`} class="reload">
+        <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />
         <button type="submit">Reload</button>
         <span class="hint">Every live session of the team takes the current config and reconnects its servers.</span>
       </form>

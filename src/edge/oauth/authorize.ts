@@ -4,7 +4,8 @@
 //   GET  /t/<team>/oauth/authorize  the request checked (client, registered redirect URI, resource, PKCE S256), the consent page
 //   POST /t/<team>/oauth/authorize  the decision; on Allow, off to the team's provider (state bound to this browser)
 //   GET  /t/<team>/oauth/callback   the provider's answer: the member's claims, the team's admission rule, the user
-//                                   index, and the grant (GrantProps) with a code for the host
+//                                   index, and the grant (GrantProps) with a code for the host (a state `m.…` is a
+//                                   connect link's member sign-in, `d.…` a team admin's dashboard sign-in: handed on)
 // Once the client and its redirect URI are validated, every failure goes back to the host as an OAuth error redirect
 // (RFC 6749 4.1.2.1, with `state` and `iss`), its reason in `error_description`; before that, and for a stale or
 // replayed page, a local page says what happened and the browser goes nowhere.
@@ -14,6 +15,7 @@ import type { Env } from "../../lib/env.ts";
 import { log } from "../../lib/log.ts";
 import { base64url } from "../../lib/bytes.ts";
 import { admitMember, memberClaims, userIdFor } from "../../auth/user.ts";
+import { isDashboardSignInState } from "../../auth/flow-state.ts";
 import { loadTeamConfig } from "../../config/load.ts";
 import type { TeamStore } from "../../store/store.ts";
 import { publicBase } from "../../lib/public-url.ts";
@@ -142,9 +144,11 @@ signIn.post("/t/:team/oauth/authorize", async (c) => {
   }
 });
 
-signIn.get("/t/:team/oauth/callback", async (c) => {
-  // A connect link's member sign-in comes back here too (the provider knows one redirect URI per team).
+signIn.get("/t/:team/oauth/callback", async (c, next) => {
+  // A connect link's member sign-in comes back here too (the provider knows one redirect URI per team), and a team
+  // admin's dashboard sign-in, whose route is the dashboard's (src/edge/dashboard/team-admin-routes.tsx, mounted after).
   if (isMemberSignInState(c.req.query("state"))) return finishMemberSignIn(c);
+  if (isDashboardSignInState(c.req.query("state"))) return next();
   const s = step(c);
   if (!s) return absent(c);
   if (s instanceof Response) return s;
@@ -180,7 +184,7 @@ signIn.get("/t/:team/oauth/callback", async (c) => {
     log({ event: "sign_in", team: s.team, outcome: "refused", user: userId, client: request.clientId, reason: admission.reason });
     return refuse(request, "access_denied", admission.reason, headers);
   }
-  await s.store.recordUser(s.team, userId, { sub: claims.sub, issuer: claims.iss, ...(admission.email === undefined ? {} : { email: admission.email }) });
+  await s.store.recordUser(s.team, userId, { sub: claims.sub, issuer: claims.iss, ...(admission.email === undefined ? {} : { email: admission.email }), emailVerified: member.emailVerified, groups: member.groups });
   // The member's groups and whether the email is verified go with the grant (the team's policies read them), and the
   // provider's refresh token if it gave one: each refresh of the grant learns the groups of that moment with it.
   const binding = base64url(crypto.getRandomValues(new Uint8Array(16)));

@@ -18,7 +18,7 @@ import { expiry, handleFormat, macMatches, macOf, openHandle, sealHandle } from 
 import { oldMemberCookie } from "../../auth/legacy-handles.ts";
 import { flowStatePrefix, isFlowState, mintFlowState } from "../../auth/flow-state.ts";
 import { ServerName, TeamName } from "../../config/schema.ts";
-import { admit, userIdFor } from "../../auth/user.ts";
+import { admitMember, memberClaims, userIdFor } from "../../auth/user.ts";
 import { checkConnectHandle, checkConnectHandleOfAnyAccount } from "../../auth/connect-link.ts";
 import { loadTeamConfig } from "../../config/load.ts";
 import { publicBase } from "../../lib/public-url.ts";
@@ -200,9 +200,10 @@ export async function finishMemberSignIn(c: OAuthContext): Promise<Response> {
     return page(502, `Signing in at the team's identity provider failed: ${err.message}.`, "failed");
   }
   const user = await userIdFor(team, claims.iss, claims.sub);
-  const admission = admit(provider.idp, claims);
+  const member = memberClaims(provider.idp, claims);
+  const admission = admitMember(provider.idp, member);
   if (!admission.ok) return page(403, `${admission.reason}.`, "refused", user);
-  await store.recordUser(team, user, { sub: claims.sub, issuer: claims.iss, ...(admission.email === undefined ? {} : { email: admission.email }) });
+  await store.recordUser(team, user, { sub: claims.sub, issuer: claims.iss, ...(admission.email === undefined ? {} : { email: admission.email }), emailVerified: member.emailVerified, groups: member.groups });
   headers.append("set-cookie", await memberCookie(key, team, user));
   log({ event: "sign_in", team, outcome: "ok", user, reason: "connect link sign-in" });
   const check = await checkConnectHandle(key, saved.handle, team, saved.server, user);
