@@ -213,7 +213,7 @@ describe("a team admin's session", () => {
     const csrf = csrfOf(html);
     expect(html).toContain(`action="${home("ta-csrf")}/tokens"`);
 
-    for (const path of ["/reload", "/tokens", "/sign-out"]) {
+    for (const path of ["/reload", "/tokens", "/tools/promote", "/tools/pin", "/pins/approve", "/policies", "/sign-out"]) {
       expect((await browse(alice.jar, `${home("ta-csrf")}${path}`, { label: "x" })).status, `${path} without the token`).toBe(403);
       expect((await browse(alice.jar, `${home("ta-csrf")}${path}`, { csrf, label: "x" }, "https://evil.example")).status, `${path} from another site`).toBe(403);
     }
@@ -225,10 +225,17 @@ describe("a team admin's session", () => {
     const reload = await browse(alice.jar, `${home("ta-csrf")}/reload`, { csrf });
     expect(reload.status).toBe(303);
     expect(reload.headers.get("location")).toBe(`${home("ta-csrf")}/upstreams?reloaded=0`);
+    // The config edits are the team admin's too: their forms post under the team's base, and the write is theirs.
+    const tools = await (await browse(alice.jar, `${home("ta-csrf")}/tools`)).text();
+    expect(tools).toContain(`action="${home("ta-csrf")}/tools/pin"`);
+    const version = /name="version" value="([0-9a-f]{64})"/.exec(tools)?.[1] ?? "";
+    const pinned = await browse(alice.jar, `${home("ta-csrf")}/tools/pin`, { csrf, version, pin: "on" });
+    expect(pinned.status).toBe(200);
+    expect(((await (await adminFetch("GET", "/teams/ta-csrf/config")).json()) as { pin_tools?: boolean }).pin_tools).toBe(true);
 
     const audit = (await (await adminFetch("GET", "/teams/ta-csrf/audit?tool=admin/*")).json()) as { entries: Array<{ tool: string; principal: object }> };
     const user = await userIdFor("ta-csrf", env.IDP_ISSUER, "alice");
-    expect(audit.entries.map((e) => e.tool).sort()).toEqual(["admin/sessions.reload", "admin/token.mint"]);
+    expect(audit.entries.map((e) => e.tool).sort()).toEqual(["admin/config.put", "admin/sessions.reload", "admin/sessions.reload", "admin/token.mint"]);
     for (const entry of audit.entries) expect(entry.principal).toEqual({ kind: "member", id: user, email: "alice@example.com" });
 
     // Nothing secret on any page: not the IdP's client secret, the session key, the cookie, a team token.
