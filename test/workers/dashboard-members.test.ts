@@ -82,6 +82,8 @@ describe("the dashboard's members page", () => {
     expect(html).toContain("<h3>dave@example.com</h3>");
     expect(html).toContain("Claude &lt;b&gt;Desktop&lt;/b&gt;");
     expect(html).toContain("<td>Cursor</td>");
+    // The groups the provider gave at each member's last sign-in (what policies and dashboard_admins select by).
+    expect([...html.matchAll(/<dd data-groups="">([^<]*)<\/dd>/g)].map((m) => m[1]).sort()).toEqual(["mcp-users, eng", "none"]);
     expect(pageGrants(html, alice.userId).sort()).toEqual((await grantIds(alice.userId)).sort());
     expect(pageGrants(html, alice.userId)).toHaveLength(2);
     expect(pageGrants(html, dave.userId)).toEqual(await grantIds(dave.userId));

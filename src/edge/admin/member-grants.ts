@@ -155,13 +155,18 @@ export async function membersWithGrants(api: OAuthHelpers | undefined, store: Te
     budget -= listed?.grants.length ?? 0;
     read.push(listed);
   }
-  // One lookup of client names for the whole page, then each member's share of it back in order.
-  const infos = api ? await grantInfos(api, read.flatMap((r) => r?.grants ?? [])) : [];
+  // One lookup of client names for the whole page, then each member's share of it back in order. The groups a sign-in
+  // recorded are in each member's record, not the listing's metadata: one read each, at most MAX_MEMBERS_SHOWN.
+  const [infos, records] = await Promise.all([
+    api ? grantInfos(api, read.flatMap((r) => r?.grants ?? [])) : [],
+    Promise.all(shown.map((member) => store.getUser(team, member.id))),
+  ]);
   let next = 0;
   const members = shown.map((member, i) => {
     const listed = read[i];
     const grants = listed === undefined ? undefined : infos.slice(next, (next += listed.grants.length));
-    return { member, grants, complete: listed?.complete ?? false };
+    const groups = records[i]?.groups;
+    return { member: groups === undefined ? member : { ...member, groups }, grants, complete: listed?.complete ?? false };
   });
   return { members, total: all.length };
 }

@@ -75,6 +75,14 @@ function Member({ team, base, entry, csrf, canChange }: { team: string; base: st
           <dd>{member.sub}</dd>
         </div>
         <div class="total">
+          <dt>Groups at the provider</dt>
+          <dd data-groups="">{member.groups === undefined ? "not recorded (signed in before groups were kept)" : member.groups.length === 0 ? "none" : member.groups.join(", ")}</dd>
+        </div>
+        <div class="total">
+          <dt>Email verified</dt>
+          <dd>{member.emailVerified === undefined ? "not recorded" : member.emailVerified ? "yes" : "no"}</dd>
+        </div>
+        <div class="total">
           <dt>First sign-in</dt>
           <dd>{utc(member.firstSeen)}</dd>
         </div>
@@ -109,10 +117,10 @@ export function MembersSection({ team, base, read, csrf }: { team: string; base:
     <>
       <h2>Members</h2>
       <p class="hint">
-        People who signed in through the team's identity provider. The user index keeps who and when, not a name or
-        groups: a member's groups travel sealed inside each grant, read only when a token of theirs is used. Revoking a
-        grant ends that host's tokens; removing a member revokes every grant, deletes their accounts at OAuth upstreams
-        and then their entry. They can sign in again while the provider admits them.
+        People who signed in through the team's identity provider, with the email and groups it gave at their last
+        sign-in (what policies and dashboard_admins select by; a group change at the provider shows here at their next
+        sign-in). Revoking a grant ends that host's tokens; removing a member revokes every grant, deletes their
+        accounts at OAuth upstreams and then their entry. They can sign in again while the provider admits them.
       </p>
       {read.idp ? null : <p>{`Team ${team} has no identity provider: nobody signs in to it through OAuth (set one with PUT /admin/teams/${team}/oauth or npm run team -- oauth set).`}</p>}
       {canChange ? null : <p>{`${read.grantsUnavailable} The members are listed without their grants, and cannot be removed here.`}</p>}
