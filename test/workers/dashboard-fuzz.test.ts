@@ -34,7 +34,10 @@ const TEAM_PAGES: Record<string, string[]> = {
   "/audit.ndjson": AUDIT_KEYS, "/members": [],
 };
 const WRONG_PAGES = ["/", "/nope", "/tools/x", "/audit.ndjson/.."];
-const TEAM_POSTS = ["/reload", "/tokens", "/tokens/0123456789abcdef/revoke", "/tokens/zz/revoke", "/tokens/%2e%2e/revoke"];
+const TEAM_POSTS = [
+  "/reload", "/tokens", "/tokens/0123456789abcdef/revoke", "/tokens/zz/revoke", "/tokens/%2e%2e/revoke", "/tools/promote", "/tools/pin", "/pins/approve",
+  "/policies", "/members/x/remove", "/members/dz-fuzz.AAAAAAAAAAAAAAAAAAAAAA/grants/0123456789abcdef/revoke", "/sign-out", "/sign-in",
+];
 const TOP = ["", "/", "/sign-in", "/sign-out", "/dashboard.css", "/nope", "/..", "/%2e%2e/admin/teams", "//", "/teams", "/teams/", "/teams/../sign-out"];
 const KEYS = [...new Set(Object.values(TEAM_PAGES).flat()), "junk"];
 const VALUES = [
@@ -46,16 +49,19 @@ const VALUES = [
 function target(r: SeededRandom): { method: string; path: string; keys: string[] } {
   // Mostly the real team: its pages are where the data is.
   const team = () => (r.next() < 0.7 ? TEAM : r.pick(SEGMENTS));
-  const kind = r.pick([0, 1, 1, 1, 2, 2, 3]);
+  const kind = r.pick([0, 1, 1, 1, 2, 2, 3, 4, 5]);
   const page = r.next() < 0.75 ? r.pick(Object.keys(TEAM_PAGES)) : r.pick(WRONG_PAGES);
   const rest =
     kind === 0 ? r.pick(TOP)
     : kind === 1 ? `/teams/${team()}${page}`
     : kind === 2 ? `/teams/${team()}${r.pick(TEAM_POSTS)}`
-    : `/teams/${team()}/${team()}/${team()}`;
-  const posted = kind === 2 || rest === "/sign-in" || rest === "/sign-out";
+    : kind === 3 ? `/teams/${team()}/${team()}/${team()}`
+    // A team admin's mount of the same pages (the team has no IdP: nobody can sign in there).
+    : kind === 4 ? `/t/${team()}/dashboard${page}`
+    : `/t/${team()}/dashboard${r.pick(TEAM_POSTS)}`;
+  const posted = kind === 2 || kind === 5 || rest === "/sign-in" || rest === "/sign-out";
   const method = r.next() < 0.8 ? (posted ? "POST" : "GET") : r.pick(["GET", "POST", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"]);
-  return { method, path: `/dashboard${rest}`, keys: kind === 1 ? (TEAM_PAGES[page] ?? []) : [] };
+  return { method, path: kind >= 4 ? rest : `/dashboard${rest}`, keys: kind === 1 || kind === 4 ? (TEAM_PAGES[page] ?? []) : [] };
 }
 
 /** A query string: mostly the page's own keys (`keys`), with junk, markup and sizes for values. */
@@ -86,6 +92,8 @@ function cookieHeader(r: SeededRandom, s: Sessions): string | undefined {
   return r.pick([
     undefined, `${COOKIE}=${s.expired}`, `${COOKIE}=${s.tampered}`,
     `${COOKIE}=${garbage}`, `dynmcp-dashboard=${s.cookie}`, `${COOKIE}=${garbage}; ${COOKIE}=${s.cookie}`, garbage,
+    // The operator's cookie under a team admin's name, and garbage there.
+    `__Host-dynmcp-team-admin-${TEAM}=${s.cookie}`, `__Host-dynmcp-team-admin-${TEAM}=${garbage}`,
   ]);
 }
 
@@ -94,7 +102,7 @@ function body(r: SeededRandom, s: Sessions): { type: string | undefined; text: s
   const form = new URLSearchParams();
   const csrf = r.pick([undefined, "", s.foreignCsrf, `${s.foreignCsrf}x`, "0".repeat(43), "x".repeat(10_000)]);
   if (csrf !== undefined) form.set("csrf", csrf);
-  for (const key of ["label", "view", "token", "q"]) if (r.next() < 0.5) form.append(key, r.pick(VALUES));
+  for (const key of ["label", "view", "token", "q", "tool", "action", "pin", "server", "version", "policies"]) if (r.next() < 0.4) form.append(key, r.pick(VALUES));
   if (r.next() < 0.1) form.set("pad", "a".repeat(r.pick([5_000, 100_000])));
   const text = r.next() < 0.05 ? r.pick(["%%%&&&==", "\u0000\u0001", '{"csrf":"x"}', "x".repeat(50_000)]) : form.toString();
   const FORM_TYPES = ["application/x-www-form-urlencoded", "application/x-www-form-urlencoded; charset=utf-8"];
@@ -102,7 +110,7 @@ function body(r: SeededRandom, s: Sessions): { type: string | undefined; text: s
   return { type, text };
 }
 
-const underDashboard = (url: string) => /^\/dashboard(\/|$)/.test(new URL(url).pathname);
+const underDashboard = (url: string) => /^\/(dashboard|t\/[^/]+\/dashboard)(\/|$)/.test(new URL(url).pathname);
 
 /** Everything that must not change: the team's tokens, config and secrets, the admin actions in its trail, KV's keys. */
 async function state(): Promise<string> {
