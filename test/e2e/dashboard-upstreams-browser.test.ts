@@ -90,7 +90,7 @@ describe("the dashboard's upstreams and tools pages in Chromium under wrangler d
     await Promise.all([page.waitForURL(`${base()}/dashboard/teams/${TEAM}/tools`), page.getByRole("link", { name: "Tools" }).click()]);
     expect(await page.locator("pre.catalog").textContent()).toContain("echo");
     await page.getByLabel("What the agent would look for").fill(QUERY);
-    await Promise.all([page.waitForURL(/\/tools\?q=/), page.getByRole("button", { name: "Search" }).click()]);
+    await Promise.all([page.waitForURL(/\/tools\?q=/), page.getByRole("button", { name: "Search", exact: true }).click()]);
     expect(await page.locator("ol.hits li").first().getAttribute("data-tool")).toBe(first);
     await checkPage(page, "tools");
 
