@@ -329,7 +329,8 @@ describe("tool poisoning and rug pulls", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["discover_tool", "use_tool"]);
     const description = tools[0]!.description!;
-    expect(description).toContain("- fine_tool: Reads files\n");
+    // "Reads\u200B files.\u202E evil\u0007 text": the invisible characters gone, and one sentence (it goes on in lower case).
+    expect(description).toContain("- fine_tool: Reads files. evil text\n");
     expect(description).not.toMatch(/[\u200B\u202E\u0007]/);
     expect(description).not.toContain("bad name with spaces");
     expect(description).not.toContain("x".repeat(129));
