@@ -119,11 +119,19 @@ describe("search and describe", () => {
     const people = text(await search(code, "people directory teams"));
     expect(people).toContain("Namespaces not loaded yet that match");
     expect(people).toContain("people: Directory of people and their teams");
-    // Narrowed to one namespace; one not loaded is an error naming those that are.
+    // Narrowed to one namespace; a lazy one is loaded first (as describe and execute load it) and searched; a name
+    // that is no namespace is an error naming those that are loaded.
     expect(text(await search(code, "graph", { server: "memory", limit: 2 })).split("\n")).toHaveLength(2);
-    const notLoaded = await search(code, "graph", { server: "people" });
-    expect(notLoaded.isError).toBe(true);
-    expect(text(notLoaded)).toBe('No loaded namespace is named "people"; loaded: memory.');
+    const connectsBefore = (await replayStats("code-lazy")).methods.initialize ?? 0;
+    const lazyHits = await search(code, "graph", { server: "people" });
+    expect(lazyHits.isError).toBeFalsy();
+    const lazyPaths = text(lazyHits).split("\n").map((line) => line.split(":")[0]!);
+    expect(lazyPaths.length).toBeGreaterThan(0);
+    expect(lazyPaths.every((path) => path.startsWith("people."))).toBe(true);
+    expect((await replayStats("code-lazy")).methods.initialize).toBe(connectsBefore + 1);
+    const unknown = await search(code, "graph", { server: "nowhere" });
+    expect(unknown.isError).toBe(true);
+    expect(text(unknown)).toBe('No loaded namespace is named "nowhere"; loaded: memory, people.');
     const invalid = await call(code, "search", { query: "" });
     expect(errorKindOf(invalid)).toEqual({ kind: "invalid_arguments" });
     await Promise.all([code.client.close(), meta.client.close()]);

@@ -1,6 +1,8 @@
 // The code view's `search`: the team's loaded APIs ranked as discover_tool's search ranks them, answered as
-// `namespace.method` lines, with the namespaces not loaded yet that match.
+// `namespace.method` lines, with the namespaces not loaded yet that match. Narrowed to a namespace not loaded yet, it
+// loads it first, as describe and execute do.
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { HostExtra } from "../../relay/bridge.ts";
 import { oneLine } from "../../catalog/render.ts";
 import { LAZY_HITS } from "../discover-answers.ts";
 import { searchLazyServers } from "../server-search.ts";
@@ -11,13 +13,16 @@ import { CODE_SEARCH } from "./definitions.ts";
 import { CodeSearchInput } from "./schemas.ts";
 
 /** search's answer: the matching paths best first, then lazy namespaces that match (unless narrowed to one). */
-export async function codeSearch({ session: { registry }, names }: CodeContext, raw: unknown): Promise<CallToolResult> {
+export async function codeSearch({ session: { registry }, names, lazy }: CodeContext, raw: unknown, host: HostExtra): Promise<CallToolResult> {
   const args = parseArgs(CodeSearchInput, raw, CODE_SEARCH);
   if (isResult(args)) return args;
   await registry.ensureEager();
   let only: string | undefined;
   if (args.server !== undefined) {
     only = names.serverOf(args.server) ?? (names.namespaceOf(args.server) === undefined ? undefined : args.server);
+    // A lazy namespace the caller may load is loaded here (a failed load answers as a program's call of it would).
+    const failedLoad = only === undefined ? undefined : await lazy.ensure(only, host);
+    if (failedLoad) return failedLoad;
     if (only === undefined || !registry.ready().some((u) => u.name === only)) {
       const loaded = registry.ready().map((u) => names.namespaceOf(u.name)!);
       return toolError("invalid_arguments", `No loaded namespace is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
@@ -36,7 +41,7 @@ export async function codeSearch({ session: { registry }, names }: CodeContext, 
   ];
   if (servers.length > 0) {
     parts.push(
-      ["Namespaces not loaded yet that match (describe one, or call it from a program, to load it):",
+      ["Namespaces not loaded yet that match (search or describe one by name, or call it from a program, to load it):",
         ...servers.map((s) => line(names.namespaceOf(s.name) ?? s.name, s.description))].join("\n"),
     );
   }

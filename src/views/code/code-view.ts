@@ -40,7 +40,7 @@ export function codeView(session: ViewSession, runtime: CodeRuntime, parts: Code
       registry.retryFailed();
       switch (name) {
         case CODE_SEARCH:
-          return metered("search", await codeSearch(context, raw));
+          return metered("search", await codeSearch(context, raw, host));
         case CODE_DESCRIBE:
           return metered("lookup", await describe(context, raw, host));
         case CODE_EXECUTE:
