@@ -6,7 +6,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { provisionByAdmin } from "../../harness/clients.ts";
-import { ADMIN_TOKEN, DESKTOP, browserStack, checkPage, textOf, watchProblems } from "./dashboard-pages.ts";
+import { ADMIN_TOKEN, browserStack, checkPage, operatorPage, textOf } from "./dashboard-pages.ts";
 import { text } from "./helpers.ts";
 
 const TEAM = "dash-edits";
@@ -42,12 +42,7 @@ describe("the dashboard's config edits in Chromium under wrangler dev", () => {
     expect((await before.listTools()).tools.map((t) => t.name)).not.toContain(TOOL);
     await before.close();
 
-    const context = await browser.newContext({ viewport: DESKTOP });
-    const page = await context.newPage();
-    const problems = watchProblems(page);
-    await page.goto(`${base()}/dashboard`);
-    await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
-    await Promise.all([page.waitForURL(`${base()}/dashboard`), page.getByRole("button", { name: "Sign in" }).click()]);
+    const { context, page, problems } = await operatorPage(browser, base());
 
     await page.goto(`${base()}/dashboard/teams/${TEAM}/tools`);
     await Promise.all([page.waitForURL(`${base()}/dashboard/teams/${TEAM}/tools/promote`), page.getByRole("button", { name: `Promote ${TOOL}` }).click()]);

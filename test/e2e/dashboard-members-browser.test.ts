@@ -12,7 +12,7 @@ import { startIdp, type Idp } from "../../harness/idp.ts";
 import { HostProvider } from "../shared/host-provider.ts";
 import { signInAs } from "../shared/oauth-driver.ts";
 import { waitFor } from "../shared/wait.ts";
-import { ADMIN_TOKEN, DESKTOP, browserStack, checkPage, textOf, watchProblems } from "./dashboard-pages.ts";
+import { ADMIN_TOKEN, browserStack, checkPage, operatorPage, textOf } from "./dashboard-pages.ts";
 
 const TEAM = "dash-members";
 const MEMBER = { sub: "sam", email: "sam@example.com", email_verified: true, groups: ["staff"] };
@@ -76,12 +76,7 @@ describe("the dashboard's members page in Chromium under wrangler dev", () => {
     const [grant] = await grantsOf();
     expect(grant?.clientName).toBe(HOST);
 
-    const context = await browser.newContext({ viewport: DESKTOP });
-    const page = await context.newPage();
-    const problems = watchProblems(page);
-    await page.goto(`${base()}/dashboard`);
-    await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
-    await Promise.all([page.waitForURL(`${base()}/dashboard`), page.getByRole("button", { name: "Sign in" }).click()]);
+    const { context, page, problems } = await operatorPage(browser, base());
     await page.goto(`${base()}/dashboard/teams/${TEAM}`);
     await Promise.all([page.waitForURL(`${base()}/dashboard/teams/${TEAM}/members`), page.getByRole("link", { name: "Members and tokens" }).click()]);
 

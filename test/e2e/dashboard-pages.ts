@@ -5,7 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AxeBuilder } from "@axe-core/playwright";
-import type { ConsoleMessage, Locator, Page } from "playwright-core";
+import type { BrowserContext, ConsoleMessage, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, type TestContext } from "vitest";
 import { chromiumOrSkip, chromiumPath, launchBrowser, type TestBrowser } from "../../harness/browser.ts";
 import { E2E_SECRETS_KEY } from "../../harness/clients.ts";
@@ -55,6 +55,20 @@ export const textOf = async (locator: Locator): Promise<string | undefined> => (
 
 
 export const ADMIN_TOKEN = "e2e-dashboard-admin-token";
+
+/**
+ * A new browser context at desktop width, signed in at `base`'s operator dashboard through its form (the sign-in itself
+ * is tested in dashboard-browser.test.ts), its page watched for problems from the start. The caller closes `context`.
+ */
+export async function operatorPage(browser: TestBrowser, base: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  const problems = watchProblems(page);
+  await page.goto(`${base}/dashboard`);
+  await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
+  await Promise.all([page.waitForURL(`${base}/dashboard`), page.getByRole("button", { name: "Sign in" }).click()]);
+  return { context, page, problems };
+}
 const VARS = { SESSION_KEY: "e2e-session-key", SECRETS_KEY: E2E_SECRETS_KEY, ADMIN_TOKEN };
 
 export interface BrowserStack {

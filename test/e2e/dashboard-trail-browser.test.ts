@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { connectClient, provisionByAdmin } from "../../harness/clients.ts";
 import { waitFor } from "../shared/wait.ts";
-import { ADMIN_TOKEN, DESKTOP, browserStack, checkPage, textOf, watchProblems } from "./dashboard-pages.ts";
+import { ADMIN_TOKEN, browserStack, checkPage, operatorPage, textOf } from "./dashboard-pages.ts";
 import { text } from "./helpers.ts";
 
 const TEAM = "dash-trail";
@@ -31,12 +31,7 @@ describe("the dashboard's audit trail and tokens pages in Chromium under wrangle
     await host.client.close();
     expect(await waitFor(async () => (await auditEntries()).filter((e) => e.kind === "tool_call").length >= 2, { tries: 100, ms: 100 })).toBe(true);
 
-    const context = await browser.newContext({ viewport: DESKTOP });
-    const page = await context.newPage();
-    const problems = watchProblems(page);
-    await page.goto(`${base()}/dashboard`);
-    await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
-    await Promise.all([page.waitForURL(`${base()}/dashboard`), page.getByRole("button", { name: "Sign in" }).click()]);
+    const { context, page, problems } = await operatorPage(browser, base());
 
     // The trail, from the overview's link: the live calls as the API has them, newest first.
     await page.goto(`${base()}/dashboard/teams/${TEAM}`);

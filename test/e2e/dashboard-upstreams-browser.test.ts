@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { connectClient, provisionByAdmin } from "../../harness/clients.ts";
 import { loadCorpus } from "../../harness/replay-server.ts";
 import { waitFor } from "../shared/wait.ts";
-import { ADMIN_TOKEN, DESKTOP, browserStack, checkPage, textOf, watchProblems } from "./dashboard-pages.ts";
+import { ADMIN_TOKEN, browserStack, checkPage, operatorPage, textOf } from "./dashboard-pages.ts";
 import { text } from "./helpers.ts";
 
 const TEAM = "dash-live";
@@ -61,12 +61,7 @@ describe("the dashboard's upstreams and tools pages in Chromium under wrangler d
     await modernList();
     expect(await waitFor(async () => (await auditTools()).some((e) => e.tool === "everything/echo"), { tries: 100, ms: 100 })).toBe(true);
 
-    const context = await browser.newContext({ viewport: DESKTOP });
-    const page = await context.newPage();
-    const problems = watchProblems(page);
-    await page.goto(`${base()}/dashboard`);
-    await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
-    await Promise.all([page.waitForURL(`${base()}/dashboard`), page.getByRole("button", { name: "Sign in" }).click()]);
+    const { context, page, problems } = await operatorPage(browser, base());
 
     // From the overview's links to the upstreams page: each server's probed state, the live call counted.
     await page.goto(`${base()}/dashboard/teams/${TEAM}`);

@@ -3,30 +3,15 @@
 // and a changed definition approved, the policies saved (an invalid rule named inline and nothing stored; a valid one
 // stored, in the audit trail, and hiding a tool from a real session's list); every POST without CSRF refused with
 // nothing changed, a form made on a config changed since refused, and the rest of the config written back unredacted.
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { kvKeys } from "../../src/config/keys.ts";
 import { BASE, adminFetch, connect, discoverDescription, mutateTool, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
-import { csrfOf, expectPageHeaders, getPage, postForm, signIn } from "./dashboard-helpers.ts";
+import { csrfOf, expectPageHeaders, getPage, modernClient, postForm, signIn, unescapeHtml as unescape } from "./dashboard-helpers.ts";
 
-const unescape = (html: string) =>
-  html.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&#39;", "'").replaceAll("&amp;", "&");
 const versionOf = (html: string) => /name="version" value="([0-9a-f]{64})"/.exec(html)?.[1] ?? "";
 const textareaOf = (html: string) => unescape(/<textarea[^>]*name="policies"[^>]*>(.*?)<\/textarea>/s.exec(html)?.[1] ?? "");
 const issuesOf = (html: string) => [...(/<ul data-list="issues">(.*?)<\/ul>/s.exec(html)?.[1] ?? "").matchAll(/<li>(.*?)<\/li>/g)].map((m) => unescape(m[1]!));
-
-/** A 2026-era client of the team (closed by the caller). */
-async function modernClient(team: string, token: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
-    fetch: (input, init) => workerFetch(new Request(input, init)),
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: "dash-host", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(transport);
-  expect(client.getProtocolEra()).toBe("modern");
-  return client;
-}
 
 async function modernTools(team: string, token: string) {
   const client = await modernClient(team, token);

@@ -1,32 +1,22 @@
 // The dashboard's tools page with real data, through the real Worker: the team's catalog as a 2026 client's real
 // tools/list shows it (discover_tool's description byte for byte, and the tokens that list costs a host), and the
 // search box's ranking and scores equal to discover_tool's for the same query, asked through a real session.
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { BASE, connect, hostPaid, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
-import { expectPageHeaders, getPage, signIn, totalOf } from "./dashboard-helpers.ts";
+import { expectPageHeaders, getPage, modernClient, signIn, totalOf, unescapeHtml as unescape } from "./dashboard-helpers.ts";
 
 const TEAM = "dash-tl";
 const QUERY = "search the knowledge graph nodes";
 
 /** A 2026-era client's tools/list of the team. */
 async function modernList(team: string, token: string) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
-    fetch: (input, init) => workerFetch(new Request(input, init)),
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: "dash-host", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(transport);
-  expect(client.getProtocolEra()).toBe("modern");
+  const client = await modernClient(team, token);
   try {
     return (await client.listTools()).tools;
   } finally {
     await client.close();
   }
 }
-
-const unescape = (html: string) =>
-  html.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&#39;", "'").replaceAll("&amp;", "&");
 
 const catalogOf = (html: string) => unescape(/<pre class="catalog" data-catalog="">(.*?)<\/pre>/s.exec(html)?.[1] ?? "");
 
