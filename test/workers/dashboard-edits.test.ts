@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { kvKeys } from "../../src/config/keys.ts";
-import { BASE, adminFetch, connect, discoverDescription, mutateTool, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
+import { adminFetch, connect, discoverDescription, mutateTool, replayUrl, seedTeam, waitFor } from "./helpers.ts";
 import { csrfOf, expectPageHeaders, getPage, modernClient, postForm, signIn, unescapeHtml as unescape } from "./dashboard-helpers.ts";
 
 const versionOf = (html: string) => /name="version" value="([0-9a-f]{64})"/.exec(html)?.[1] ?? "";

@@ -2,7 +2,7 @@
 // tools/list shows it (discover_tool's description byte for byte, and the tokens that list costs a host), and the
 // search box's ranking and scores equal to discover_tool's for the same query, asked through a real session.
 import { describe, expect, it } from "vitest";
-import { BASE, connect, hostPaid, replayUrl, seedTeam, waitFor, workerFetch } from "./helpers.ts";
+import { connect, hostPaid, replayUrl, seedTeam, waitFor } from "./helpers.ts";
 import { expectPageHeaders, getPage, modernClient, signIn, totalOf, unescapeHtml as unescape } from "./dashboard-helpers.ts";
 
 const TEAM = "dash-tl";

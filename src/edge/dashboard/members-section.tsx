@@ -5,7 +5,7 @@
 import type { MemberGrants } from "../admin/member-grants.ts";
 import { MAX_GRANTS_LISTED } from "../admin/member-grants.ts";
 import type { GrantInfo } from "../admin/schemas.ts";
-import { CSRF_FIELD } from "./csrf.ts";
+import { PostButton } from "./post-button.tsx";
 
 export interface MembersRead {
   /** Whether the team has an identity provider (members sign in through it). */
@@ -42,12 +42,7 @@ function GrantRows({ base, member, grants, csrf }: { base: string; member: strin
               <td>{g.expiresAt ? utc(g.expiresAt) : "never by itself"}</td>
               <td>{g.scope.join(" ")}</td>
               <td>
-                <form method="post" action={`${base}/members/${member}/grants/${g.id}/revoke`}>
-                  <input type="hidden" name={CSRF_FIELD} value={csrf} />
-                  <button type="submit" aria-label={`Revoke the grant of ${g.clientName ?? g.clientId}`}>
-                    Revoke
-                  </button>
-                </form>
+                <PostButton action={`${base}/members/${member}/grants/${g.id}/revoke`} csrf={csrf} label={`Revoke the grant of ${g.clientName ?? g.clientId}`} text="Revoke" />
               </td>
             </tr>
           ))}
@@ -100,12 +95,7 @@ function Member({ team, base, entry, csrf, canChange }: { team: string; base: st
         </>
       )}
       {canChange ? (
-        <form method="post" action={`${base}/members/${member.id}/remove`}>
-          <input type="hidden" name={CSRF_FIELD} value={csrf} />
-          <button type="submit" aria-label={`Remove member ${who}`}>
-            Remove member
-          </button>
-        </form>
+        <PostButton action={`${base}/members/${member.id}/remove`} csrf={csrf} label={`Remove member ${who}`} text="Remove member" />
       ) : null}
     </section>
   );

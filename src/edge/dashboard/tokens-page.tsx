@@ -5,6 +5,7 @@ import type { UserRemoved } from "../admin/schemas.ts";
 import type { TokenInfo } from "../../store/store.ts";
 import { CSRF_FIELD } from "./csrf.ts";
 import { Layout } from "./layout.tsx";
+import { PostButton } from "./post-button.tsx";
 import { MembersSection, type MembersRead } from "./members-section.tsx";
 import { TeamNav } from "./team-nav.tsx";
 import type { TeamScope } from "./team-scope.ts";
@@ -80,12 +81,7 @@ function TokenRows({ base, tokens, csrf }: { base: string; tokens: TokenInfo[]; 
             <td>{t.view ?? "default"}</td>
             <td>{t.createdAt ? t.createdAt.replace("T", " ").replace(/\.\d+Z$/, "") : "–"}</td>
             <td>
-              <form method="post" action={`${base}/tokens/${t.id}/revoke`}>
-                <input type="hidden" name={CSRF_FIELD} value={csrf} />
-                <button type="submit" aria-label={`Revoke token ${t.id}`}>
-                  Revoke
-                </button>
-              </form>
+              <PostButton action={`${base}/tokens/${t.id}/revoke`} csrf={csrf} label={`Revoke token ${t.id}`} text="Revoke" />
             </td>
           </tr>
         ))}
