@@ -148,3 +148,13 @@ export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBr
       })()),
   };
 }
+
+/** Waits for the browser to reach `where`; if it stops elsewhere (an error page), says where and what it shows. */
+export async function arrive(page: Page, at: (url: URL) => boolean, where: string): Promise<void> {
+  try {
+    await page.waitForURL(at);
+  } catch (err) {
+    const shown = await page.locator("body").innerText().catch(() => "(no page)");
+    throw new Error(`the browser did not reach ${where}; it is at ${page.url()} showing: ${shown.slice(0, 500)}`, { cause: err });
+  }
+}

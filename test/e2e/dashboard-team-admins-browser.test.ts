@@ -11,6 +11,7 @@ import type { Page } from "playwright-core";
 import { DEFAULT_ACCOUNTS, startIdp, type Idp } from "../../harness/idp.ts";
 import { connectClient, provisionByAdmin } from "../../harness/clients.ts";
 import { waitFor } from "../shared/wait.ts";
+import { arrive } from "../../harness/browser.ts";
 import { ADMIN_TOKEN, DESKTOP, browserStack, checkPage, textOf, watchProblems } from "./dashboard-pages.ts";
 import { text } from "./helpers.ts";
 
@@ -45,14 +46,6 @@ afterAll(async () => {
 const site = () => base().replace("127.0.0.1", "localhost");
 const home = () => `${site()}/t/${TEAM}/dashboard`;
 
-async function arrive(page: Page, at: (url: URL) => boolean, where: string): Promise<void> {
-  try {
-    await page.waitForURL(at);
-  } catch (err) {
-    const shown = await page.locator("body").innerText().catch(() => "(no page)");
-    throw new Error(`the browser did not reach ${where}; it is at ${page.url()} showing: ${shown.slice(0, 500)}`, { cause: err });
-  }
-}
 
 /** From the team's dashboard through the IdP's sign-in form as `account`, to wherever the proxy answers. */
 async function signInAt(page: Page, account: string): Promise<void> {

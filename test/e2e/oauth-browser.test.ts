@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vit
 import type { Page, Response as PageResponse } from "playwright-core";
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { HostProvider } from "../shared/host-provider.ts";
-import { chromiumOrSkip, chromiumPath, launchBrowser, type TestBrowser } from "../../harness/browser.ts";
+import { arrive, chromiumOrSkip, chromiumPath, launchBrowser, type TestBrowser } from "../../harness/browser.ts";
 import { startIdp, type Idp } from "../../harness/idp.ts";
 import { freePort, startEverything, startWranglerDev, type Running } from "../../harness/processes.ts";
 import { E2E_SECRETS_KEY } from "../../harness/clients.ts";
@@ -154,15 +154,6 @@ async function hostStartsSignIn(provider: HostProvider): Promise<{ transport: St
   return { transport, authorization };
 }
 
-/** Waits for the browser to reach `where`; if it stops elsewhere (an error page), says where and what it shows. */
-async function arrive(page: Page, at: (url: URL) => boolean, where: string): Promise<void> {
-  try {
-    await page.waitForURL(at);
-  } catch (err) {
-    const shown = await page.locator("body").innerText().catch(() => "(no page)");
-    throw new Error(`the browser did not reach ${where}; it is at ${page.url()} showing: ${shown.slice(0, 500)}`, { cause: err });
-  }
-}
 
 /**
  * The member's part in the browser: the consent page (answered as it came), Allow, the IdP's form as `account`, and
