@@ -7,6 +7,7 @@ import type { Subject } from "../config/subject.ts";
 import { toolAccess, type AccessDecision } from "../config/tool-access.ts";
 import { reasonLine } from "../lib/upstream-fault.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
+import { DISCOVER_TOOL } from "./definitions.ts";
 import { toolError } from "./tool-errors.ts";
 
 /** How a view names upstream tools: a host's name resolved, and what is known when it resolves to nothing. */
@@ -19,6 +20,8 @@ export interface ToolNames {
   names(): string[];
   /** The answer for a name on a lazy server that is not loaded yet. */
   notLoaded(name: string, server: string): string;
+  /** The call that finds the tools an unknown name's answer does not suggest (it names the closest few only). */
+  findMore?: string;
   /** What a search narrowed to a lazy server that is not loaded yet answers: the call that loads it. */
   lazyServer?(server: string): string;
   /**
@@ -34,6 +37,7 @@ export function registryNames(registry: UpstreamRegistry, loadTool: string): Too
     serverOf: (name) => registry.serverOf(name),
     find: (name) => registry.tools().get(name),
     names: () => [...registry.tools().keys()],
+    findMore: `${DISCOVER_TOOL} with query finds the others`,
     notLoaded: (name, server) => `Unknown tool: "${name}". The server "${server}" is not loaded yet: call ${loadTool} with mcp_name "${server}" first.`,
     lazyServer: (server) => `The server "${server}" is lazy and not loaded yet: call ${loadTool} ${JSON.stringify({ mcp_name: server })}, then search it again.`,
   };
@@ -108,7 +112,7 @@ function unknownTool(registry: UpstreamRegistry, naming: ToolNames, name: string
   if (server && registry.loadable().some((spec) => spec.name === server)) {
     return toolError("unknown_tool", naming.notLoaded(name, server), server);
   }
-  return toolError("unknown_tool", renderUnknownTool(name, naming.names().filter((n) => seen(n) !== undefined)));
+  return toolError("unknown_tool", renderUnknownTool(name, naming.names().filter((n) => seen(n) !== undefined), naming.findMore));
 }
 
 /** A tool found before the call (a program's) that the caller's policies hide now: unknown, named among the tools it sees. */

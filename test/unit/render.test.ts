@@ -1,6 +1,6 @@
 // The catalog text: one-line descriptions, layout in both modes, determinism, and unknown-name answers.
 import { describe, expect, it } from "vitest";
-import { closestNames, editDistance, oneLine, rankByCloseness, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "../../src/catalog/render.ts";
+import { MAX_SUGGESTED, closestNames, editDistance, oneLine, rankByCloseness, renderDiscoverDescription, renderToolDetails, renderUnknownTool } from "../../src/catalog/render.ts";
 import type { CatalogView } from "../../src/catalog/catalog.ts";
 
 describe("oneLine", () => {
@@ -158,12 +158,15 @@ describe("unknown names", () => {
     expect(editDistance("", "abc")).toBe(3);
   });
 
-  it("lists at most 50 names and says how many more", () => {
+  it("suggests at most 8 names, closest first, then how many more and the call that finds them", () => {
     const names = Array.from({ length: 70 }, (_, i) => `s/tool${String(i).padStart(2, "0")}`);
-    const text = renderUnknownTool("s/tool07x", names);
+    const text = renderUnknownTool("s/tool07x", names, "discover_tool with query finds the others");
     expect(text.startsWith('Unknown tool: "s/tool07x". Available tools (closest first): s/tool07, ')).toBe(true);
-    expect(text.split(", ")).toHaveLength(50);
-    expect(text.endsWith(" … and 20 more.")).toBe(true);
+    expect(text.replace(/ … .*$/, "").split(", ")).toHaveLength(MAX_SUGGESTED);
+    expect(text.endsWith(" … and 62 more: discover_tool with query finds the others.")).toBe(true);
+    expect(renderUnknownTool("s/tool07x", names)).toMatch(/ … and 62 more\.$/);
+    // A short catalog is named whole, with nothing after it.
+    expect(renderUnknownTool("s/tool0", names.slice(0, 3), "hint")).toBe('Unknown tool: "s/tool0". Available tools (closest first): s/tool00, s/tool01, s/tool02.');
     expect(renderUnknownTool("x", [])).toBe('Unknown tool: "x". No tools are available yet.');
   });
 });

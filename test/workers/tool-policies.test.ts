@@ -34,7 +34,7 @@ type Result = { isError?: boolean; content: Array<{ type: string; text?: string 
 /** An answer with the name it was about written NAME, times as N, and its closest-names list in code-point order (the order follows the query). */
 function shape(result: Result, name: string): { isError: boolean | undefined; text: string } {
   const words = unnamed(text(result), name).replace(/\(\d+ ms\)/g, "(N ms)");
-  const sorted = words.replace(/(closest first\): )([^\n]*?)(\.|$)/, (_all, head: string, list: string, end: string) => head + list.split(", ").sort().join(", ") + end);
+  const sorted = words.replace(/(closest first\): )([^\n]*?)( … and \d+ more[^\n]*|\.|$)/, (_all, head: string, list: string, end: string) => head + list.split(", ").sort().join(", ") + end);
   return { isError: result.isError, text: sorted };
 }
 

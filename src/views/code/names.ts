@@ -3,6 +3,7 @@
 // Namespaces come from every configured server, so a program may name a lazy server's namespace before it is loaded.
 import { PATH_SEPARATOR, codePaths, methodNames, namespaceNames, splitCodePath, type CodeNameInput } from "../../catalog/code-names.ts";
 import { concealedName } from "../concealed-names.ts";
+import { CODE_SEARCH } from "./definitions.ts";
 import { byCodePoint } from "../../catalog/render.ts";
 import type { ToolNames } from "../find-tool.ts";
 import type { ExposedTool, UpstreamRegistry } from "../../upstream/registry.ts";
@@ -93,6 +94,7 @@ export class CodeNames {
       },
       find: (path) => this.find(path),
       names: () => this.paths(),
+      findMore: `${CODE_SEARCH} finds the others`,
       notLoaded: (path, server) => `Unknown tool: "${path}". The server "${server}" could not be loaded for this program.`,
       concealed: (path) => concealedName(this.#registry, path, (tools) => this.#pathsOf(tools)),
     };
