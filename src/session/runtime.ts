@@ -23,7 +23,6 @@ import type { CodeRuntime, CodeSessionParts } from "../views/code/code-context.t
 import { codeView } from "../views/code/code-view.ts";
 import { checkpointFinder } from "../views/code/instrument.ts";
 import { CHILD_COMPATIBILITY_DATE } from "../views/code/child-modules.ts";
-import type { PausedRuns } from "../views/code/consent.ts";
 import { directView } from "../views/direct.ts";
 import type { AuditRecorder, SessionAudit } from "../views/call-audit.ts";
 import { metaView } from "../views/meta-view.ts";

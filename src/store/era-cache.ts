@@ -6,7 +6,6 @@
 import * as z from "zod";
 import { isSpecType, type DiscoverResult } from "@modelcontextprotocol/client";
 import { jsonOrUndefined, kvKeys, logUnreadable } from "../config/keys.ts";
-import type { UpstreamSpec } from "../config/validate.ts";
 import type { EraCache, PriorVerdict } from "../upstream/client.ts";
 import { configHash } from "./catalog-cache.ts";
 import { accepted, type KvLike, type Same } from "./kv.ts";

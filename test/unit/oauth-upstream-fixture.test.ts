@@ -5,7 +5,7 @@
 // after a revocation and after expiry, and is refused with a token for another audience. Loopback only.
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Client, SdkHttpError, StreamableHTTPClientTransport, UnauthorizedError, type StoredOAuthClientInformation } from "@modelcontextprotocol/client";
+import { Client, SdkHttpError, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { HostProvider } from "../shared/host-provider.ts";
 import { refreshCredential, type UpstreamCredential } from "../../src/upstream/oauth-credential.ts";
 import { decodeJwt, decodeProtectedHeader } from "jose";

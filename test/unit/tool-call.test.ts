@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { errorKindOf } from "../../src/lib/errors.ts";
 import { registryNames } from "../../src/views/find-tool.ts";
-import type { InputPort, RoundKey, UpstreamRound } from "../../src/views/input-port.ts";
+import type { InputPort, RoundKey } from "../../src/views/input-port.ts";
 import { callTool } from "../../src/views/tool-call.ts";
 import { sessionEra, sessionRequest, viewSession } from "../shared/view-harness.ts";
 

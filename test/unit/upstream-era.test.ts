@@ -327,7 +327,7 @@ describe("stale verdicts are dropped and corrected", () => {
   });
 
   it("concurrent first calls on a stale verdict share one renegotiation", async () => {
-    const { up, store, client } = await staleModern("modern");
+    const { up, client } = await staleModern("modern");
     const results = await Promise.all(["a", "b", "c"].map((t) => client.callTool("echo", { text: t })));
     expect(results.map(text)).toEqual(["echo: a", "echo: b", "echo: c"]);
     expect(up.methods()["server/discover"]).toBe(1);
@@ -336,7 +336,7 @@ describe("stale verdicts are dropped and corrected", () => {
   });
 
   it("a stream the host wanted while the verdict said modern is opened once the upstream turns out 2025", async () => {
-    const { up, store, client } = await staleModern("modern");
+    const { up, client } = await staleModern("modern");
     await client.openStream();
     expect(up.http().GET).toBeUndefined();
     await client.callTool("echo", { text: "x" });
@@ -345,7 +345,7 @@ describe("stale verdicts are dropped and corrected", () => {
   });
 
   it("the same when the first request is the catalog read", async () => {
-    const { up, store, client } = await staleModern("dual");
+    const { store, client } = await staleModern("dual");
     const catalog = await client.readCatalog();
     expect(catalog.protocolVersion).toBe("2025-11-25");
     expect(catalog.tools.map((t) => t.name)).toContain("echo");

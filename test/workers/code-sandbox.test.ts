@@ -4,7 +4,6 @@
 // the code view's would. Programs run with their checkpoints written in, as in sessions.
 import { describe, expect, it } from "vitest";
 import { run, recorder, result } from "../shared/sandbox-runs.ts";
-import type { ToolCall } from "../../src/views/code/run-state.ts";
 
 describe("program forms", () => {
   it("runs an async arrow function and returns its value", async () => {

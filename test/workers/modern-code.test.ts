@@ -83,7 +83,7 @@ describe("the code view for 2026-07-28 clients", () => {
   });
 
   it("takes the token's view; a host that declares elicitation is asked in an input_required round: yes makes the call, no throws in the program", async () => {
-    const token = await seedTeam("mc-ask", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
+    await seedTeam("mc-ask", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
     const minted = (await (await adminFetch("POST", "/teams/mc-ask/tokens", { view: "code" })).json()) as { token: string };
     const client = await modernClient("mc-ask", minted.token, "", { elicitation: { form: {} } });
     const asked: string[] = [];
@@ -118,7 +118,7 @@ describe("the code view for 2026-07-28 clients", () => {
   });
 
   it("a host without elicitation: the run pauses, and approve resumes it from a new connection; each call made once", async () => {
-    const token = await seedTeam("mc-consent", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
+    await seedTeam("mc-consent", { approve: ["*delete*"], mcp: { memory: { url: replayUrl("code-modern") } } });
     const minted = (await (await adminFetch("POST", "/teams/mc-consent/tokens", { view: "code" })).json()) as { token: string };
     const client = await modernClient("mc-consent", minted.token);
     const calls = async () => (await replayStats("code-modern")).calls.map((c) => c.name);

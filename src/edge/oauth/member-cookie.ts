@@ -25,7 +25,7 @@ import { publicBase } from "../../lib/public-url.ts";
 import { teamExists } from "../common/team-view.ts";
 import { settings } from "../../lib/settings.ts";
 import { absent, type OAuthContext } from "./team-param.ts";
-import { errorPage, memberSignInPage } from "./pages.ts";
+import { errorPage } from "./pages.ts";
 import { SignInError, finishSignIn, newSignIn, signInUrl, teamProvider, teamStore } from "./sign-in.ts";
 import { PAGE_FORM_LIMIT, pageForm } from "./forms.ts";
 
