@@ -2,7 +2,7 @@
 // and one tool's whole definition.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { defined } from "../catalog/listing.ts";
-import { renderSearchHits, renderToolDetails } from "../catalog/render.ts";
+import { renderSearchHits, renderToolDetails, type ToolDetails } from "../catalog/render.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { findTool, type ToolNames } from "./find-tool.ts";
 import { searchLazyServers } from "./server-search.ts";
@@ -40,17 +40,23 @@ export const ASKS_FIRST = "Each call of this tool waits for the user's consent: 
 export async function detailsAnswer(registry: UpstreamRegistry, names: ToolNames, toolName: string, asks: (found: ExposedTool) => boolean = () => false): Promise<CallToolResult> {
   const target = await findTool(registry, names, toolName);
   if (isResult(target)) return target;
-  const details = { ...target.tool, name: target.exposedName };
-  const needsApproval = asks(target);
+  return lookupAnswer({ ...target.tool, name: target.exposedName }, asks(target));
+}
+
+/**
+ * A tool's definition as the lookup answers it, under the name the caller uses. Each of the text and the structured
+ * content costs at most its schemas (minified) and description plus 150 tokens (checked over the corpus's tools).
+ */
+export function lookupAnswer(details: ToolDetails, needsApproval: boolean): CallToolResult {
   return {
     content: [{ type: "text", text: needsApproval ? `${renderToolDetails(details)}\n${ASKS_FIRST}` : renderToolDetails(details) }],
     structuredContent: defined({
-      name: target.exposedName,
-      title: target.tool.title,
-      description: target.tool.description,
-      inputSchema: target.tool.inputSchema,
-      outputSchema: target.tool.outputSchema,
-      annotations: target.tool.annotations,
+      name: details.name,
+      title: details.title,
+      description: details.description,
+      inputSchema: details.inputSchema,
+      outputSchema: details.outputSchema,
+      annotations: details.annotations,
       needsApproval: needsApproval || undefined,
     }),
   };
