@@ -83,9 +83,13 @@ export function buildArguments(fields: readonly Field[], given: Readonly<Record<
     used.add(p.key);
   }
   const asked = words(ask);
+  // An optional choice must be named by the request itself, not by the word for a value the user gave ("issue 9" is
+  // no issue type).
+  const valueWords = new Set(Object.keys(given).flatMap(words).map(stem));
+  const unlike = asked.filter((w) => !valueWords.has(stem(w)));
   for (const field of fields) {
     if (field.name in args || field.enum === undefined) continue;
-    const choice = chooseOption(field, asked, !field.required);
+    const choice = field.required ? chooseOption(field, asked, false) : chooseOption(field, unlike, true);
     if (choice !== undefined) args[field.name] = choice;
   }
   const subject = Object.entries(given).find(([key]) => words(key).every((w) => asked.some((a) => stem(a) === stem(w))));

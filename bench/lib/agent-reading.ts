@@ -114,8 +114,15 @@ export function words(text: string): string[] {
 
 /** The servers of `known` that `text` names (a `-` or `_` in a name read as a space). */
 export function namedServers(text: string, known: readonly string[]): string[] {
-  const said = ` ${words(text).join(" ")} `;
-  return known.filter((name) => said.includes(` ${words(name).join(" ")} `));
+  const plain = (s: string) => s.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w !== "").join(" ");
+  const said = ` ${plain(text)} `;
+  return known.filter((name) => said.includes(` ${plain(name)} `));
+}
+
+/** Servers the meta view's catalog (discover_tool's description) groups its `<tools>` under (`server:` lines). */
+export function catalogToolServers(description: string): string[] {
+  const block = /<tools>([\s\S]*?)<\/tools>/.exec(description)?.[1] ?? "";
+  return [...block.matchAll(/^([a-z][\w.-]*)(?: \(|:)/gm)].map((m) => m[1]!);
 }
 
 /** Lazy servers the meta view's catalog (discover_tool's description) names in its `<mcp_servers>` block. */
@@ -131,8 +138,9 @@ export function catalogLazyServers(description: string): string[] {
 export function executeNamespaces(description: string): string[] {
   const lines = [...description.matchAll(/^- ([A-Za-z_$][\w$]*)(?::|$)/gm)].map((m) => m[1]!);
   if (lines.length > 0) return lines;
-  const inline = /Namespaces[^:]*:\s*([^\n]*)/.exec(description)?.[1] ?? "";
-  return [...inline.matchAll(/([A-Za-z_$][\w$]*)(?=,|\.|\s+and\b)/g)].map((m) => m[1]!).filter((n) => n !== "and" && n !== "more");
+  // `a, b, and 3 more: …` or `a, b.`: the names before any count.
+  const inline = (/Namespaces[^:]*:\s*([^\n]*)/.exec(description)?.[1] ?? "").replace(/(,\s*)?(and\s+)?[\d,]+ more[\s\S]*$/, "").replace(/\.$/, "");
+  return inline.split(/,\s*/).filter((n) => /^[A-Za-z_$][\w$]*$/.test(n));
 }
 
 /** Fields of a JSON Schema object (its top-level properties). */

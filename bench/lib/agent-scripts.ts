@@ -5,6 +5,7 @@ import type { AgentHost } from "./agent-hosts.ts";
 import { buildArguments } from "./agent-arguments.ts";
 import {
   catalogLazyServers,
+  catalogToolServers,
   executeNamespaces,
   fieldsOfDeclaration,
   fieldsOfLookup,
@@ -34,8 +35,7 @@ export type Notes = string[];
 /** Servers the meta view's catalog names: the lazy ones and every `server/` of its tools. */
 function catalogServers(description: string): { lazy: Set<string>; all: string[] } {
   const lazy = new Set(catalogLazyServers(description));
-  const grouped = [...description.matchAll(/(?:^|[\s(])([a-z][\w-]*)\/[\w-]+/gm)].map((m) => m[1]!);
-  return { lazy, all: [...new Set([...lazy, ...grouped])] };
+  return { lazy, all: [...new Set([...lazy, ...catalogToolServers(description)])] };
 }
 
 /**
@@ -47,6 +47,7 @@ function catalogServers(description: string): { lazy: Set<string>; all: string[]
 export async function metaAgent(host: AgentHost, task: AgentTask): Promise<Notes> {
   const notes: Notes = [];
   const catalog = catalogServers(host.tools.find((t) => t.name === "discover_tool")?.description ?? "");
+  if (process.env["AGENT_DEBUG"]) notes.push(`catalog: ${host.tools.find((t) => t.name === "discover_tool")?.description}`);
   const loaded = new Set<string>();
   let toolset: string | undefined;
   const withToolset = (args: Record<string, unknown>) => (toolset === undefined ? args : { ...args, toolset });
@@ -102,6 +103,7 @@ export async function metaAgent(host: AgentHost, task: AgentTask): Promise<Notes
 export async function codeAgent(host: AgentHost, task: AgentTask): Promise<Notes> {
   const notes: Notes = [];
   const namespaces = executeNamespaces(host.tools.find((t) => t.name === "execute")?.description ?? "");
+  if (process.env["AGENT_DEBUG"]) notes.push(`execute: ${host.tools.find((t) => t.name === "execute")?.description}`);
   const calls: Array<{ path: string; args: Record<string, unknown> }> = [];
   for (const step of task.steps) {
     const where = serverOf(task, step, namespaces);

@@ -43,7 +43,7 @@ export const AGENT_TASKS: readonly AgentTask[] = [
     id: "gl-mr-files",
     prompt: "Which files does merge request 42 in acme/web on GitLab touch?",
     given: { project: "acme/web", "merge request": "42" },
-    steps: [step("files touched by a merge request", ["gitlab/list_merge_request_changed_files", "gitlab/get_merge_request_diffs", "gitlab/list_merge_request_diffs"], { project_id: "acme/web", merge_request_iid: "42" })],
+    steps: [step("files changed in a merge request", ["gitlab/list_merge_request_changed_files", "gitlab/get_merge_request_diffs", "gitlab/list_merge_request_diffs"], { project_id: "acme/web", merge_request_iid: "42" })],
   },
   {
     id: "gl-issue-reply",
@@ -81,7 +81,7 @@ export const AGENT_TASKS: readonly AgentTask[] = [
     prompt: "On Azure DevOps, check the status of build 5123 in Fabrikam, then add a comment to work item 881 that it is fixed.",
     given: { project: "Fabrikam", build: 5123, "work item": 881, comment: "Fixed by build 5123." },
     steps: [
-      step("status of a build", ["azure-devops/pipelines_build"], { project: "Fabrikam", buildId: 5123, action: "get_status" }),
+      step("get a build's status", ["azure-devops/pipelines_build"], { project: "Fabrikam", buildId: 5123, action: "get_status" }),
       step("add a comment to a work item", ["azure-devops/wit_work_item_comment_write"], { project: "Fabrikam", workItemId: 881, action: "add" }),
     ],
   },
