@@ -22,7 +22,8 @@
 // - An error whose text names a call (`call load_mcp {…}`) is followed once, then the call is made again.
 // Tokens read: o200k of the first tools/list (and each list after a list change), plus what each answer puts before
 // the model (agent-hosts.ts: the text content; structuredContent counted on its own, not in the total).
-// `--smoke`: two tasks, nothing written. The last line printed is `FIGURES <json>`.
+// `--smoke`: two tasks, nothing written. `AGENT_DEBUG=1` adds the tools/list descriptions the agent read to its
+// notes (printed under each run), to see what a reworded answer gives it. The last line printed is `FIGURES <json>`.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -75,7 +75,8 @@ export function buildArguments(fields: readonly Field[], given: Readonly<Record<
   const used = new Set<string>();
   const pairs = Object.entries(given)
     .flatMap(([key, value]) => fields.map((field, order) => ({ key, value, field, order, score: fit(key, field) })))
-    .filter((p) => p.score > 0 && typed(p.value, p.field) !== undefined)
+    // A description alone is weak evidence: it places a value only in a field the tool requires.
+    .filter((p) => (p.score > 1 || (p.score === 1 && p.field.required)) && typed(p.value, p.field) !== undefined)
     .sort((a, b) => b.score - a.score || Number(b.field.required) - Number(a.field.required) || a.order - b.order);
   for (const p of pairs) {
     if (used.has(p.key) || p.field.name in args) continue;

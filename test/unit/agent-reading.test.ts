@@ -115,6 +115,11 @@ describe("building arguments from the user's values", () => {
     });
   });
 
+  it("leaves a value no field's name asks for out of the optional fields whose descriptions mention it", () => {
+    const list = fieldsOfSchema(tool(gitlab, "list_issues").inputSchema);
+    expect(buildArguments(list, { project: "acme/web", issue: "9" }, "list the issues of a project")).toEqual({ project_id: "acme/web" });
+  });
+
   it("takes a choice from the request's words and gives numbers their type", () => {
     const fields = fieldsOfSchema(tool(azure, "pipelines_build").inputSchema);
     const args = buildArguments(fields, { project: "Fabrikam", build: "5123" }, "get a build's status");
