@@ -51,7 +51,7 @@ const PROXY_VARS = { SESSION_KEY: "bench-session-key-0123456789abcd", SECRETS_KE
 function unmatchedSteps(task: AgentTask, received: Array<{ tool: string; arguments: Record<string, unknown> }>): string[] {
   return task.steps.flatMap((step, i) => {
     const made = received.some((c) => step.expect.tools.includes(c.tool) && Object.entries(step.expect.args).every(([k, v]) => isDeepStrictEqual(c.arguments[k], v)));
-    return made ? [] : [`step ${i + 1} (${step.expect.tools.join(" | ")})`];
+    return made ? [] : [`step ${i + 1} (${step.expect.tools.join(" or ")})`];
   });
 }
 

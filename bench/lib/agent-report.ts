@@ -145,9 +145,41 @@ export function agentMarkdown(f: AgentFigures): string {
       (f.goals.codeNotMore.met ? "" : ` (over: ${f.goals.codeNotMore.over.map((o) => `${o.task} ${o.era}, ${o.code} vs ${o.meta}`).join("; ")})`) +
       `. Median tokens per task ≤ ${MEDIAN_GOAL.toLocaleString("en-US")} in every view and era: **${verdict(f.goals.median.met)}**.`,
     "",
+    ...whyMissed(f),
     ...whereTokensGo(f),
   ];
   return out.join("\n");
+}
+
+/** The measured reasons behind each missed goal: what an unsolved task called instead, where a view's tokens went. */
+function whyMissed(f: AgentFigures): string[] {
+  const lines: string[] = [];
+  const unsolved = [...new Set(f.rows.filter((r) => !r.solved).map((r) => r.task))];
+  for (const task of unsolved) {
+    const rows = f.rows.filter((r) => r.task === task && !r.solved);
+    const called = [...new Set(rows.flatMap((r) => r.upstream))];
+    const errors = [...new Set(rows.flatMap((r) => (r.error ? [r.error] : [])))];
+    const what = called.length ? `the agent called ${called.map((c) => `\`${c}\``).join(", ")}` : "no upstream call was made";
+    lines.push(`- \`${task}\` (${rows.length} of ${VIEWS.length * ERAS.length} runs): ${what}${errors.length ? `; ${errors.join("; ")}` : ""}; missed ${rows[0]!.missed.join(", ")}.`);
+  }
+  for (const m of f.goals.median.medians.filter((x) => x.median > MEDIAN_GOAL)) {
+    const rows = f.rows.filter((r) => r.view === m.view && r.era === m.era);
+    const total = rows.reduce((n, r) => n + r.tokens, 0);
+    const share = (n: number) => `${Math.round((n / Math.max(1, total)) * 100)}%`;
+    const lists = rows.reduce((n, r) => n + r.listTokens, 0);
+    const listed = rows.reduce((n, r) => n + r.lists, 0);
+    const byTool = Object.entries(
+      rows.reduce<Record<string, number>>((acc, r) => {
+        for (const [tool, t] of Object.entries(r.byTool)) acc[tool] = (acc[tool] ?? 0) + t.tokens;
+        return acc;
+      }, {}),
+    ).sort((a, b) => b[1] - a[1]);
+    lines.push(
+      `- ${m.view} view, ${m.era}: median ${m.median} tokens per task. Of all its tokens, tools/list ${share(lists)} (${listed} lists for ${rows.length} runs), ` +
+        `${byTool.map(([tool, n]) => `\`${tool}\` ${share(n)}`).join(", ")}.`,
+    );
+  }
+  return lines.length === 0 ? [] : ["Why goals were missed (measured in this run):", "", ...lines, ""];
 }
 
 /** Tokens read by what was called, summed over the tasks, per view and era. */
