@@ -43,10 +43,15 @@ export function searchHits(answer: Answer): string[] {
   return [...hits.matchAll(/^-?\s*([\w.-]+\/[\w.-]+)/gm)].map((m) => m[1]!);
 }
 
-/** The code view's search hits, best first: `namespace.method` paths. */
-export function searchPaths(answer: Answer): string[] {
+/**
+ * The code view's search hits, best first: `namespace.method` paths; a search narrowed to `namespace` that answers
+ * its methods as bare `- method` lines gets them as paths in it.
+ */
+export function searchPaths(answer: Answer, namespace?: string): string[] {
   const [hits] = splitOffered(answer.text);
-  return [...hits.matchAll(/^-?\s*([A-Za-z_$][\w$]*\.[A-Za-z_$][\w$-]*)(?::|$)/gm)].map((m) => m[1]!);
+  const paths = [...hits.matchAll(/^-?\s*([A-Za-z_$][\w$]*\.[A-Za-z_$][\w$-]*)(?::|$)/gm)].map((m) => m[1]!);
+  if (paths.length > 0 || namespace === undefined) return paths;
+  return [...hits.matchAll(/^- ([A-Za-z_$][\w$]*)(?::|\(|$)/gm)].map((m) => `${namespace}.${m[1]!}`);
 }
 
 /** Servers (or namespaces) an answer offers that are not loaded yet. */
@@ -67,7 +72,7 @@ export function offeredServers(answer: Answer): string[] {
 export function toolsetHandle(answer: Answer): string | undefined {
   const structured = answer.structured?.["toolset"];
   if (typeof structured === "string") return structured;
-  const m = /toolset[":\s]+"([^"\s]+)"/i.exec(answer.text);
+  const m = /toolset[":\s`]+["`]([^"`\s]+)["`]/i.exec(answer.text);
   return m?.[1];
 }
 

@@ -59,10 +59,10 @@ export async function metaAgent(host: AgentHost, task: AgentTask): Promise<Notes
     }
     return answer;
   };
-  /** Calls `name`; on an error whose text names a call, makes that call and then this one again. */
-  const callFollowing = async (name: string, args: Record<string, unknown>): Promise<Answer> => {
+  /** Calls `name`; when that leaves the agent stuck (an error, by default) and the text names a call, makes that call and then this one again. */
+  const callFollowing = async (name: string, args: Record<string, unknown>, stuck = (a: Answer) => a.isError): Promise<Answer> => {
     const answer = await call(name, args);
-    const hint = answer.isError ? hintedCall(answer, META_TOOLS) : undefined;
+    const hint = stuck(answer) ? hintedCall(answer, META_TOOLS) : undefined;
     if (hint === undefined) return answer;
     notes.push(`followed: ${hint.name} ${JSON.stringify(hint.arguments)}`);
     const { toolset: handle, ...rest } = hint.arguments;
@@ -74,7 +74,9 @@ export async function metaAgent(host: AgentHost, task: AgentTask): Promise<Notes
   for (const step of task.steps) {
     const where = serverOf(task, step, catalog.all);
     if (where !== undefined && catalog.lazy.has(where)) await load(where);
-    const search = (server?: string) => callFollowing("discover_tool", { query: step.ask, ...(server === undefined ? {} : { server }) });
+    // A search that found nothing is as stuck as an error: an answer that says how to go on is followed.
+    const nothing = (a: Answer) => a.isError || searchHits(a).length === 0;
+    const search = (server?: string) => callFollowing("discover_tool", { query: step.ask, ...(server === undefined ? {} : { server }) }, nothing);
     let found = await search(where);
     const offered = offeredServers(found).filter((s) => namedServers(task.prompt, [s]).length > 0 && !loaded.has(s));
     if (offered.length > 0) {
@@ -114,8 +116,16 @@ export async function codeAgent(host: AgentHost, task: AgentTask): Promise<Notes
       found = await search();
     }
     const offered = offeredServers(found).filter((s) => namedServers(task.prompt, [s]).length > 0);
-    if (offered.length > 0 && offered[0] !== where) found = await search(offered[0]);
-    const top = searchPaths(found)[0];
+    let searchedIn = where;
+    if (offered.length > 0 && offered[0] !== where) found = await search((searchedIn = offered[0]));
+    // Nothing found, and the answer says which search to make instead: that one.
+    const hint = searchPaths(found, searchedIn).length === 0 ? hintedCall(found, ["search"]) : undefined;
+    if (hint !== undefined) {
+      notes.push(`followed: search ${JSON.stringify(hint.arguments)}`);
+      found = await host.call("search", hint.arguments);
+      searchedIn = typeof hint.arguments["server"] === "string" ? hint.arguments["server"] : undefined;
+    }
+    const top = searchPaths(found, searchedIn)[0];
     if (top === undefined) {
       notes.push(`"${step.ask}": no hit (${found.text.slice(0, 160)})`);
       continue;

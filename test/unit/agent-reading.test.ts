@@ -51,6 +51,12 @@ describe("reading the top hit and what is offered", () => {
     expect(offeredServers({ text, isError: false })).toEqual(["gitlab"]);
   });
 
+  it("reads a narrowed search that answers a namespace's methods by their bare names as paths in it", () => {
+    const text = "gitlab (118 methods):\n- get_issue: Get one issue\n- list_issues: List issues";
+    expect(searchPaths({ text, isError: false }, "gitlab")).toEqual(["gitlab.get_issue", "gitlab.list_issues"]);
+    expect(searchPaths({ text, isError: false })).toEqual([]);
+  });
+
   it("names no hit in an answer that has none", () => {
     const text = renderSearchHits("nothing", [], []);
     expect(searchHits({ text, isError: false })).toEqual([]);
@@ -61,6 +67,7 @@ describe("reading handles, hints and the servers a catalog names", () => {
   it("reads a toolset handle from structured content, else from the text", () => {
     expect(toolsetHandle({ text: "", structured: { toolset: "ts.abc" }, isError: false })).toBe("ts.abc");
     expect(toolsetHandle({ text: 'Loaded "gitlab" into toolset "ts.def": pass "toolset": "ts.def" with use_tool', isError: false })).toBe("ts.def");
+    expect(toolsetHandle({ text: "Toolset `ts.ghi` holds gitlab: pass it as `toolset`.", isError: false })).toBe("ts.ghi");
     expect(toolsetHandle({ text: "Loaded gitlab.", isError: false })).toBeUndefined();
   });
 
