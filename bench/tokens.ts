@@ -12,6 +12,7 @@ import type { TopLevelSpec } from "vega-lite";
 import { startWranglerDev, type Running } from "../harness/processes.ts";
 import { CATALOG_BUDGET } from "../src/config/schema.ts";
 import { hostTokens as countHostTokens, hostView, type HostTool, type ListedTool } from "../src/catalog/budget.ts";
+import { schemaType } from "../src/catalog/declarations.ts";
 import { NAMESPACE_HINT, oneLine } from "../src/catalog/render.ts";
 import { connectClient, provisionTeam } from "../harness/clients.ts";
 import { CORPUS_DIR, corpusFiles, loadCorpus, startReplayServer, type CorpusServer } from "../harness/replay-server.ts";
@@ -396,8 +397,19 @@ export interface Figures {
     textTokens: number;
     structuredTokens: number;
     resultTokens: number;
-    compactSchemaSaving: number;
-    allTools?: { tools: number; direct: number; text: number; ratio: number; medianRatio: number; compactText: number };
+    /** Tokens the typical tool's input schema would cost more pretty-printed than minified (as the text has it). */
+    indentedSchemaCost: number;
+    allTools?: {
+      tools: number;
+      direct: number;
+      text: number;
+      ratio: number;
+      medianRatio: number;
+      /** The same answers with their JSON blocks pretty-printed (as they were before they were minified). */
+      indentedText: number;
+      /** Every tool's input schema in three forms: pretty-printed and minified JSON, the code view's TypeScript type. */
+      schemaForms: { indented: number; minified: number; declared: number };
+    };
   };
   loadMcp?: {
     server: string;
@@ -495,13 +507,14 @@ async function main(): Promise<void> {
         textTokens: countTokens(textOf(found)),
         structuredTokens: countTokens(JSON.stringify(found.structuredContent ?? {})),
         resultTokens: countTokens(JSON.stringify(found)),
-        compactSchemaSaving: countTokens(JSON.stringify(schema, null, 2)) - countTokens(JSON.stringify(schema)),
+        indentedSchemaCost: countTokens(JSON.stringify(schema, null, 2)) - countTokens(JSON.stringify(schema)),
       };
       if (!smoke) {
         // Every tool's answer against its direct definition.
         let direct = 0;
         let text = 0;
-        let compact = 0;
+        let indented = 0;
+        const forms = { indented: 0, minified: 0, declared: 0 };
         const ratios: number[] = [];
         for (const t of sized) {
           const r = await client.callTool({ name: "discover_tool", arguments: { tool_name: t.name } });
@@ -511,15 +524,18 @@ async function main(): Promise<void> {
           direct += t.tokens;
           text += n;
           ratios.push(n / t.tokens);
-          // The same answer with its JSON blocks (schemas, annotations) compact instead of pretty-printed.
+          // The same answer with its JSON blocks (schemas, annotations) pretty-printed instead of minified.
           const sc = (r.structuredContent ?? {}) as Record<string, unknown>;
           let alt = answer;
           for (const key of ["inputSchema", "outputSchema", "annotations"]) {
-            if (sc[key] !== undefined) alt = alt.replace(JSON.stringify(sc[key], null, 2), JSON.stringify(sc[key]));
+            if (sc[key] !== undefined) alt = alt.replace(JSON.stringify(sc[key]), JSON.stringify(sc[key], null, 2));
           }
-          compact += countTokens(alt);
+          indented += countTokens(alt);
+          forms.indented += countTokens(JSON.stringify(sc["inputSchema"], null, 2));
+          forms.minified += countTokens(JSON.stringify(sc["inputSchema"]));
+          forms.declared += countTokens(schemaType(sc["inputSchema"]));
         }
-        discover.allTools = { tools: sized.length, direct, text, ratio: text / direct, medianRatio: median(ratios), compactText: compact };
+        discover.allTools = { tools: sized.length, direct, text, ratio: text / direct, medianRatio: median(ratios), indentedText: indented, schemaForms: forms };
       }
       return { configTools, discover };
     });
@@ -553,7 +569,7 @@ async function main(): Promise<void> {
     if (discover.allTools) {
       const a = discover.allTools;
       console.log(
-        `discover_tool answers, all ${a.tools} tools: ${a.text} tokens of text vs ${a.direct} direct (×${a.ratio.toFixed(2)}); with compact JSON ${a.compactText} (×${(a.compactText / a.direct).toFixed(2)})`,
+        `discover_tool answers, all ${a.tools} tools: ${a.text} tokens of text vs ${a.direct} direct (×${a.ratio.toFixed(2)}); pretty-printed ${a.indentedText} (×${(a.indentedText / a.direct).toFixed(2)}); input schemas ${a.schemaForms.indented} indented / ${a.schemaForms.minified} minified / ${a.schemaForms.declared} declared`,
       );
     }
 
@@ -870,17 +886,30 @@ export function markdown(f: Figures): string {
     `The typical tool is the median of all ${f.direct.tools} by direct tokens, \`${disc.tool}\` (${disc.directTokens} tokens as a direct ` +
       `definition). Its \`discover_tool\` answer is ${disc.textTokens} tokens of text; the whole result, whose \`structuredContent\` ` +
       `repeats the definition as JSON, is ${disc.resultTokens} (a host that shows the model only the text pays the first figure). ` +
-      `The text pretty-prints the input schema (\`JSON.stringify(schema, null, 2)\`), which costs ${disc.compactSchemaSaving} tokens ` +
-      "more than compact JSON for this tool.",
+      `The text carries the input schema as minified JSON, ${disc.indentedSchemaCost} tokens fewer than pretty-printed ` +
+      "(`JSON.stringify(schema, null, 2)`) for this tool.",
     "",
   );
   if (disc.allTools) {
     const a = disc.allTools;
     out.push(
       `Over all ${a.tools} tools, the \`discover_tool\` answers cost ${a.text} tokens of text against ${a.direct} for the direct ` +
-        `definitions: ×${a.ratio.toFixed(2)} in total, ×${a.medianRatio.toFixed(2)} for the median tool. With the JSON blocks compact ` +
-        `instead of pretty-printed the same answers would be ${a.compactText} tokens (×${(a.compactText / a.direct).toFixed(2)}). A session ` +
-        "that discovers k tools pays the catalog once plus about that much per discovered tool.",
+        `definitions: ×${a.ratio.toFixed(2)} in total, ×${a.medianRatio.toFixed(2)} for the median tool; pretty-printed, as before, the same ` +
+        `answers would be ${a.indentedText} tokens (×${(a.indentedText / a.direct).toFixed(2)}). A session that discovers k tools pays the ` +
+        "catalog once plus about that much per discovered tool.",
+      "",
+      table(
+        [`the ${a.tools} input schemas as`, "tokens", "of minified"],
+        [
+          ["pretty-printed JSON", a.schemaForms.indented, pct(a.schemaForms.indented / a.schemaForms.minified)],
+          ["**minified JSON (the lookup's form)**", a.schemaForms.minified, "100%"],
+          ["the code view's TypeScript declaration", a.schemaForms.declared, pct(a.schemaForms.declared / a.schemaForms.minified)],
+        ],
+        ["---", "--:", "--:"],
+      ),
+      "",
+      "The lookup keeps JSON: the TypeScript form costs fewer tokens but does not carry the same content (bounds, patterns, " +
+        "formats and `not` are dropped), and of two forms with the same content the cheaper one is kept.",
       "",
     );
   }
