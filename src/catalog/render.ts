@@ -213,8 +213,9 @@ export interface ToolDetails {
 
 /**
  * A tool's whole definition as discover_tool's lookup writes it. Schemas are minified JSON: over the corpus's 421
- * tools their input schemas cost 111,012 tokens indented and 75,599 minified (o200k). The code view's TypeScript
- * declarations cost fewer still (61,879) but drop bounds, patterns and `not`, which a lookup must keep.
+ * tools their input schemas cost 111,012 tokens indented and 75,498 minified (o200k; `npm run bench:tokens`). The
+ * code view's TypeScript declarations cost fewer still (58,635) but drop bounds, patterns and `not`, which a lookup
+ * must keep.
  */
 export function renderToolDetails(tool: ToolDetails): string {
   const lines = [`Tool: ${tool.name}`];
