@@ -4,6 +4,7 @@
 // the pieces that are not one token byte pair by byte pair, lowest rank first (leftmost among equals).
 import { O200K_PATTERN, RANK_MASK, TABLE_FORMAT, hashBytes, readTable, type TokenTable } from "./token-table.ts";
 import { BoundedCache } from "../lib/bounded-cache.ts";
+import { loadOnce } from "../lib/load-once.ts";
 
 /** What the proxy needs of a tokenizer: how many o200k_base tokens a text is. */
 export interface TokenCounter {
@@ -254,16 +255,7 @@ export function rememberingLongTexts(counter: TokenCounter): TokenCounter {
  * forgotten once it has failed (the next call tries again). `loadTokenCounter` is the isolate's one loader.
  */
 export function createTokenCounterLoader(): (assets: AssetsBinding) => Promise<TokenCounter> {
-  let shared: Promise<TokenCounter> | undefined;
-  return (assets) => {
-    if (shared) return shared;
-    const loading = fetchTable(assets).then((bytes) => rememberingLongTexts(tokenCounterFromTable(bytes)));
-    shared = loading;
-    loading.catch(() => {
-      if (shared === loading) shared = undefined;
-    });
-    return loading;
-  };
+  return loadOnce(async (assets) => rememberingLongTexts(tokenCounterFromTable(await fetchTable(assets))));
 }
 
 async function fetchTable(assets: AssetsBinding): Promise<ArrayBuffer> {
