@@ -84,6 +84,11 @@ describe("the code view through wrangler dev", () => {
 
     const found = text(await call("search", { query: "sum of two numbers" }));
     expect(found.split("\n")[0]).toMatch(/^everything\.get_sum: /);
+    // A namespace described whole answers its index; the describe it names declares methods.
+    const index = text(await call("describe", { path: "everything" }));
+    expect(index).toContain("\n- everything.get_sum: ");
+    expect(index).not.toContain("declare const");
+    expect(index.split("\n").at(-1)).toMatch(/^Declarations: describe \{"path":"everything\.[^"]+"\} \(method paths, comma-separated\)\.$/);
     const declared = text(await call("describe", { path: "everything.get_sum" }));
     expect(declared).toMatch(/^declare const everything: \{\n[^]*get_sum\(input: \{[^]*a: number;[^]*b: number;/);
 

@@ -117,7 +117,7 @@ describe("load_mcp", () => {
     expect(text(everything)).toContain("Its resources and prompts: resources/list, resources/templates/list and prompts/list.");
     const resources = (await client.listResources()).resources.filter((r) => r.uri.startsWith("demo://"));
     expect(resources.length).toBeGreaterThan(0);
-    expect((await client.listPrompts()).prompts.filter((p) => p.name.startsWith("everything/"))).toHaveLength(counts.prompts);
+    expect((await client.listPrompts()).prompts.filter((p) => p.name.startsWith("everything/"))).toHaveLength(counts.prompts!);
     // Nothing lazy left: the <mcp_servers> block is gone.
     expect(await discoverDescription(client)).not.toContain("<mcp_servers>");
     await client.close();
