@@ -60,11 +60,12 @@ async function main(): Promise<void> {
     say(`   lazy servers offered, not loaded yet: ${lazyNames.join(", ") || "(none)"}`);
     if (!lazyNames.includes(lazy)) throw new StepFailed(`the catalog offers no lazy server named "${lazy}" to load`);
 
-    // load_mcp connects the server now and answers its listing; its tools are callable at once in this session.
+    // load_mcp connects the server now and answers its index (every tool named) and how many resources and prompts it
+    // has; its tools are callable at once in this session.
     const loaded = await call(client, "load_mcp", { mcp_name: lazy });
-    const listing = loaded.structuredContent as { tools: Array<{ name: string }>; prompts: unknown[]; resources: unknown[] };
+    const { counts } = loaded.structuredContent as { counts: { tools: number; resources: number; prompts: number } };
     say(
-      `3. load_mcp ${lazy}: ${listing.tools.length} tools, ${listing.resources.length} resources, ${listing.prompts.length} prompts` +
+      `3. load_mcp ${lazy}: ${counts.tools} tools, ${counts.resources} resources, ${counts.prompts} prompts` +
         ` (notifications/tools/list_changed received: ${listChanged > 0 ? "yes" : "no"})`,
     );
 

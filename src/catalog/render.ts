@@ -32,7 +32,7 @@ const TOOLSET_DYNAMIC =
 
 /** The 2026 era's answer of discover_tool without arguments (the catalog, with what a toolset loaded). */
 export const TOOLSET_WORDING: CatalogWording = {
-  preamble: "This team's tools, called with use_tool. discover_tool with tool_name gives a tool's full schema; with query it finds tools.",
+  preamble: "This team's tools, called with use_tool. discover_tool with tool_name gives a tool's full schema; with query it finds tools; with server alone it lists that server's.",
   dynamic: TOOLSET_DYNAMIC,
 };
 
@@ -79,7 +79,7 @@ export interface CatalogShape {
 export const FULL_SHAPE: CatalogShape = { detail: new Map(), hidden: new Set(), lazyShort: false, lazyHidden: new Set() };
 
 /** Shown inside <tools> once any server is cut short: where the rest is. */
-export const SEARCH_HINT = "Servers shown short: find their tools with discover_tool's query (server narrows it).";
+export const SEARCH_HINT = "Servers shown short: discover_tool with server alone lists one's tools; query finds tools.";
 
 /** Words of tool names that say what a tool does, not what it is about: left out of a server's summary. */
 const GENERIC_WORDS = new Set(

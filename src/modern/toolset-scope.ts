@@ -93,7 +93,7 @@ function structuredCatalog(view: CatalogView, shape: CatalogShape) {
 }
 
 /** load_mcp into the request's toolset: the listing and the handle; a failure says how to try again in the same toolset. */
-async function loadIntoToolset({ registry, who, audit }: ViewSession, route: ToolsetRoute, raw: Record<string, unknown> | undefined, host: HostExtra): Promise<CallToolResult> {
+async function loadIntoToolset({ registry, who, audit, counter }: ViewSession, route: ToolsetRoute, raw: Record<string, unknown> | undefined, host: HostExtra): Promise<CallToolResult> {
   const args = parseArgs(ToolsetLoadInput, raw, LOAD_MCP);
   if (isResult(args)) return args;
   if (!registry.dynamic) return toolError("unknown_server", `This team has no lazy servers: every tool discover_tool lists is callable with ${USE_TOOL} as it is.`);
@@ -101,11 +101,11 @@ async function loadIntoToolset({ registry, who, audit }: ViewSession, route: Too
   if (!route.handle) return toolError("invalid_toolset", "This request reached no toolset; call load_mcp again.");
   try {
     const outcome = await loggedLoad(registry, who, args.mcp_name, { session: audit, host });
-    const listing = buildListing(registry.mode, args.mcp_name, outcome.catalog);
-    // The handle first, in the text's first line too: an agent that reads the start of a long answer keeps it.
-    const answer = { ...toolsetOf(route), ...listing };
+    // The handle first, in the text's first line too: an agent that reads the start of an answer keeps it.
     const first = `Loaded "${args.mcp_name}" into toolset "${route.handle.value}": pass "toolset": "${route.handle.value}" with ${USE_TOOL} and ${DISCOVER_TOOL} to reach its tools.`;
-    return { content: [{ type: "text", text: `${first}\n${JSON.stringify(answer)}` }], structuredContent: answer };
+    const era = { first, lead: toolsetOf(route), toolset: route.handle.value };
+    const { text, structured } = buildListing(registry.mode, args.mcp_name, outcome.catalog, await counter(), era);
+    return { content: [{ type: "text", text }], structuredContent: structured };
   } catch (err) {
     if (!(err instanceof LoadError)) throw err;
     // Failures count per toolset (three strikes evict): a retry must name the same one.

@@ -1,8 +1,10 @@
-// discover_tool's two answers, the same in every era: a search of the loaded catalogs (with lazy servers that match)
-// and one tool's whole definition.
+// discover_tool's answers, the same in every era: a search of the loaded catalogs (with lazy servers that match),
+// one server's index (every tool named, a line each) and one tool's whole definition.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { defined } from "../catalog/listing.ts";
 import { renderSearchHits, renderToolDetails, type ToolDetails } from "../catalog/render.ts";
+import { serverIndex } from "../catalog/server-index.ts";
+import type { TokenCounter } from "../catalog/tokenizer.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { findTool, type ToolNames } from "./find-tool.ts";
 import { searchLazyServers } from "./server-search.ts";
@@ -15,19 +17,35 @@ export const LAZY_HITS = 3;
 /** discover_tool's search: the matching tools, and (unless narrowed to one loaded server) lazy servers that match. */
 export async function searchAnswer(registry: UpstreamRegistry, names: ToolNames, args: { query: string; server?: string | undefined; limit?: number | undefined }): Promise<CallToolResult> {
   await registry.ensureEager();
-  if (args.server !== undefined && !registry.ready().some((u) => u.name === args.server)) {
-    // A lazy server the caller may load is named with the call that loads it (its scope's, by era); any other name
-    // is unknown, with what is loaded.
-    if (names.lazyServer && registry.loadable().some((spec) => spec.name === args.server)) return toolError("invalid_arguments", names.lazyServer(args.server));
-    const loaded = registry.ready().map((u) => u.name);
-    return toolError("invalid_arguments", `No loaded server is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
-  }
+  if (args.server !== undefined && !registry.ready().some((u) => u.name === args.server)) return serverNotLoaded(registry, names, args.server);
   const hits = searchCatalog(registry, args.query, { limit: args.limit, server: args.server });
   const servers = args.server === undefined ? searchLazyServers(registry, args.query, LAZY_HITS) : [];
   return {
     content: [{ type: "text", text: renderSearchHits(args.query, hits, servers) }],
     structuredContent: { query: args.query, tools: hits, ...(servers.length > 0 ? { servers } : {}) },
   };
+}
+
+/** A server named by a call that reaches no loaded one: the era's load hint for a lazy one, else the servers there are. */
+function serverNotLoaded(registry: UpstreamRegistry, names: ToolNames, server: string): CallToolResult {
+  // A lazy server the caller may load is named with the call that loads it (its scope's, by era).
+  if (names.lazyServer && registry.loadable().some((spec) => spec.name === server)) return toolError("invalid_arguments", names.lazyServer(server));
+  const loaded = registry.ready().map((u) => u.name);
+  const lazy = registry.loadable().map((spec) => spec.name);
+  const there = `${loaded.length ? loaded.join(", ") : "none"}${lazy.length ? `; not loaded yet: ${lazy.join(", ")}` : ""}`;
+  return toolError("invalid_arguments", `No loaded server is named "${server}"; loaded: ${there}.`);
+}
+
+/**
+ * discover_tool with `server` alone: every tool of that loaded server named, with what it does in a few words, its
+ * text and structured form each within SERVER_INDEX_TOKENS.
+ */
+export async function indexAnswer(registry: UpstreamRegistry, names: ToolNames, server: string, counter: TokenCounter): Promise<CallToolResult> {
+  await registry.ensureEager();
+  const upstream = registry.ready().find((u) => u.name === server);
+  if (upstream === undefined) return serverNotLoaded(registry, names, server);
+  const { text, structured } = serverIndex(registry.mode, server, registry.description(server), upstream.catalog.tools, counter);
+  return { content: [{ type: "text", text }], structuredContent: structured };
 }
 
 /** What the lookup says of a tool whose calls wait for the user's consent (so the agent can tell the user why). */

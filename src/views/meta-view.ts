@@ -1,5 +1,6 @@
-// The meta view, written once for both eras: discover_tool (a search, one tool's definition, or the catalog), use_tool
-// (through the one call function, src/views/tool-call.ts), load_mcp, and the config's promoted tools called by name.
+// The meta view, written once for both eras: discover_tool (a search, a server's index, one tool's definition, or the
+// catalog), use_tool (through the one call function, src/views/tool-call.ts), load_mcp, and the config's promoted
+// tools called by name.
 // What differs between a 2025 session and a 2026 object is given, not asked for: the scope (where loads live and
 // what the list shows: the session itself, src/views/session-scope.ts, or a toolset, src/modern/toolset-scope.ts) and
 // the input port (src/views/input-port.ts).
@@ -8,7 +9,7 @@ import type { z } from "zod";
 import type { HostExtra } from "../relay/bridge.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import { DISCOVER_TOOL, LOAD_MCP, USE_TOOL } from "./definitions.ts";
-import { detailsAnswer, searchAnswer } from "./discover-answers.ts";
+import { detailsAnswer, indexAnswer, searchAnswer } from "./discover-answers.ts";
 import { callerDecides, type ToolNames } from "./find-tool.ts";
 import type { InputPort } from "./input-port.ts";
 import type { DiscoverToolInput, UseToolInput } from "./schemas.ts";
@@ -78,6 +79,7 @@ async function answerCall(session: ViewSession, scope: MetaScope, rounds: InputP
       const args = parseArgs(scope.discoverInput, raw, name);
       if (isResult(args)) return args;
       if (args.query !== undefined) return searchAnswer(registry, scope.names, { ...args, query: args.query });
+      if (args.tool_name === undefined && args.server !== undefined) return indexAnswer(registry, scope.names, args.server, await session.counter());
       if (args.tool_name === undefined && scope.catalog) return scope.catalog();
       const decides = callerDecides(registry, session.subject);
       return detailsAnswer(registry, scope.names, args.tool_name ?? "", (found) => decides(found).access === "approve");

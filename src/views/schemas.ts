@@ -13,9 +13,12 @@ const discoverFields = {
   limit: z.number().int().min(1).max(25).optional(),
 };
 
+// With neither tool_name nor query, `server` alone asks for that server's index.
 export const DiscoverToolInput = z
   .object(discoverFields)
-  .refine((a) => (a.tool_name === undefined) !== (a.query === undefined), { message: "give either tool_name or query" });
+  .refine((a) => (a.tool_name === undefined ? a.query !== undefined || a.server !== undefined : a.query === undefined), {
+    message: "give tool_name, query, or server alone",
+  });
 
 const useFields = {
   tool_name: z.string(),

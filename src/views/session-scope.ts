@@ -36,7 +36,7 @@ export function sessionScope(session: ViewSession): MetaScope {
 }
 
 /** load_mcp in a session: the server's tools join the session's, announced at once; a failure is an isError result. */
-async function loadIntoSession({ registry, bridge, who, audit }: ViewSession, raw: Record<string, unknown> | undefined, host: HostExtra): Promise<CallToolResult> {
+async function loadIntoSession({ registry, bridge, who, audit, counter }: ViewSession, raw: Record<string, unknown> | undefined, host: HostExtra): Promise<CallToolResult> {
   if (!registry.dynamic) return toolError("unknown_tool", `Unknown tool: "${LOAD_MCP}". This session has no lazy servers to load.`);
   const args = parseArgs(LoadMcpInput, raw, LOAD_MCP);
   if (isResult(args)) return args;
@@ -44,8 +44,8 @@ async function loadIntoSession({ registry, bridge, who, audit }: ViewSession, ra
     const outcome = await loggedLoad(registry, who, args.mcp_name, { session: audit, host });
     // On this request's own stream (hosts without a GET stream still hear it), and on the GET stream.
     if (outcome.changed) await bridge.announce(arrival(outcome.catalog), host);
-    const listing = buildListing(registry.mode, args.mcp_name, outcome.catalog);
-    return { content: [{ type: "text", text: JSON.stringify(listing) }], structuredContent: { ...listing } };
+    const { text, structured } = buildListing(registry.mode, args.mcp_name, outcome.catalog, await counter(), { first: `Loaded "${args.mcp_name}".` });
+    return { content: [{ type: "text", text }], structuredContent: structured };
   } catch (err) {
     if (!(err instanceof LoadError)) throw err;
     if (err.catalogChanged) await bridge.announce({ tools: true, resources: false, prompts: false }, host);

@@ -84,6 +84,11 @@ describe("the code view through wrangler dev", () => {
 
     const found = text(await call("search", { query: "sum of two numbers" }));
     expect(found.split("\n")[0]).toMatch(/^everything\.get_sum: /);
+    // A namespace described whole answers its index; the describe it names declares methods.
+    const index = text(await call("describe", { path: "everything" }));
+    expect(index).toContain("\n- everything.get_sum: ");
+    expect(index).not.toContain("declare const");
+    expect(index.split("\n").at(-1)).toMatch(/^Declarations: describe \{"path":"everything\.[^"]+"\} \(method paths, comma-separated\)\.$/);
     const declared = text(await call("describe", { path: "everything.get_sum" }));
     expect(declared).toMatch(/^declare const everything: \{\n[^]*get_sum\(input: \{[^]*a: number;[^]*b: number;/);
 
@@ -239,9 +244,9 @@ describe("the team's policies reach programs under wrangler dev", () => {
     const found = text(await call("search", { query: "delete entities", server: "filtered" }));
     expect(found).toMatch(/^filtered\.\w+: /);
     expect(found).not.toContain("filtered.delete_entities");
-    const declared = text(await call("describe", { path: "filtered" }));
-    expect(declared).toContain("read_graph()");
-    expect(declared).not.toContain("delete_");
+    const index = text(await call("describe", { path: "filtered" }));
+    expect(index).toContain("\n- filtered.read_graph: ");
+    expect(index).not.toContain("delete_");
     const described = await call("describe", { path: "filtered.delete_entities" });
     expect(errorMeta(described)).toMatchObject({ kind: "unknown_tool" });
 
@@ -258,7 +263,7 @@ describe("the team's policies reach programs under wrangler dev", () => {
 
   it("withholds a pinned tool whose definition changed from programs too; the upstream gets no call of it", async () => {
     const first = await codeSession("guarded", guardedToken);
-    expect(text(await first.call("describe", { path: "pinned" }))).toMatch(/^  create_entities\(/m);
+    expect(text(await first.call("describe", { path: "pinned" }))).toMatch(/^- pinned\.create_entities: /m);
     await first.client.close();
     const mutated = (await (await fetch(`http://127.0.0.1:${stack.replay.port}/__mutate/pinned`, { method: "POST" })).json()) as { mutated: string };
     const changed = mutated.mutated;
@@ -266,8 +271,8 @@ describe("the team's policies reach programs under wrangler dev", () => {
 
     const { client, call, execute } = await codeSession("guarded", guardedToken);
     // The session may first show the team's cached catalog (the approved definitions), then the upstream's own.
-    const declared = new RegExp(`^  ${changed}\\(`, "m");
-    expect(await waitFor(async () => !declared.test(text(await call("describe", { path: "pinned" }))), { tries: 100, ms: 50 })).toBe(true);
+    const named = new RegExp(`^- pinned\\.${changed}: `, "m");
+    expect(await waitFor(async () => !named.test(text(await call("describe", { path: "pinned" }))), { tries: 100, ms: 50 })).toBe(true);
     expect(errorMeta(await call("describe", { path: `pinned.${changed}` }))).toMatchObject({ kind: "unknown_tool" });
     expect(text(await call("search", { query: "create entities", server: "pinned" }))).not.toContain(`pinned.${changed}`);
 

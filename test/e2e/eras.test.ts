@@ -117,6 +117,11 @@ describe("both eras on one URL through wrangler dev", () => {
     const loaded = await first.call("load_mcp", { mcp_name: "graph" });
     expect(loaded.isError).toBeFalsy();
     const toolset = loaded.structuredContent?.["toolset"] as string;
+    // The index and counts, the handle first; the index again is the call the answer names, with the handle.
+    expect(Object.keys(loaded.structuredContent ?? {})[0]).toBe("toolset");
+    expect(text(loaded)).toContain('With that toolset, discover_tool {"server":"graph"} answers this list again');
+    const index = await first.call("discover_tool", { server: "graph", toolset });
+    expect(Object.keys(index.structuredContent?.["tools"] as object)).toEqual(Object.keys(loaded.structuredContent?.["tools"] as object));
     await first.client.close();
     const second = await modernClient();
     expect(JSON.stringify((await second.client.listTools()).tools)).toBe(listBefore);

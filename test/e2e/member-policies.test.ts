@@ -159,8 +159,8 @@ function expectSuggested(answer: string, own: readonly string[]): void {
 }
 /** The tool names of a search's answer lines (`- server/tool: …` in the meta view, `ns.method: …` in the code view). */
 const hitNames = (answer: string) => [...answer.matchAll(/^(?:- )?([\w$.\/-]+): /gm)].map((m) => m[1]!);
-/** The methods a code-view namespace declares. */
-const methodsOf = (declaration: string) => [...declaration.matchAll(/^ {2}([A-Za-z_$][\w$]*)\(/gm)].map((m) => m[1]!).sort();
+/** The methods a code-view namespace's index names (`- everything.method: …`). */
+const methodsOf = (index: string) => [...index.matchAll(/^- everything\.([A-Za-z_$][\w$]*)(?::|$)/gm)].map((m) => m[1]!).sort();
 const codeName = (tool: string) => tool.replace(/-/g, "_");
 
 /** The tools of server-everything the member sees, by their own names. */

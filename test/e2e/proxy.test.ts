@@ -96,13 +96,22 @@ describe("dynamic discovery through wrangler dev", () => {
     expect(names).toEqual(["discover_tool", "use_tool", "load_mcp"]);
     const loaded = await client.callTool({ name: "load_mcp", arguments: { mcp_name: "later" } });
     expect(loaded.isError).toBeFalsy();
-    expect((loaded.structuredContent as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("later/read_graph");
+    // Its index: every tool by its bare name (use_tool calls it `later/<tool>`, as the text says).
+    expect(Object.keys((loaded.structuredContent as { tools: Record<string, string> }).tools)).toContain("read_graph");
+    expect(text(loaded)).toContain('Its tools, called with use_tool as "later/<tool>":\n- add_observations: ');
     // The memory catalog brings tools and a resource.
     expect(await listChanges(2)).toEqual(["post notifications/tools/list_changed", "post notifications/resources/list_changed"]);
     const used = await client.callTool({ name: "use_tool", arguments: { tool_name: "later/read_graph" } });
     expect(JSON.parse(text(used))).toEqual({ tool: "read_graph", arguments: {} });
     const ref = await client.callTool({ name: "load_mcp", arguments: { mcp_name: "reference" } });
-    expect((ref.structuredContent as { prompts: unknown[] }).prompts.length).toBeGreaterThan(0);
+    const counts = (ref.structuredContent as { counts: { prompts: number } }).counts;
+    expect(counts.prompts).toBeGreaterThan(0);
+    // The full lists are where the answer says: the host's prompts/list has them all.
+    expect(text(ref)).toContain("Its resources and prompts: resources/list, resources/templates/list and prompts/list.");
+    expect((await client.listPrompts()).prompts.filter((p) => p.name.startsWith("reference/"))).toHaveLength(counts.prompts);
+    // And the index again, from discover_tool with the server alone.
+    const index = await client.callTool({ name: "discover_tool", arguments: { server: "reference" } });
+    expect(text(index)).toContain("\n- get-sum: ");
     expect(await listChanges(3)).toEqual([
       "post notifications/tools/list_changed",
       "post notifications/resources/list_changed",
@@ -188,7 +197,8 @@ describe("the MCP Inspector CLI as the host", () => {
 
     const loaded = await inspector(mcpUrl("multi"), tokens.multi!, ["--method", "tools/call", "--tool-name", "load_mcp", "--tool-arg", "mcp_name=later"]);
     expect(loaded.status, loaded.raw).toBe(0);
-    expect(JSON.stringify(loaded.json)).toContain("later/read_graph");
+    expect(JSON.stringify(loaded.json)).toContain('called with use_tool as \\"later/<tool>\\"');
+    expect(JSON.stringify(loaded.json)).toContain("read_graph");
   });
 
   it("is refused without a valid token", async () => {

@@ -71,6 +71,11 @@ describe("the Vercel AI SDK's MCP client (@ai-sdk/mcp)", () => {
       const loaded = await modelCalls(tools, "load_mcp", { mcp_name: "graph" });
       const toolset = loaded.structuredContent?.["toolset"];
       expect(toolset).toBeTypeOf("string");
+      // load_mcp answers the index and counts, the handle first; the index again is a call away, with the handle.
+      expect(Object.keys(loaded.structuredContent ?? {})[0]).toBe("toolset");
+      expect(Object.keys(loaded.structuredContent?.["tools"] as object)).toContain("read_graph");
+      const index = await modelCalls(tools, "discover_tool", { server: "graph", toolset });
+      expect(text(index)).toContain("\n- read_graph: ");
       const graph = await modelCalls(tools, "use_tool", { tool_name: "graph/read_graph", tool_input: {}, toolset });
       expect(graph.isError).toBeFalsy();
       expect(text(graph)).toContain('"tool":"read_graph"');

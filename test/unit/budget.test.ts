@@ -84,7 +84,7 @@ describe("fitCatalog", () => {
     // 80%: the largest server (gitlab, 118 tools) is by names only, the smallest still whole.
     expect(texts[0]).toMatch(/^gitlab \(118 tools, names only\): /m);
     expect(texts[0]).toContain("postgres:\n- query");
-    expect(texts[0]).toContain("find their tools with discover_tool's query");
+    expect(texts[0]).toContain("discover_tool with server alone lists one's tools");
     // 30% and below: the largest are summaries.
     expect(texts[2]).toMatch(/^gitlab: 118 tools — /m);
     // At the least budget a config may set, 20 servers still fit as summaries; 100 do not, and some are only counted.

@@ -18,7 +18,7 @@ describe("catalog budget", () => {
     expect(paid(tools)).toBeLessThanOrEqual(1500);
     const description = tools.find((t) => t.name === "discover_tool")!.description!;
     expect(description).toMatch(/^gitlab \(118 tools, names only\): |^gitlab: 118 tools — /m);
-    expect(description).toContain("find their tools with discover_tool's query");
+    expect(description).toContain("discover_tool with server alone lists one's tools");
     // What is cut short stays reachable: a search finds a gitlab tool.
     const found = await client.callTool({ name: "discover_tool", arguments: { query: "merge request", server: "gitlab" } });
     expect(JSON.stringify(found.structuredContent)).toContain("gitlab/");

@@ -6,6 +6,7 @@ import { createExecutionContext, runInDurableObject } from "cloudflare:test";
 import { CallToolResultSchema, ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { errorKindOf } from "../../src/lib/errors.ts";
+import { loadTokenCounter } from "../../src/catalog/tokenizer.ts";
 import { app } from "../../src/edge/app.ts";
 import { kvKeys } from "../../src/config/keys.ts";
 import { sandboxProbe } from "../shared/sandbox-probe.ts";
@@ -148,13 +149,22 @@ describe("search and describe", () => {
     expect(method).toMatch(/\): Promise<\{[^]*\}>;\n\};$/);
     expect(method).not.toContain("read_graph");
 
+    // A whole namespace answers its index: every method a line, then the describe that declares methods.
     const whole = text(await describeApi(s, "memory"));
-    for (const m of ["read_graph()", "search_nodes(input", "delete_entities(input"]) expect(whole).toContain(m);
+    expect(whole).not.toContain("declare const");
+    for (const m of ["read_graph: Read the entire knowledge graph", "search_nodes: ", "delete_entities: "]) expect(whole).toContain(`\n- memory.${m}`);
+    const next = /^Declarations: describe (\{.*\}) \(method paths, comma-separated\)\.$/m.exec(whole);
+    expect(next?.[1]).toBe('{"path":"memory.add_observations, memory.create_entities"}');
+    // The describe it names declares those methods.
+    const declared = text(await call(s, "describe", JSON.parse(next![1]!) as Record<string, unknown>));
+    expect(declared).toMatch(/^declare const memory: \{\n/);
+    expect(declared).toContain("  add_observations(input: {");
+    expect(declared).toContain("  create_entities(input: {");
 
     const before = (await replayStats("code-lazy")).methods.initialize ?? 0;
     const lazy = text(await describeApi(s, "lazy_graph"));
-    expect(lazy).toMatch(/^\/\*\* Another graph\. \*\/\ndeclare const lazy_graph: \{/);
-    expect(lazy).toContain("open_nodes(input");
+    expect(lazy).toMatch(/^lazy_graph: Another graph \(9 methods\)\n- lazy_graph\.add_observations: /);
+    expect(lazy).toContain("\n- lazy_graph.open_nodes: ");
     expect((await replayStats("code-lazy")).methods.initialize).toBe(before + 1);
     // Loaded for the session: its tools are searchable now, and describing again opens nothing.
     expect(text(await search(s, "open nodes"))).toContain("lazy_graph.open_nodes");
@@ -183,6 +193,19 @@ describe("search and describe", () => {
     await s.client.close();
   });
 
+  it("answers a namespace of 118 methods with its index: every method named, within 2,500 tokens", async () => {
+    const token = await seedTeam("cv-index", { mcp: { gitlab: { url: replayUrl("gitlab") } } });
+    const s = await connectAt("cv-index", token, "?view=code");
+    const index = text(await describeApi(s, "gitlab"));
+    const counter = await loadTokenCounter(env.ASSETS);
+    expect(counter.count(index)).toBeLessThanOrEqual(2_500);
+    const methods = index.split("\n").flatMap((l) => /^- gitlab\.([^:]+)/.exec(l)?.[1] ?? []);
+    expect(methods).toHaveLength(118);
+    expect(methods).toContain("merge_merge_request");
+    expect(index).not.toContain("more methods");
+    await s.client.close();
+  });
+
   it("describes briefly by default, saying what it shortened, and whole with full: true", async () => {
     const token = await seedTeam("cv-brief", { mcp: { gitlab: { url: replayUrl("gitlab") } } });
     const s = await connectAt("cv-brief", token, "?view=code");
@@ -206,7 +229,7 @@ describe("search and describe", () => {
       mcp: { memory: { url: replayUrl("memory"), tools: { deny: ["delete_*"] } }, pinned: { url: replayUrl("code-pin") } },
     });
     const first = await connectAt("cv-policy", token, "?view=code");
-    expect(text(await describeApi(first, "pinned"))).toContain("read_graph()");
+    expect(text(await describeApi(first, "pinned"))).toContain("- pinned.read_graph: ");
     await first.client.close();
     const changed = await mutateTool("code-pin");
 
@@ -215,7 +238,7 @@ describe("search and describe", () => {
     expect(text(await describeApi(s, "memory"))).not.toContain("delete_");
     expect(errorKindOf(await describeApi(s, "memory.delete_entities"))).toEqual({ kind: "unknown_tool" });
     // The session may first show the team's cached catalog (the approved definitions), then the upstream's own.
-    const declared = new RegExp(`^  ${changed}\\(`, "m");
+    const declared = new RegExp(`^- pinned\\.${changed}: `, "m");
     expect(await waitFor(async () => !declared.test(text(await describeApi(s, "pinned"))))).toBe(true);
     expect(errorKindOf(await describeApi(s, `pinned.${changed}`))).toEqual({ kind: "unknown_tool" });
 
@@ -576,7 +599,7 @@ describe("upstream faults reach a program as errors it can catch", () => {
     });
     const s = await connectAt("cv-faults", token, "?view=code");
     // Every server connected before the run (describing a namespace waits for them), so the wall clock counts the calls alone.
-    expect(text(await describeApi(s, "good"))).toMatch(/^declare const good: \{/);
+    expect(text(await describeApi(s, "good"))).toMatch(/^good \(9 methods\)\n- good\.add_observations: /);
     const program = [
       "const outcome = (p) => p.then((v) => ({ ok: typeof v }), (e) => ({ error: e.message }));",
       "const [a, b, c, d, e, f, g, h] = await Promise.all([",

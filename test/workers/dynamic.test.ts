@@ -72,13 +72,28 @@ describe("load_mcp", () => {
     expect(early.isError).toBe(true);
     expect(text(early)).toBe('The server "graph" is lazy and not loaded yet: call load_mcp {"mcp_name":"graph"}, then search it again.');
 
+    // So does the index of one server asked for before its load; a name that is no server gets the servers there are.
+    const index = { name: "discover_tool", arguments: { server: "graph" } };
+    expect(text(await client.callTool(index))).toBe(text(early));
+    const nowhere = await client.callTool({ name: "discover_tool", arguments: { server: "nowhere" } });
+    expect(nowhere.isError).toBe(true);
+    expect(text(nowhere)).toBe('No loaded server is named "nowhere"; loaded: eager; not loaded yet: graph, everything.');
+
     const loaded = await loadMcp(client, "graph");
     expect(loaded.isError).toBeFalsy();
-    const listing = loaded.structuredContent as { mcp_name: string; tools: Array<{ name: string; description: string }>; resources: unknown[]; resource_templates: unknown[]; prompts: unknown[] };
+    // The index and counts, not the lists: every tool by its bare name, said once how use_tool calls it.
+    const listing = loaded.structuredContent as { mcp_name: string; counts: Record<string, number>; tools: Record<string, string> };
     expect(listing.mcp_name).toBe("graph");
-    expect(listing.tools.map((t) => t.name)).toContain("graph/read_graph");
-    expect(listing.tools.every((t) => t.name.startsWith("graph/") && !("inputSchema" in t))).toBe(true);
-    expect(JSON.parse(text(loaded))).toEqual(listing);
+    expect(listing.counts).toEqual({ tools: 9, resources: 1, resource_templates: 0, prompts: 0 });
+    expect(listing.tools["read_graph"]).toBe("Read the entire knowledge graph");
+    expect(Object.keys(listing.tools)).toHaveLength(9);
+    expect(text(loaded)).toContain('Its tools, called with use_tool as "graph/<tool>":\n- add_observations: ');
+    expect(text(loaded)).toContain('discover_tool {"server":"graph"} answers this list again');
+    // The call it names answers the same tools, now that the server is loaded.
+    const again = await client.callTool(index);
+    expect(again.isError).toBeFalsy();
+    expect(Object.keys((again.structuredContent as { tools: object }).tools)).toEqual(Object.keys(listing.tools));
+    expect(text(again)).toContain("- read_graph: Read the entire knowledge graph");
     expect(changed).toBeGreaterThanOrEqual(1);
     expect((await replayStats("dyn-flow")).methods.initialize).toBe(1);
 
@@ -93,12 +108,16 @@ describe("load_mcp", () => {
     expect(description).toContain("<mcp_servers>\neverything: The MCP reference server");
     expect(description).not.toContain("graph: Knowledge graph memory");
 
-    // A server with resources, templates and prompts: URIs verbatim, everything listed.
-    const every = (await loadMcp(client, "everything")).structuredContent as typeof listing;
-    expect(every.resources.length).toBeGreaterThan(0);
-    expect(every.resource_templates.length).toBeGreaterThan(0);
-    expect(every.prompts.length).toBeGreaterThan(0);
-    expect(every.resources[0]).toMatchObject({ uri: expect.stringMatching(/^demo:\/\//), name: expect.any(String) });
+    // A server with resources, templates and prompts: counted, their lists a host's list call away (as the answer says).
+    const everything = await loadMcp(client, "everything");
+    const counts = (everything.structuredContent as typeof listing).counts;
+    expect(counts.resources).toBeGreaterThan(0);
+    expect(counts.resource_templates).toBeGreaterThan(0);
+    expect(counts.prompts).toBeGreaterThan(0);
+    expect(text(everything)).toContain("Its resources and prompts: resources/list, resources/templates/list and prompts/list.");
+    const resources = (await client.listResources()).resources.filter((r) => r.uri.startsWith("demo://"));
+    expect(resources.length).toBeGreaterThan(0);
+    expect((await client.listPrompts()).prompts.filter((p) => p.name.startsWith("everything/"))).toHaveLength(counts.prompts!);
     // Nothing lazy left: the <mcp_servers> block is gone.
     expect(await discoverDescription(client)).not.toContain("<mcp_servers>");
     await client.close();
@@ -176,10 +195,9 @@ describe("load_mcp", () => {
     const { client } = await connect("dyn-pg", token);
     const r = await loadMcp(client, "pg");
     expect(r.isError).toBeFalsy();
-    const listing = r.structuredContent as { tools: unknown[]; resources: unknown[]; resource_templates: unknown[]; notes?: string[] };
-    expect(listing.tools).toEqual([{ name: "pg/query", description: "Run a read-only SQL query" }]);
-    expect(listing.resources).toEqual([]);
-    expect(listing.resource_templates).toEqual([]);
+    const listing = r.structuredContent as { tools: Record<string, string>; counts: Record<string, number>; notes?: string[] };
+    expect(listing.tools).toEqual({ query: "Run a read-only SQL query" });
+    expect(listing.counts).toEqual({ tools: 1, resources: 0, resource_templates: 0, prompts: 0 });
     expect(listing.notes).toHaveLength(1);
     expect(listing.notes![0]).toMatch(/^resources\/list: .*ECONNREFUSED/);
     await client.close();

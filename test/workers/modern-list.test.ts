@@ -122,7 +122,7 @@ describe("the 2026-07-28 tools/list carries the team's catalog", () => {
     const listed = await listedBy("ml-budget", token);
     expect((await hostPaid())(listed.tools)).toBeLessThanOrEqual(1500);
     expect(description(listed)).toMatch(/^gitlab \(118 tools, names only\): |^gitlab: 118 tools — /m);
-    expect(description(listed)).toContain("find their tools with discover_tool's query");
+    expect(description(listed)).toContain("discover_tool with server alone lists one's tools");
     expect((await listedBy("ml-budget", await addToken("ml-budget"))).raw).toBe(listed.raw);
   });
 

@@ -116,7 +116,8 @@ describe("2026-07-28 clients", () => {
     const loaded = await call(a.client, "load_mcp", { mcp_name: "lazy" });
     const toolset = loaded.structuredContent?.["toolset"] as string;
     expect(toolset).toMatch(/^[A-Za-z0-9_-]{22}\.ts2\./);
-    expect((loaded.structuredContent?.["tools"] as Array<{ name: string }>).map((t) => t.name)).toContain("lazy/read_graph");
+    expect(Object.keys(loaded.structuredContent?.["tools"] as object)).toContain("read_graph");
+    expect(text(loaded)).toContain('Its tools, called with use_tool as "lazy/<tool>":\n- add_observations: ');
     // The handle in plain sight: the structured answer's first key, and the text's first line names it.
     expect(Object.keys(loaded.structuredContent ?? {})[0]).toBe("toolset");
     expect(text(loaded).split("\n")[0]).toBe(`Loaded "lazy" into toolset "${toolset}": pass "toolset": "${toolset}" with use_tool and discover_tool to reach its tools.`);
@@ -127,6 +128,14 @@ describe("2026-07-28 clients", () => {
     const found = await call(a.client, "discover_tool", { query: "read the graph", server: "lazy", toolset });
     expect(found.isError).toBeFalsy();
     expect((found.structuredContent?.["tools"] as Array<{ name: string }>).map((t) => t.name)).toContain("lazy/read_graph");
+    // So does the server's index: without the handle the era's hint, with it (as load_mcp's answer says) every tool.
+    expect(text(await call(a.client, "discover_tool", { server: "lazy" }))).toBe(text(forgotten));
+    expect(text(loaded)).toContain('With that toolset, discover_tool {"server":"lazy"} answers this list again');
+    const index = await call(a.client, "discover_tool", { server: "lazy", toolset });
+    expect(index.isError).toBeFalsy();
+    expect(Object.keys(index.structuredContent?.["tools"] as object)).toEqual(Object.keys(loaded.structuredContent?.["tools"] as object));
+    const unknown = await call(a.client, "discover_tool", { server: "nowhere", toolset });
+    expect(text(unknown)).toBe('No loaded server is named "nowhere"; loaded: memory, lazy.');
     await a.client.close();
     const b = await modernClient("mod-ts", token);
     const called = await call(b.client, "use_tool", { tool_name: "lazy/read_graph", tool_input: {}, toolset });

@@ -360,9 +360,9 @@ describe("tool poisoning and rug pulls", () => {
     }
     const used = await client.callTool({ name: "use_tool", arguments: { tool_name: "p/delete_everything" } });
     expect(used.isError).toBe(true);
-    const listing = (await loadMcp(client, "q")).structuredContent as { tools: Array<{ name: string }> };
-    expect(listing.tools.map((t) => t.name)).not.toContain("q/delete_everything");
-    expect(listing.tools.map((t) => t.name)).toContain("q/read_one");
+    const listing = (await loadMcp(client, "q")).structuredContent as { tools: Record<string, string> };
+    expect(Object.keys(listing.tools)).not.toContain("delete_everything");
+    expect(Object.keys(listing.tools)).toContain("read_one");
     expect((await replayStats("sec-poison")).calls.some((c) => c.name === "delete_everything")).toBe(false);
     await client.close();
   });

@@ -16,7 +16,7 @@ export const CODE_EXECUTE = "execute";
 export const CODE_SEARCH_DESCRIPTION =
   "Finds the team's tool APIs for execute: query → `namespace.method` lines, best first. server: one namespace only.";
 export const CODE_DESCRIBE_DESCRIPTION =
-  "TypeScript declarations of APIs, read before calling them. path: `namespace.method`, or `namespace` for all its methods; several comma-separated. Descriptions shortened unless full.";
+  "TypeScript declarations of APIs, read before calling them. path: `namespace.method`, or `namespace` to list its methods; several comma-separated. Descriptions shortened unless full.";
 
 /** One namespace as execute's description names it. */
 export interface NamespaceLine {

@@ -1,9 +1,11 @@
-// The code view's `describe`: TypeScript declarations of the paths asked for (a method, or a whole namespace, a lazy
-// one loaded first), one `declare const` per namespace, within a size cap past which methods are only named.
+// The code view's `describe`, in steps: a whole namespace (a lazy one loaded first) answers its index, every method
+// named with what it does in a few words, within SERVER_INDEX_TOKENS; method paths answer their TypeScript
+// declarations, one `declare const` per namespace, within a size cap past which methods are only named.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { HostExtra } from "../../relay/bridge.ts";
 import { PATH_SEPARATOR } from "../../catalog/code-names.ts";
 import { DECLARATION_LIMITS, declareMethod, namespaceDeclaration } from "../../catalog/declarations.ts";
+import { namespaceIndex } from "../../catalog/server-index.ts";
 import { oneLine, renderUnknownTool } from "../../catalog/render.ts";
 import { callerDecides, findTool } from "../find-tool.ts";
 import { isResult, parseArgs, toolError } from "../tool-errors.ts";
@@ -29,12 +31,11 @@ interface DeclaredMethod {
   about: string;
 }
 
-/** What describe found for one path: methods' declarations under their namespace. */
+/** What describe found for one path: methods' declarations under their namespace, or the whole namespace's index. */
 interface Described {
   namespace: string;
-  server: string;
-  /** The whole namespace was asked for (its description heads it, and the methods past the size cap are named). */
-  whole: boolean;
+  /** The whole namespace was asked for: its index, not its declarations. */
+  index?: string | undefined;
   methods: DeclaredMethod[];
 }
 
@@ -65,12 +66,12 @@ export async function describe(context: CodeContext, raw: unknown, host: HostExt
   // Among several paths, the others are answered and one that found nothing gets a line.
   if (found.length === 0) return results[0] as CallToolResult;
   const failures = results.filter(isResult).map((r) => failureMessage(r));
-  return describeAnswer(context, found, failures);
+  return describeAnswer(found, failures);
 }
 
 /** One path of a describe: a method, or a whole namespace (a lazy one loaded first). */
 async function describePath(
-  { session: { registry }, names, naming, lazy }: CodeContext,
+  { session: { registry, counter }, names, naming, lazy }: CodeContext,
   path: string,
   declare: (path: string, found: ExposedTool, namespace: string) => DeclaredMethod,
   host: HostExtra,
@@ -95,24 +96,25 @@ async function describePath(
         return toolError("unavailable", `The server "${server}" is unavailable in this session (${oneLine(registry.unavailable(server) ?? reason)}).`, server);
       }
     }
-    return { namespace, server, whole: true, methods: names.methodsOf(namespace).map(([p, found]) => declare(p, found, namespace)) };
+    const methods = names.methodsOf(namespace).map(([p, found]) => ({ name: p.slice(namespace.length + PATH_SEPARATOR.length), description: found.tool.description }));
+    return { namespace, methods: [], index: namespaceIndex(namespace, registry.description(server), methods, await counter(), CODE_DESCRIBE) };
   }
   const target = await findTool(registry, naming, path);
   if (isResult(target)) return target;
   // Declared under its method, whichever name it was asked by (the upstream's own is accepted too).
-  return { namespace, server, whole: false, methods: [declare(names.pathOf(target.exposedName) ?? path, target, namespace)] };
+  return { namespace, methods: [declare(names.pathOf(target.exposedName) ?? path, target, namespace)] };
 }
 
 /**
- * describe's answer: one `declare const` per namespace with the methods asked for (in the order asked), within
- * DESCRIBE_MAX_CHARS (the methods past it named with their first sentence, to describe one by one), the note on
- * shortened descriptions once, and a line per path that found nothing.
+ * describe's answer: a namespace asked for whole answers its index; one `declare const` per namespace holds the
+ * methods asked for (in the order asked), within DESCRIBE_MAX_CHARS (the methods past it named with their first
+ * sentence, to describe one by one), the note on shortened descriptions once, and a line per path that found nothing.
  */
-function describeAnswer({ session: { registry } }: CodeContext, found: Described[], failures: string[]): CallToolResult {
-  const groups = new Map<string, { server: string; whole: boolean; methods: DeclaredMethod[] }>();
+function describeAnswer(found: Described[], failures: string[]): CallToolResult {
+  const groups = new Map<string, { index?: string | undefined; methods: DeclaredMethod[] }>();
   for (const d of found) {
-    const group = groups.get(d.namespace) ?? { server: d.server, whole: false, methods: [] };
-    group.whole ||= d.whole;
+    const group = groups.get(d.namespace) ?? { methods: [] };
+    group.index ??= d.index;
     for (const m of d.methods) if (!group.methods.some((x) => x.method === m.method)) group.methods.push(m);
     groups.set(d.namespace, group);
   }
@@ -121,6 +123,7 @@ function describeAnswer({ session: { registry } }: CodeContext, found: Described
   let size = 0;
   let shortened = false;
   for (const [namespace, group] of groups) {
+    if (group.index !== undefined) parts.push(group.index);
     const declared: string[] = [];
     for (const m of group.methods) {
       if (left.length === 0 && (size === 0 || size + m.text.length <= DESCRIBE_MAX_CHARS)) {
@@ -129,11 +132,11 @@ function describeAnswer({ session: { registry } }: CodeContext, found: Described
         shortened ||= m.shortened;
       } else left.push(m.about ? `- ${m.path}: ${m.about}` : `- ${m.path}`);
     }
-    if (declared.length > 0) parts.push(namespaceDeclaration(namespace, declared, group.whole ? registry.description(group.server) : undefined));
-    else if (group.methods.length === 0) parts.push(`The server "${group.server}" offers no tools in this session.`);
+    if (declared.length > 0) parts.push(namespaceDeclaration(namespace, declared));
   }
   if (left.length > 0) parts.push([`${left.length} more methods (describe each by its path):`, ...left].join("\n"));
   if (failures.length > 0) parts.push(failures.join("\n"));
   if (shortened) parts.push(SHORTENED_NOTE);
   return { content: [{ type: "text", text: parts.join("\n\n") }] };
 }
+
