@@ -10,6 +10,7 @@ import { UpstreamError, toToolResult } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 import { forwardedMeta, hostSignal, type HostExtra } from "../relay/bridge.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
+import { argumentRefusal } from "./argument-check.ts";
 import { auditApproval, beginAudit, resultOutcome, thrownOutcome } from "./call-audit.ts";
 import { askConsent, type ConsentAsk } from "./call-consent.ts";
 import { callerDecides, callerSees, findTool, hiddenFound, type ToolNames } from "./find-tool.ts";
@@ -71,8 +72,11 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
     const { target, denied, decision } = await resolveForCaller(call);
     if (denied) name = denied;
     else if (!isResult(target)) name = `${target.upstream}/${target.tool.name}`;
+    // Arguments the tool's schema refuses are answered before anyone is asked or anything is sent.
+    const refused = isResult(target) ? undefined : refusedArguments(call, target);
     let result: CallToolResult;
     if (isResult(target)) result = target;
+    else if (refused) result = refused;
     else {
       const consent = decision?.access === "approve" && call.consented !== true ? await askConsent(consentAsk(call, target, decision, signal)) : undefined;
       if (consent?.allowed === false && consent.asked) return consent.result;
@@ -86,6 +90,13 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
     await audit?.end(name, thrownOutcome(err, signal.aborted), undefined);
     throw err;
   }
+}
+
+/** The `invalid_arguments` answer for a call its tool's schema refuses, unless the team turned checking off for its upstream. */
+function refusedArguments(call: ToolCallRequest, target: ExposedTool): CallToolResult | undefined {
+  const { registry, who } = call.session;
+  const spec = registry.config.upstreams.find((u) => u.name === target.upstream);
+  return spec?.validate_arguments === false ? undefined : argumentRefusal(who.team, target, call.input, call.tool.name);
 }
 
 /** The question about one call of `target`, asked through the era's port (none for a call without one: it cannot ask). */
