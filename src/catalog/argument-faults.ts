@@ -44,11 +44,19 @@ export function shapeOf(schema: unknown): string {
   if (schema.const !== undefined) return stated(schema.const);
   const types = Array.isArray(schema.type) ? schema.type.map(String) : typeof schema.type === "string" ? [schema.type] : [];
   if (types.length === 1 && types[0] === "array" && isObject(schema.items)) return `array of ${shapeOf(schema.items)}`;
+  if (types.length === 1 && types[0] === "object") return objectShape(schema);
   if (types.length > 0) return types.join(" or ");
   const alternatives = (schema.anyOf ?? schema.oneOf) as unknown;
   if (Array.isArray(alternatives)) return alternatives.map(shapeOf).join(" | ");
-  if (isObject(schema.properties)) return "object";
+  if (isObject(schema.properties)) return objectShape(schema);
   return "any value";
+}
+
+/** An object schema's shape with the fields it requires (else those it takes): `object (path, line, body)`. */
+function objectShape(schema: Record<string, unknown>): string {
+  const required = Array.isArray(schema.required) ? schema.required.map(String) : [];
+  const fields = required.length > 0 ? required : isObject(schema.properties) ? Object.keys(schema.properties) : [];
+  return fields.length === 0 ? "object" : `object (${shorten(fields.join(", "), MAX_SHOWN)})`;
 }
 
 /** What one bound keyword asks for, in words. */
