@@ -73,7 +73,7 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
     if (denied) name = denied;
     else if (!isResult(target)) name = `${target.upstream}/${target.tool.name}`;
     // Arguments the tool's schema refuses are answered before anyone is asked or anything is sent.
-    const refused = isResult(target) ? undefined : refusedArguments(call, target);
+    const refused = isResult(target) ? undefined : refusedArguments(session, target, call.input, tool.name);
     let result: CallToolResult;
     if (isResult(target)) result = target;
     else if (refused) result = refused;
@@ -92,11 +92,13 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
   }
 }
 
-/** The `invalid_arguments` answer for a call its tool's schema refuses, unless the team turned checking off for its upstream. */
-function refusedArguments(call: ToolCallRequest, target: ExposedTool): CallToolResult | undefined {
-  const { registry, who } = call.session;
-  const spec = registry.config.upstreams.find((u) => u.name === target.upstream);
-  return spec?.validate_arguments === false ? undefined : argumentRefusal(who.team, target, call.input, call.tool.name);
+/**
+ * The `invalid_arguments` answer for a call of `target` (by the host's `name`) whose `input` its schema refuses, unless
+ * the team turned the check off for its upstream. A program asks it before consent (src/views/code/execute.ts).
+ */
+export function refusedArguments(session: CallSession, target: ExposedTool, input: Record<string, unknown>, name: string): CallToolResult | undefined {
+  const spec = session.registry.config.upstreams.find((u) => u.name === target.upstream);
+  return spec?.validate_arguments === false ? undefined : argumentRefusal(session.who.team, target, input, name);
 }
 
 /** The question about one call of `target`, asked through the era's port (none for a call without one: it cannot ask). */

@@ -75,13 +75,15 @@ describe("arguments checked before they leave, 2025 sessions", () => {
     await s.client.close();
   });
 
-  it("a code-view program's call is refused as its error, and nothing is sent", async () => {
-    const token = await seedTeam("args-code", { mcp: { github: { url: replayUrl("args-code") } } });
+  it("a code-view program's call is refused as its error before anyone is asked about it, and nothing is sent", async () => {
+    // The tool needs the user's consent for each call: arguments it would refuse are the program's error first.
+    const token = await seedTeam("args-code", { approve: ["github/get_file_contents"], mcp: { github: { url: replayUrl("args-code") } } });
     const s = await connectAt("args-code", token, "?view=code");
     const refused = await call(s, "execute", { code: `return await github.get_file_contents({ repository: "${CANARY}", path: "x" });` });
     expect(refused.isError).toBe(true);
     expect(text(refused)).toContain("owner: required (string)");
     expect(text(refused)).toContain("repository: not allowed");
+    expect(text(refused)).not.toMatch(/consent|approv/i);
     expect(await upstreamCalls("args-code")).toEqual([]);
     const fine = await call(s, "execute", { code: 'return (await github.list_issues({ owner: "acme", repo: "web" })).tool;' });
     expect(fine.isError, text(fine)).toBeFalsy();
