@@ -4,7 +4,7 @@
 // and keyword locations: data, never its message text) and the schema they point into. Never an argument's value:
 // only field names and JSON types of what was given. Pure.
 import type { OutputUnit } from "@cfworker/json-schema";
-import { pointerTokens, stepInto } from "./schema-soundness.ts";
+import { pointerTokens, resolvePointer, stepInto } from "./schema-soundness.ts";
 
 /** At most this many lines are written; the rest are counted. */
 export const MAX_FAULT_LINES = 8;
@@ -129,7 +129,9 @@ function unitLines(unit: OutputUnit, schema: unknown, input: unknown): Array<[st
       const required = Array.isArray(keywordValue) ? keywordValue.map(String) : [];
       const missing = required.filter((name) => !(isObject(value) && Object.hasOwn(value, name)));
       const properties = isObject(owner) && isObject(owner.properties) ? owner.properties : {};
-      return missing.map((name) => [at(name), `${at(name)}: required (${shapeOf(properties[name])})`]);
+      // A field defined by reference (`{"$ref": "#/$defs/repo"}`) is named by the shape it refers to.
+      const defined = (field: unknown) => (isObject(field) && typeof field.$ref === "string" ? (resolvePointer(schema, field.$ref) ?? field) : field);
+      return missing.map((name) => [at(name), `${at(name)}: required (${shapeOf(defined(properties[name]))})`]);
     }
     case "additionalProperties":
     case "unevaluatedProperties": {

@@ -110,6 +110,8 @@ describe("argumentFaults", () => {
   it("follows $ref to the schema a fault is in, and counts what it does not list", () => {
     const schema = { type: "object", properties: { items: { type: "array", items: { $ref: "#/$defs/item" } } }, $defs: { item: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } } };
     expect(faultsOf(schema, { items: [{ n: "x" }, {}] })).toEqual(["items[0].n: expected number, got string", "items[1].n: required (number)"]);
+    const byRef = { type: "object", properties: { repo: { $ref: "#/$defs/name" } }, required: ["repo"], $defs: { name: { type: "string" } } };
+    expect(faultsOf(byRef, {})).toEqual(["repo: required (string)"]);
     const many = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${i}`, { type: "string" }]));
     const lines = faultsOf({ type: "object", properties: many, required: Object.keys(many) }, {});
     expect(lines).toHaveLength(9);
