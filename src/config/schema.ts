@@ -130,6 +130,12 @@ const SERVER_FIELDS = {
       "Upstream request timeout in milliseconds; 0 disables it for requests. Connecting, notifications and ending the upstream session are bounded by it too (by 30000 when it is 0).",
     ),
   auth: UpstreamAuth.optional(),
+  validate_arguments: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Check each call's arguments against the tool's inputSchema before it goes to this server; a mismatch is answered to the agent (invalid_arguments) and never sent. false sends arguments unchecked: for a server whose schemas do not say what it accepts.",
+    ),
 };
 
 /** Rules across an entry's fields: OAuth owns the Authorization header, and needs the streamable-HTTP transport. */
@@ -164,6 +170,8 @@ export function normalizeEntry(entry: Omit<ServerEntry, "enabled">) {
     ...(entry.tools ? { tools: entry.tools } : {}),
     /** OAuth instead of static credentials (docs/oauth.md 3.3). */
     ...(entry.auth ? { auth: entry.auth } : {}),
+    /** Arguments go unchecked (only when turned off, so a spec stored before the setting reads the same). */
+    ...(entry.validate_arguments === false ? { validate_arguments: false as const } : {}),
   };
 }
 

@@ -25,6 +25,11 @@ export type LogEvent =
   | ({ event: "audit"; team: string } & AuditEntry)
   | { event: "pin_withheld"; team: string; upstream: string; tool: string }
   /**
+   * A tool whose inputSchema is no JSON Schema the proxy can check arguments against (src/views/argument-check.ts): its
+   * calls go through unchecked. Once per schema and isolate; the reason names the schema's faults, never an argument.
+   */
+  | { event: "schema_unchecked"; team: string; upstream: string; tool: string; reason: string }
+  /**
    * A principal at MAX_SESSIONS_PER_PRINCIPAL started another session: its least recently used idle session ended for
    * it (`session`: that one's id prefix), or, every one in use, the new one was refused.
    */

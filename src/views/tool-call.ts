@@ -1,15 +1,16 @@
 // The one function every upstream tool call of every view and era passes through (`callTool`): use_tool and a
 // promoted tool (meta view), a tool of the direct view, a call from a code-view program, in a 2025 session or a 2026
-// object. The name is resolved (its upstream waited for or tried again), progress and cancellation pass through,
-// what the upstream sends meanwhile stays on the host request's stream (or goes to the host in rounds, through the
-// era's input port), resource links are remembered, the call is logged, and every failure the proxy names is an
-// isError result. This is where per-member policy (hidden tools, consent) and audit hook in: nothing reaches an
+// object. The name is resolved (its upstream waited for or tried again), the arguments checked against the tool's
+// inputSchema (src/views/argument-check.ts), progress and cancellation pass through, what the upstream sends
+// meanwhile stays on the host request's stream (or goes to the host in rounds, through the era's input port),
+// resource links are remembered, the call is logged, and every failure the proxy names is an isError result. This is where per-member policy (hidden tools, consent) and audit hook in: nothing reaches an
 // upstream tool without coming through here.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { UpstreamError, toToolResult } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 import { forwardedMeta, hostSignal, type HostExtra } from "../relay/bridge.ts";
 import type { ExposedTool } from "../upstream/registry.ts";
+import { argumentRefusal } from "./argument-check.ts";
 import { auditApproval, beginAudit, resultOutcome, thrownOutcome } from "./call-audit.ts";
 import { askConsent, type ConsentAsk } from "./call-consent.ts";
 import { callerDecides, callerSees, findTool, hiddenFound, type ToolNames } from "./find-tool.ts";
@@ -71,8 +72,11 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
     const { target, denied, decision } = await resolveForCaller(call);
     if (denied) name = denied;
     else if (!isResult(target)) name = `${target.upstream}/${target.tool.name}`;
+    // Arguments the tool's schema refuses are answered before anyone is asked or anything is sent.
+    const refused = isResult(target) ? undefined : refusedArguments(session, target, call.input, tool.name);
     let result: CallToolResult;
     if (isResult(target)) result = target;
+    else if (refused) result = refused;
     else {
       const consent = decision?.access === "approve" && call.consented !== true ? await askConsent(consentAsk(call, target, decision, signal)) : undefined;
       if (consent?.allowed === false && consent.asked) return consent.result;
@@ -86,6 +90,15 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
     await audit?.end(name, thrownOutcome(err, signal.aborted), undefined);
     throw err;
   }
+}
+
+/**
+ * The `invalid_arguments` answer for a call of `target` (by the host's `name`) whose `input` its schema refuses, unless
+ * the team turned the check off for its upstream. A program asks it before consent (src/views/code/execute.ts).
+ */
+export function refusedArguments(session: CallSession, target: ExposedTool, input: Record<string, unknown>, name: string): CallToolResult | undefined {
+  const spec = session.registry.config.upstreams.find((u) => u.name === target.upstream);
+  return spec?.validate_arguments === false ? undefined : argumentRefusal(session.who.team, target, input, name);
 }
 
 /** The question about one call of `target`, asked through the era's port (none for a call without one: it cannot ask). */

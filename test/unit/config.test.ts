@@ -80,6 +80,18 @@ describe("single-MCP mode", () => {
     });
   });
 
+  it("takes validate_arguments beside url; the spec carries it only when it is false", () => {
+    const specOf = (raw: unknown) => {
+      const r = parseConfig(raw);
+      if (!r.ok) throw new Error(r.errors.join("; "));
+      return r.config.upstreams;
+    };
+    expect(specOf({ url: "https://one.example/mcp", validate_arguments: false })[0]).toMatchObject({ name: "mcp", validate_arguments: false });
+    expect(specOf({ url: "https://one.example/mcp", validate_arguments: true })[0]).not.toHaveProperty("validate_arguments");
+    expect(specOf({ mcp: { a: { url: "https://a.example/mcp", validate_arguments: false }, b: { url: "https://b.example/mcp" } } }).map((u) => u.validate_arguments)).toEqual([false, undefined]);
+    expect(errorsOf({ mcp: { a: { url: "https://a.example/mcp", validate_arguments: "no" } } })[0]).toMatch(/^mcp\.a\.validate_arguments:/);
+  });
+
   it("refuses a description, since it has no load_mcp", () => {
     expect(errorsOf({ url: "https://one.example/mcp", description: "lazy" })).toEqual([
       "description: single-MCP mode has no load_mcp, so its entry cannot be lazy: remove description",

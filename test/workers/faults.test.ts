@@ -21,8 +21,10 @@ async function withFault(team: string, route: string, extra: Record<string, unkn
   return { ...connected, token, intact };
 }
 
+/** Arguments the memory server's schemas take (create_entities needs its list; the rest take none). */
+const INPUTS: Record<string, Record<string, unknown>> = { create_entities: { entities: [] } };
 const call = (client: Awaited<ReturnType<typeof connect>>["client"], tool: string) =>
-  client.callTool({ name: "use_tool", arguments: { tool_name: tool } });
+  client.callTool({ name: "use_tool", arguments: { tool_name: tool, tool_input: INPUTS[tool.slice(tool.indexOf("/") + 1)] ?? {} } });
 
 const gateStats = (team: string, sessionId: string) =>
   runInDurableObject(env.SESSIONS.getByName(`${team}/${sessionId}`), (instance: SessionObject) => ({ ...instance.gate!.stats }));

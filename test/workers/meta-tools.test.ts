@@ -106,7 +106,8 @@ describe("config-file mode", () => {
   });
 
   it("passes structuredContent and isError of the upstream through unchanged", async () => {
-    const token = await seedTeam("gamma", { mcp: { everything: { url: env.EVERYTHING_URL } } });
+    // Arguments go unchecked here, so that the upstream itself answers the wrong ones with its isError result.
+    const token = await seedTeam("gamma", { mcp: { everything: { url: env.EVERYTHING_URL, validate_arguments: false } } });
     const { client } = await connect("gamma", token);
     const structured = await client.callTool({
       name: "use_tool",

@@ -10,7 +10,7 @@ import { auditApproval } from "../call-audit.ts";
 import { allows, consentQuestion } from "../consent-question.ts";
 import { callerDecides, findTool } from "../find-tool.ts";
 import type { AskInRound, InputPort } from "../input-port.ts";
-import { callTool, recordNotFound } from "../tool-call.ts";
+import { callTool, recordNotFound, refusedArguments } from "../tool-call.ts";
 import { isResult, parseArgs, toolError } from "../tool-errors.ts";
 import type { ToolAnswer } from "../tool-view.ts";
 import type { ExposedTool } from "../../upstream/registry.ts";
@@ -133,10 +133,15 @@ export class Execute {
           if (failedLoad) return notFound(failedLoad);
         }
         const target = await findTool(registry, naming, path);
-        return isResult(target) ? notFound(target) : target;
+        if (isResult(target)) return notFound(target);
+        // Arguments the schema refuses are the program's error before anyone is asked about the call (callTool
+        // refuses them again and records the entry; nothing is sent).
+        if (refusedArguments(session, target, input, path)) throw new Error(failureMessage(await callFound(target)));
+        return target;
       };
+      const callFound = (target: ExposedTool) => callTool({ session, tool: { name: path, found: target }, input, host, signal, consented: true });
       const make = async (target: ExposedTool): Promise<{ value: unknown } | { error: string }> => {
-        const result = await callTool({ session, tool: { name: path, found: target }, input, host, signal, consented: true });
+        const result = await callFound(target);
         meter?.called("tool");
         return result.isError ? { error: failureMessage(result) } : { value: programValue(result) };
       };
