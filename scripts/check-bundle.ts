@@ -24,6 +24,16 @@ export interface BundleFigures {
   gzipKib: number;
   /** KiB of output per package (`src/` for our own code), largest first. */
   packages: Array<{ name: string; kib: number }>;
+  /** The MCP SDK's own copies of its JSON Schema validator found in the bundle (wrangler.toml's `[alias]` replaces them). */
+  sealedValidators?: string[];
+}
+
+/** The SDK's chunks that each seal a copy of `@cfworker/json-schema` into its workerd shim. */
+const SEALED_VALIDATOR = /node_modules\/@modelcontextprotocol\/[^/]+\/dist\/cfWorkerProvider-[^/]*$/;
+
+/** Pure: the SDK's sealed validator chunks among an esbuild metafile's inputs. */
+export function sealedValidatorsOf(metafile: { outputs: Record<string, { inputs?: Record<string, unknown> }> }): string[] {
+  return Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs ?? {}).filter((input) => SEALED_VALIDATOR.test(input)));
 }
 
 /** The package an esbuild input path belongs to: the innermost node_modules package, or `src/`, or `other`. */
@@ -63,6 +73,9 @@ export function problemsOf(figures: BundleFigures, budget: { kib: number; gzipKi
     const found = figures.packages.find((p) => p.name === name);
     if (found) problems.push(`bundle holds ${found.kib} KiB of ${name}, which the Worker must not carry`);
   }
+  for (const input of figures.sealedValidators ?? []) {
+    problems.push(`bundle holds the SDK's own validator copy ${input}: wrangler.toml's [alias] for its _shims is not in effect`);
+  }
   return problems;
 }
 
@@ -79,7 +92,8 @@ export function measureBundle(options: { minify?: false } = {}): BundleFigures {
       wranglerArgs(["deploy", "--dry-run", "--env", "production", "--outdir", join(dir, "out"), "--metafile", metafile, ...(options.minify === false ? ["--no-minify"] : [])]),
       { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
     );
-    return { ...uploadLine(output), packages: packagesOf(JSON.parse(readFileSync(metafile, "utf8"))) };
+    const meta = JSON.parse(readFileSync(metafile, "utf8"));
+    return { ...uploadLine(output), packages: packagesOf(meta), sealedValidators: sealedValidatorsOf(meta) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
