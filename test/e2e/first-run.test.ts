@@ -340,7 +340,9 @@ describe("examples/session.ts: one session through wrangler dev", () => {
   it("separate Inspector CLI calls are separate sessions: a server loaded in one is not loaded in the next", async () => {
     const loaded = await inspector(url, token, ["--method", "tools/call", "--tool-name", "load_mcp", "--tool-arg", "mcp_name=reference"]);
     expect(loaded.status, loaded.raw).toBe(0);
-    expect(JSON.stringify(loaded.json)).toContain("reference/get-sum");
+    // Its index names the tool and the name use_tool calls it by (`reference/<tool>`).
+    expect(text(loaded.json)).toMatch(/^- get-sum: /m);
+    expect(text(loaded.json)).toContain('called with use_tool as "reference/<tool>"');
     const used = await inspector(url, token, [
       "--method", "tools/call", "--tool-name", "use_tool",
       "--tool-arg", "tool_name=reference/get-sum", "--tool-arg", 'tool_input={"a":2,"b":3}',

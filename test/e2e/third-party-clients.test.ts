@@ -79,9 +79,13 @@ describe("the Vercel AI SDK's MCP client (@ai-sdk/mcp)", () => {
       const graph = await modelCalls(tools, "use_tool", { tool_name: "graph/read_graph", tool_input: {}, toolset });
       expect(graph.isError).toBeFalsy();
       expect(text(graph)).toContain('"tool":"read_graph"');
-      // A bad argument is a tool error the model can read, not a thrown exception.
+      // A bad argument is a tool error the model can read, not a thrown exception: the proxy's own check, which names
+      // each wrong field and never echoes a value, and sends nothing upstream.
       const bad = await modelCalls(tools, "use_tool", { tool_name: "everything/get-sum", tool_input: { a: "twenty" } });
       expect(bad.isError).toBe(true);
+      expect(text(bad)).toMatch(/^Invalid arguments for everything\/get-sum \(not sent to the server\): /);
+      expect(text(bad)).toMatch(/\bb: required\b/);
+      expect(text(bad)).not.toContain("twenty");
     } finally {
       await client.close();
     }
