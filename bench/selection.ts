@@ -24,6 +24,7 @@ import {
   rankTools,
   SEARCH_LIMIT_DEFAULT,
   searchTools,
+  toolIndexBytes,
   type Ranking,
   type SearchInput,
   type ToolIndex,
@@ -380,8 +381,7 @@ export interface Figures {
 const toolCount = (us: readonly Upstream[]): number => us.reduce((k, u) => k + u.tools.length, 0);
 export const buildAll = (us: readonly Upstream[], analysis = DEFAULT_ANALYSIS): ToolIndex[] =>
   us.map((u) => indexTools(searchInputs(u), analysis));
-const jsonBytes = (indexes: readonly ToolIndex[]): number =>
-  indexes.reduce((k, i) => k + Buffer.byteLength(JSON.stringify(i)), 0);
+const storedBytes = (indexes: readonly ToolIndex[]): number => indexes.reduce((k, i) => k + toolIndexBytes(i).byteLength, 0);
 const latency = (samples: readonly number[]) => ({ p50: median(samples), p95: quantile(samples, 0.95) });
 const spread = (samples: readonly number[]) => ({ p50: median(samples), p90: quantile(samples, 0.9) });
 
@@ -401,15 +401,18 @@ const collect: (() => void) | undefined = (() => {
   }
 })();
 
+/** The JavaScript heap and the typed arrays' buffers (outside the heap proper, in the same isolate's budget). */
+const heldBytes = (): number => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+
 /** Heap bytes the indexes hold once built and searched (their lookup maps made), or undefined without a gc. */
 function heapOf(us: readonly Upstream[], query: string): number | undefined {
   if (!collect) return undefined;
   collect();
-  const before = process.memoryUsage().heapUsed;
+  const before = heldBytes();
   const indexes = buildAll(us);
   searchTools(indexes, query);
   collect();
-  const held = process.memoryUsage().heapUsed - before;
+  const held = heldBytes() - before;
   return indexes.length > 0 ? held : 0;
 }
 
@@ -440,7 +443,7 @@ function sized(corpus: readonly Upstream[], tools: number, queries: readonly Que
     tools: count,
     upstreams: team.length,
     buildMs,
-    indexBytes: jsonBytes(indexes),
+    indexBytes: storedBytes(indexes),
     heapBytes: heapOf(team, queries[0]?.q ?? "list"),
     queryMs: latency(run.queryMs),
   };
@@ -726,8 +729,8 @@ export function markdown(f: Figures): string {
     "",
     "**Index size and speed** (the scale bench's synthetic team: corpus servers in alphabetical order, renamed copies " +
       "after the first 20, until the size is reached). Build: every upstream's index from its tools (once per catalog), " +
-      "median of repeated builds. Index: the JSON of every upstream's index; heap: what the built indexes and their " +
-      "lookup maps hold after one search (after a full collection). Query: one `searchTools` over all upstreams' " +
+      "median of repeated builds. Index: every upstream's index as stored (bytes: JSON text and typed arrays); heap: what the " +
+      "built indexes and their lookup maps hold after one search (after a full collection), typed arrays' buffers included. Query: one `searchTools` over all upstreams' " +
       `indexes (limit ${DEPTH}), per query of both sets, warm, in process.`,
     "",
     `Before the rework, at ${n(BEFORE_SCALE.tools)} tools: ${kib(BEFORE_SCALE.indexBytes)} of JSON, about ` +
@@ -738,7 +741,7 @@ export function markdown(f: Figures): string {
       "loaded set instead of one per upstream.",
     "",
     table(
-      ["tools", "upstreams", "index build (median)", "index as JSON", "heap", "query p50", "query p95"],
+      ["tools", "upstreams", "index build (median)", "index stored", "heap", "query p50", "query p95"],
       f.sizes.map((s) => [
         n(s.tools),
         s.upstreams,
@@ -766,7 +769,16 @@ export function markdown(f: Figures): string {
   return out.join("\n");
 }
 
+/** `--sizes`: only the index size and speed table (build, bytes, heap, queries at 50 to 20,000 tools), nothing written. */
+function mainSizes(): void {
+  const corpus = corpusUpstreams();
+  const known = new Set(corpus.flatMap((u) => u.tools.map((t) => `${u.name}/${t.name}`)));
+  const all = [...loadQueries(QUERIES_FILE, known), ...loadQueries(HOLDOUT_FILE, known)];
+  for (const n of [50, 500, 5_000, 20_000]) console.log(JSON.stringify(sized(corpus, n, all, false)));
+}
+
 function main(): void {
+  if (process.argv.includes("--sizes")) return mainSizes();
   const smoke = isSmoke();
   const known = new Set(corpusUpstreams().flatMap((u) => u.tools.map((t) => `${u.name}/${t.name}`)));
   let dev = loadQueries(QUERIES_FILE, known);

@@ -1,7 +1,7 @@
 // Pure: BM25F scoring of a set of indexes against a weighted query. Document frequencies and field lengths are the
 // set's, so scores compare across upstreams; a tool with a term in its own fields and in its server's is counted once.
 // The best few are kept in order as they are found (score, then name), so the same state answers the same bytes.
-import { COUNT_BITS, COUNT_MAX, POSTING, SEARCH_FIELDS, SERVER_FIELD_COUNT, TOOL_FIELD_COUNT, type SearchField, type ToolIndex } from "./search-index.ts";
+import { COUNT_BITS, COUNT_MAX, SEARCH_FIELDS, SERVER_FIELD_COUNT, TOOL_FIELD_COUNT, type SearchField, type ToolIndex } from "./search-index.ts";
 import { unionOf, type Union } from "./search-union.ts";
 
 export interface FieldRanking {
@@ -104,17 +104,18 @@ function postingFrequency(pass: Pass, postingsAt: readonly number[], serverTf: R
   let df = 0;
   for (let k = 0; k < postingsAt.length; k += 2) {
     const i = postingsAt[k]!;
-    const postings = pass.list[i]!.postings[postingsAt[k + 1]!]!;
+    const index = pass.list[i]!;
+    const at = postingsAt[k + 1]!;
+    const start = index.starts[at]!;
+    const end = index.starts[at + 1]!;
     const tfs = serverTf.get(i);
     if (!tfs) {
-      df += postings.length / POSTING;
+      df += end - start;
       continue;
     }
     const toolServer = pass.u.preps[i]!.toolServer;
-    let tool = -1;
-    for (let p = 0; p < postings.length; p += POSTING) {
-      tool += p === 0 ? postings[p]! + 1 : postings[p]!;
-      const s = toolServer[tool]!;
+    for (let p = start; p < end; p++) {
+      const s = toolServer[index.postingTools[p]!]!;
       if (!(s >= 0 && tfs[s]! > 0)) df++;
     }
   }
@@ -138,16 +139,16 @@ function creditPostings(pass: Pass, q: number, idf: number, postingsAt: readonly
   for (let k = 0; k < postingsAt.length; k += 2) {
     const i = postingsAt[k]!;
     const index = list[i]!;
-    const postings = index.postings[postingsAt[k + 1]!]!;
+    const at = postingsAt[k + 1]!;
+    const end = index.starts[at + 1]!;
     const base = u.offsets[i]!;
     const tfs = serverTf.get(i);
     const toolServer = u.preps[i]!.toolServer;
     const lengths = index.lengths;
-    let tool = -1;
-    for (let p = 0; p < postings.length; p += POSTING) {
-      tool += p === 0 ? postings[p]! + 1 : postings[p]!;
+    for (let p = index.starts[at]!; p < end; p++) {
+      const tool = index.postingTools[p]!;
       if (onlyServer !== undefined && index.tools[tool]!.server !== onlyServer) continue;
-      const packed = postings[p + 1]!;
+      const packed = index.postingCounts[p]!;
       let tf = 0;
       for (let f = 0; f < TOOL_FIELD_COUNT; f++) {
         const n = (packed >> (f * COUNT_BITS)) & COUNT_MAX;
