@@ -11,6 +11,7 @@ import {
   TOOL_FIELD_COUNT,
   indexArrays,
   indexArraysBytes,
+  internTerm,
   type IndexText,
   type ToolIndex,
 } from "./search-index.ts";
@@ -101,6 +102,7 @@ export function readToolIndex(bytes: Uint8Array): ToolIndex | undefined {
   const size = indexArraysBytes(text.tools.length, text.terms.length, text.postings);
   if (bytes.length - at !== size) return undefined;
   const arrays = indexArrays(text.tools.length, text.terms.length, text.postings, bytes.slice(at).buffer);
-  const index: ToolIndex = { v: text.v, analysis: text.analysis, tools: text.tools, servers: text.servers, terms: text.terms, ...arrays };
+  const servers = text.servers.map((s) => ({ ...s, terms: s.terms.map(internTerm) }));
+  const index: ToolIndex = { v: text.v, analysis: text.analysis, tools: text.tools, servers, terms: text.terms.map(internTerm), ...arrays };
   return consistent(index) ? index : undefined;
 }

@@ -62,31 +62,55 @@ export interface ToolIndex extends IndexText {
   lengths: Uint32Array;
   /** Term t's postings are positions starts[t] to starts[t + 1] (exclusive) of `postingTools`/`postingCounts`. */
   starts: Uint32Array;
-  /** Per posting, its tool's number; ascending within a term. */
-  postingTools: Uint32Array;
+  /** Per posting, its tool's number; ascending within a term (16 bits a number up to TOOLS_16 tools). */
+  postingTools: Uint16Array | Uint32Array;
   /** Per posting, the term's count in each of TOOL_FIELDS, COUNT_BITS bits each (field 0 lowest). */
   postingCounts: Uint16Array;
   /** The one buffer the four arrays are views of, in that order (their byte lengths are multiples of 4 but the last). */
   buffer: ArrayBuffer;
 }
 
-/** The four typed arrays of an index over one new buffer (or `from`, when reading stored bytes), in layout order. */
+/** Up to this many tools, a posting's tool number takes 16 bits. */
+export const TOOLS_16 = 1 << 16;
+
+/** The byte size of each of the four typed arrays, in layout order. */
+function arraySizes(tools: number, termCount: number, postings: number): number[] {
+  return [tools * TOOL_FIELD_COUNT * 4, (termCount + 1) * 4, postings * (tools > TOOLS_16 ? 4 : 2), postings * 2];
+}
+
+/** The bytes `indexArrays` lays out for these counts. */
+export const indexArraysBytes = (tools: number, termCount: number, postings: number): number =>
+  arraySizes(tools, termCount, postings).reduce((a, b) => a + b, 0);
+
+/**
+ * The four typed arrays of an index over one new buffer (or `from`, when reading stored bytes), in layout order: the
+ * 32-bit arrays first, so every view is aligned.
+ */
 export function indexArrays(tools: number, termCount: number, postings: number, from?: ArrayBuffer): Pick<ToolIndex, "lengths" | "starts" | "postingTools" | "postingCounts" | "buffer"> {
-  const sizes = [tools * TOOL_FIELD_COUNT * 4, (termCount + 1) * 4, postings * 4, postings * 2];
-  const buffer = from ?? new ArrayBuffer(sizes.reduce((a, b) => a + b, 0));
+  const sizes = arraySizes(tools, termCount, postings);
+  const buffer = from ?? new ArrayBuffer(indexArraysBytes(tools, termCount, postings));
   const at = (k: number): number => sizes.slice(0, k).reduce((a, b) => a + b, 0);
   return {
     lengths: new Uint32Array(buffer, at(0), tools * TOOL_FIELD_COUNT),
     starts: new Uint32Array(buffer, at(1), termCount + 1),
-    postingTools: new Uint32Array(buffer, at(2), postings),
+    postingTools: tools > TOOLS_16 ? new Uint32Array(buffer, at(2), postings) : new Uint16Array(buffer, at(2), postings),
     postingCounts: new Uint16Array(buffer, at(3), postings),
     buffer,
   };
 }
 
-/** The bytes `indexArrays` lays out for these counts. */
-export const indexArraysBytes = (tools: number, termCount: number, postings: number): number =>
-  tools * TOOL_FIELD_COUNT * 4 + (termCount + 1) * 4 + postings * 6;
+/** Terms kept as one string each in the isolate, however many indexes have them; cleared when full (a bound only). */
+const interned = new Map<string, string>();
+const INTERNED_MAX = 200_000;
+
+/** The isolate's one copy of `term`: an index of many upstreams with one vocabulary holds each term's text once. */
+export function internTerm(term: string): string {
+  const kept = interned.get(term);
+  if (kept !== undefined) return kept;
+  if (interned.size >= INTERNED_MAX) interned.clear();
+  interned.set(term, term);
+  return term;
+}
 
 /** Property names, titles and descriptions of a JSON Schema, nested objects and array items included (bounded). */
 function schemaText(schema: unknown, depth = 0, out: string[] = []): string[] {
@@ -148,7 +172,7 @@ export function indexTools(tools: readonly SearchInput[], analysis: Analysis = D
     }
     postings += counts.size;
   });
-  const sorted = [...byTerm.keys()].sort(byCodePoint);
+  const sorted = [...byTerm.keys()].sort(byCodePoint).map(internTerm);
   const arrays = indexArrays(tools.length, sorted.length, postings);
   arrays.lengths.set(lengths);
   let p = 0;
@@ -183,6 +207,6 @@ function serverEntry(name: string, description: string | undefined, analysis: An
       c[f]! += 1;
     }
   });
-  const sorted = [...counts.keys()].sort(byCodePoint);
+  const sorted = [...counts.keys()].sort(byCodePoint).map(internTerm);
   return { name, lengths: fields.map((l) => l.length), terms: sorted, counts: sorted.flatMap((t) => counts.get(t)!) };
 }

@@ -74,7 +74,7 @@ interface Pass {
 }
 
 /** The term's server-field tf for each server having it, by member; and how many tools those servers have. */
-function serverFrequencies(pass: Pass, serversAt: readonly number[]): { serverTf: Map<number, Float64Array>; df: number } {
+function serverFrequencies(pass: Pass, serversAt: ArrayLike<number>): { serverTf: Map<number, Float64Array>; df: number } {
   const { list, u, fields, average } = pass;
   const serverTf = new Map<number, Float64Array>();
   let df = 0;
@@ -100,7 +100,7 @@ function serverFrequencies(pass: Pass, serversAt: readonly number[]): { serverTf
 }
 
 /** The tools with the term in their own fields whose server's fields do not have it (those were counted already). */
-function postingFrequency(pass: Pass, postingsAt: readonly number[], serverTf: ReadonlyMap<number, Float64Array>): number {
+function postingFrequency(pass: Pass, postingsAt: ArrayLike<number>, serverTf: ReadonlyMap<number, Float64Array>): number {
   let df = 0;
   for (let k = 0; k < postingsAt.length; k += 2) {
     const i = postingsAt[k]!;
@@ -134,7 +134,7 @@ function credit(pass: Pass, q: number, idf: number, key: number, i: number, tf: 
 }
 
 /** Credits every tool with the term in its own fields, its server's share added. */
-function creditPostings(pass: Pass, q: number, idf: number, postingsAt: readonly number[], serverTf: ReadonlyMap<number, Float64Array>): void {
+function creditPostings(pass: Pass, q: number, idf: number, postingsAt: ArrayLike<number>, serverTf: ReadonlyMap<number, Float64Array>): void {
   const { list, u, fields, average, onlyServer } = pass;
   for (let k = 0; k < postingsAt.length; k += 2) {
     const i = postingsAt[k]!;
@@ -176,10 +176,12 @@ function creditServers(pass: Pass, q: number, idf: number, serverTf: ReadonlyMap
   }
 }
 
+const NONE = new Int32Array(0);
+
 /** Scores the `q`-th query term (weighted `weight`) into the pass. */
 function scoreTerm(pass: Pass, q: number, term: string, weight: number): void {
-  const postingsAt = pass.u.terms.get(term) ?? [];
-  const serversAt = pass.u.serverTerms.get(term) ?? [];
+  const postingsAt = pass.u.terms.get(term) ?? NONE;
+  const serversAt = pass.u.serverTerms.get(term) ?? NONE;
   if (postingsAt.length === 0 && serversAt.length === 0) return;
   const { serverTf, df: serverDf } = serverFrequencies(pass, serversAt);
   const df = serverDf + postingFrequency(pass, postingsAt, serverTf);
