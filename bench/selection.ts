@@ -29,6 +29,7 @@ import {
   type SearchInput,
   type ToolIndex,
 } from "../src/catalog/search.ts";
+import { sessionTimes, type SessionTimes } from "./lib/index-sessions.ts";
 import { table } from "./lib/markdown.ts";
 import { isSmoke, median, quantile, writeResult } from "./lib/results.ts";
 import { random } from "./lib/random.ts";
@@ -344,6 +345,8 @@ interface Sized {
   indexBytes: number;
   heapBytes: number | undefined;
   queryMs: { p50: number; p95: number };
+  /** discover_tool's path: sessions of the team sharing the isolate's indexes (bench/lib/index-sessions.ts). */
+  sessions: SessionTimes;
 }
 
 interface AgentPath {
@@ -446,6 +449,7 @@ function sized(corpus: readonly Upstream[], tools: number, queries: readonly Que
     indexBytes: storedBytes(indexes),
     heapBytes: heapOf(team, queries[0]?.q ?? "list"),
     queryMs: latency(run.queryMs),
+    sessions: sessionTimes(team, queries.map((q) => q.q), indexes),
   };
 }
 

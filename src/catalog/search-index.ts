@@ -113,7 +113,7 @@ export function internTerm(term: string): string {
 }
 
 /** Property names, titles and descriptions of a JSON Schema, nested objects and array items included (bounded). */
-function schemaText(schema: unknown, depth = 0, out: string[] = []): string[] {
+export function schemaText(schema: unknown, depth = 0, out: string[] = []): string[] {
   if (depth > 4 || typeof schema !== "object" || schema === null || Array.isArray(schema)) return out;
   const node = schema as Record<string, unknown>;
   if (depth > 0) {

@@ -4,7 +4,7 @@
 // text the index is made of, not the object. Bounded by bytes, least recently used first out, so many teams cannot
 // fill the isolate; an index pushed out is built again by whoever searches it next.
 import { oneLine } from "./render.ts";
-import { indexTools, type SearchInput, type ToolIndex } from "./search-index.ts";
+import { indexTools, schemaText, type SearchInput, type ToolIndex } from "./search-index.ts";
 
 /** What the isolate keeps of all indexes together, in estimated bytes (typed arrays and strings). */
 export const SHARED_INDEX_BYTES = 32 * 1024 * 1024;
@@ -34,20 +34,38 @@ export function clearSharedIndexes(bound = SHARED_INDEX_BYTES): void {
   limitBytes = bound;
 }
 
-/** Two 32-bit FNV-1a hashes of different offsets over the text's UTF-16 units, with its length: the content key. */
-export function contentDigest(text: string): string {
+/**
+ * Two 32-bit FNV-1a hashes of different offsets over the texts' UTF-16 units, each text ended by a unit no text
+ * has, with the total length: the content key.
+ */
+export function contentDigest(texts: readonly string[]): string {
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+  let length = 0;
+  for (const text of texts) {
+    for (let i = 0; i <= text.length; i++) {
+      const c = i < text.length ? text.charCodeAt(i) : 0x1ffff;
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+    }
+    length += text.length + 1;
   }
-  return `${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}.${text.length.toString(36)}`;
+  return `${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}.${length.toString(36)}`;
 }
 
-/** The key of the index of `inputs`: everything an index is made of goes into it. */
-export const indexKey = (inputs: readonly SearchInput[]): string => contentDigest(JSON.stringify(inputs));
+/**
+ * The key of the index of `inputs`: every text an index is made of (names, server, descriptions, the schema's
+ * words), not the schemas' other parts, which no index reads (so no JSON of the whole catalog is made to key it).
+ */
+export function indexKey(inputs: readonly SearchInput[]): string {
+  const texts: string[] = [];
+  for (const t of inputs) {
+    texts.push(t.name, t.server, t.serverDescription ?? "\u0000", t.tool, t.description ?? "\u0000");
+    const schema = schemaText(t.inputSchema);
+    texts.push(String(schema.length), ...schema);
+  }
+  return contentDigest(texts);
+}
 
 /** An index's estimated bytes: its buffer and its strings (two bytes a character, a small header each). */
 function estimate(index: ToolIndex): number {

@@ -64,6 +64,18 @@ describe("one index per catalog content in an isolate", () => {
     expect(sharedIndexBuilds() - before).toBe(SERVERS.length + 1);
   });
 
+  it("keys an index by every text it is made of, and nothing else", () => {
+    const tool = (description: string, type: string): SearchInput[] => [
+      { name: "a/get", server: "a", tool: "get", description: "Get it.", inputSchema: { type: "object", properties: { id: { type, description } } } },
+    ];
+    expect(indexKey(tool("The id.", "string"))).toBe(indexKey(tool("The id.", "string")));
+    expect(indexKey(tool("The id.", "string"))).not.toBe(indexKey(tool("The key.", "string")));
+    // A schema's type is no part of any field: the same index.
+    expect(indexKey(tool("The id.", "string"))).toBe(indexKey(tool("The id.", "number")));
+    expect(indexKey([{ name: "a/b", server: "a", tool: "b" }])).not.toBe(indexKey([{ name: "a/b", server: "a", tool: "b", description: "" }]));
+    expect(indexKey([{ name: "ab", server: "c", tool: "d" }])).not.toBe(indexKey([{ name: "a", server: "bc", tool: "d" }]));
+  });
+
   it("never serves a kept index to a catalog whose tools it does not show, whatever the key", () => {
     const a: SearchInput[] = [{ name: "a/read", server: "a", tool: "read", description: "Read a file." }];
     const b: SearchInput[] = [{ name: "b/secret", server: "b", tool: "secret", description: "Another team's tool." }];
