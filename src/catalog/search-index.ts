@@ -190,11 +190,20 @@ export function indexTools(tools: readonly SearchInput[], analysis: Analysis = D
   return {
     v: SEARCH_INDEX_VERSION,
     analysis: { stem: analysis.stem, aliases: analysis.aliases, exact: analysis.exact },
-    tools: tools.map((t) => ({ name: t.name, server: t.server, line: oneLine(t.description) })),
+    tools: shownTools(tools),
     servers: [...servers].map(([name, description]) => serverEntry(name, description, analysis, memo)),
     terms: sorted,
     ...arrays,
   };
+}
+
+/**
+ * Per tool what a hit shows. The names and lines are made fresh strings: a line cut from its description would
+ * otherwise keep the whole description alive (a slice of a string refers to it), several times its own size.
+ */
+function shownTools(tools: readonly SearchInput[]): ToolIndex["tools"] {
+  const texts = JSON.parse(JSON.stringify(tools.map((t) => [t.name, oneLine(t.description)]))) as Array<[string, string]>;
+  return tools.map((t, i) => ({ name: texts[i]![0], server: t.server, line: texts[i]![1] }));
 }
 
 function serverEntry(name: string, description: string | undefined, analysis: Analysis, memo: Map<string, readonly string[]>): ServerEntry {
