@@ -30,6 +30,7 @@ import {
   type ToolIndex,
 } from "../src/catalog/search.ts";
 import { sessionTimes, type SessionTimes } from "./lib/index-sessions.ts";
+import { unionOf } from "../src/catalog/search-union.ts";
 import { table } from "./lib/markdown.ts";
 import { isSmoke, median, quantile, writeResult } from "./lib/results.ts";
 import { random } from "./lib/random.ts";
@@ -404,18 +405,23 @@ const collect: (() => void) | undefined = (() => {
   }
 })();
 
-/** The JavaScript heap and the typed arrays' buffers (outside the heap proper, in the same isolate's budget). */
-const heldBytes = (): number => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
-
-/** Heap bytes the indexes hold once built and searched (their lookup maps made), or undefined without a gc. */
+/**
+ * Heap bytes the indexes hold once built and searched (their lookup maps made), their and the lookup's typed arrays'
+ * buffers (outside the heap proper, in the same isolate's budget) counted by their size, or undefined without a gc. Buffers are
+ * counted, not read from the process: freed ones leave its figure only when a background task gets to them.
+ */
 function heapOf(us: readonly Upstream[], query: string): number | undefined {
   if (!collect) return undefined;
   collect();
-  const before = heldBytes();
+  const before = process.memoryUsage().heapUsed;
   const indexes = buildAll(us);
   searchTools(indexes, query);
   collect();
-  const held = heldBytes() - before;
+  const u = unionOf(indexes);
+  // V8 keeps a typed array of up to 64 bytes inside the heap; larger ones have a buffer outside it.
+  const outside = [...u.terms.values(), ...u.serverTerms.values()].filter((a) => a.byteLength > 64);
+  const buffers = [...indexes.map((i) => i.buffer.byteLength), ...outside.map((a) => a.byteLength)];
+  const held = process.memoryUsage().heapUsed - before + buffers.reduce((k, b) => k + b, 0);
   return indexes.length > 0 ? held : 0;
 }
 

@@ -60,22 +60,28 @@ export interface IndexText {
 export interface ToolIndex extends IndexText {
   /** Per tool, the number of terms in each of TOOL_FIELDS: `TOOL_FIELD_COUNT` numbers a tool. */
   lengths: Uint32Array;
-  /** Term t's postings are positions starts[t] to starts[t + 1] (exclusive) of `postingTools`/`postingCounts`. */
-  starts: Uint32Array;
-  /** Per posting, its tool's number; ascending within a term (16 bits a number up to TOOLS_16 tools). */
+  /**
+   * Term t's postings are positions starts[t] to starts[t + 1] (exclusive) of `postingTools`/`postingCounts` (16 bits
+   * a position when there are fewer than SMALL postings).
+   */
+  starts: Uint16Array | Uint32Array;
+  /** Per posting, its tool's number; ascending within a term (16 bits a number when there are fewer than SMALL tools). */
   postingTools: Uint16Array | Uint32Array;
   /** Per posting, the term's count in each of TOOL_FIELDS, COUNT_BITS bits each (field 0 lowest). */
   postingCounts: Uint16Array;
-  /** The one buffer the four arrays are views of, in that order (their byte lengths are multiples of 4 but the last). */
+  /**
+   * The one buffer the four arrays are views of, in that order. Each view is aligned: a 32-bit `starts` or
+   * `postingTools` follows only 32-bit arrays (fewer tools than postings, so a 32-bit tool means 32-bit starts).
+   */
   buffer: ArrayBuffer;
 }
 
-/** Up to this many tools, a posting's tool number takes 16 bits. */
-export const TOOLS_16 = 1 << 16;
+/** Below this count, positions and tool numbers take 16 bits. */
+export const SMALL = 1 << 16;
 
 /** The byte size of each of the four typed arrays, in layout order. */
 function arraySizes(tools: number, termCount: number, postings: number): number[] {
-  return [tools * TOOL_FIELD_COUNT * 4, (termCount + 1) * 4, postings * (tools > TOOLS_16 ? 4 : 2), postings * 2];
+  return [tools * TOOL_FIELD_COUNT * 4, (termCount + 1) * (postings < SMALL ? 2 : 4), postings * (tools < SMALL ? 2 : 4), postings * 2];
 }
 
 /** The bytes `indexArrays` lays out for these counts. */
@@ -92,8 +98,8 @@ export function indexArrays(tools: number, termCount: number, postings: number, 
   const at = (k: number): number => sizes.slice(0, k).reduce((a, b) => a + b, 0);
   return {
     lengths: new Uint32Array(buffer, at(0), tools * TOOL_FIELD_COUNT),
-    starts: new Uint32Array(buffer, at(1), termCount + 1),
-    postingTools: tools > TOOLS_16 ? new Uint32Array(buffer, at(2), postings) : new Uint16Array(buffer, at(2), postings),
+    starts: postings < SMALL ? new Uint16Array(buffer, at(1), termCount + 1) : new Uint32Array(buffer, at(1), termCount + 1),
+    postingTools: tools < SMALL ? new Uint16Array(buffer, at(2), postings) : new Uint32Array(buffer, at(2), postings),
     postingCounts: new Uint16Array(buffer, at(3), postings),
     buffer,
   };

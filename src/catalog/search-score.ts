@@ -176,7 +176,7 @@ function creditServers(pass: Pass, q: number, idf: number, serverTf: ReadonlyMap
   }
 }
 
-const NONE = new Int32Array(0);
+const NONE = new Uint16Array(0);
 
 /** Scores the `q`-th query term (weighted `weight`) into the pass. */
 function scoreTerm(pass: Pass, q: number, term: string, weight: number): void {

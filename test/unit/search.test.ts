@@ -278,6 +278,19 @@ describe("the stored form", () => {
     }
   });
 
+  it("takes 32-bit positions and tool numbers past 65,536, in memory and stored", () => {
+    const many = Array.from({ length: 65_600 }, (_, n) => tool("big", `item_${n}`, n === 65_599 ? "The last needle." : "An item."));
+    const index = indexTools(many);
+    expect(index.postingTools).toBeInstanceOf(Uint32Array);
+    expect(index.starts).toBeInstanceOf(Uint32Array);
+    expect(searchTools(index, "needle").map((h) => h.name)).toEqual(["big/item_65599"]);
+    const read = readToolIndex(toolIndexBytes(index))!;
+    expect(read.postingTools).toBeInstanceOf(Uint32Array);
+    expect(searchTools(read, "needle 65598", { limit: 25 })).toEqual(searchTools(index, "needle 65598", { limit: 25 }));
+    expect(indexTools(FILES).postingTools).toBeInstanceOf(Uint16Array);
+    expect(indexTools(FILES).starts).toBeInstanceOf(Uint16Array);
+  });
+
   /** The stored bytes with their text part changed by `edit`, the arrays kept. */
   const withText = (index: ToolIndex, edit: (text: Record<string, unknown>) => Record<string, unknown>): Uint8Array => {
     const bytes = toolIndexBytes(index);
