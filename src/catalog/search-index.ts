@@ -1,8 +1,8 @@
 // Pure: one upstream's tools as a search index. Six fields: the tool name's parts, the description's first sentence,
 // the rest of it, the parameters; the server's name and description, stored once per server and counted for each of
 // its tools. The postings and lengths live in typed arrays over one buffer (a posting is a tool number and its four
-// fields' counts in 16 bits), so an index of 20,000 tools is a few MiB rather than a heap of small arrays, and it is
-// stored as bytes (search-index-bytes.ts) and read back without re-analysing any text.
+// fields' counts in 16 bits), so a team's indexes hold about a quarter of the heap that arrays of numbers did, and an
+// index is stored as bytes (search-index-bytes.ts) and read back without analysing any text again.
 import { byCodePoint, oneLine } from "./render.ts";
 import { DEFAULT_ANALYSIS, terms, type Analysis } from "./search-analysis.ts";
 
