@@ -24,10 +24,13 @@ import {
   rankTools,
   SEARCH_LIMIT_DEFAULT,
   searchTools,
+  toolIndexBytes,
   type Ranking,
   type SearchInput,
   type ToolIndex,
 } from "../src/catalog/search.ts";
+import { sessionTimes, type SessionTimes } from "./lib/index-sessions.ts";
+import { unionOf } from "../src/catalog/search-union.ts";
 import { table } from "./lib/markdown.ts";
 import { isSmoke, median, quantile, writeResult } from "./lib/results.ts";
 import { random } from "./lib/random.ts";
@@ -313,10 +316,10 @@ export const BEFORE = {
 } as const;
 
 /**
- * The previous index at 20,041 tools (the copies team), measured in one process beside the new one under the same
- * machine load: the old JSON size is the last recorded figure (bench/results/selection.json before the rework).
+ * The JSON index at 20,041 tools (the copies team) before the typed arrays, measured in one process beside the new
+ * one under the same machine load (build, heap, query p50); its size and p95 are its last recorded figures.
  */
-export const BEFORE_SCALE = { tools: 20_041, indexBytes: 37_371_268, heapMiB: 264, buildMs: 6104, queryP50: 10.37, queryP95: 28.16 } as const;
+export const BEFORE_SCALE = { tools: 20_041, indexBytes: 22_721_162, heapMiB: 106, buildMs: 2887, queryP50: 8.34, queryP95: 26.59 } as const;
 
 /** Tried on both sets and not kept (MRR points, dev / holdout, against the configuration of the time). */
 export const DROPPED: ReadonlyArray<[string, string]> = [
@@ -343,6 +346,8 @@ interface Sized {
   indexBytes: number;
   heapBytes: number | undefined;
   queryMs: { p50: number; p95: number };
+  /** discover_tool's path: sessions of the team sharing the isolate's indexes (bench/lib/index-sessions.ts). */
+  sessions: SessionTimes;
 }
 
 interface AgentPath {
@@ -380,8 +385,7 @@ export interface Figures {
 const toolCount = (us: readonly Upstream[]): number => us.reduce((k, u) => k + u.tools.length, 0);
 export const buildAll = (us: readonly Upstream[], analysis = DEFAULT_ANALYSIS): ToolIndex[] =>
   us.map((u) => indexTools(searchInputs(u), analysis));
-const jsonBytes = (indexes: readonly ToolIndex[]): number =>
-  indexes.reduce((k, i) => k + Buffer.byteLength(JSON.stringify(i)), 0);
+const storedBytes = (indexes: readonly ToolIndex[]): number => indexes.reduce((k, i) => k + toolIndexBytes(i).byteLength, 0);
 const latency = (samples: readonly number[]) => ({ p50: median(samples), p95: quantile(samples, 0.95) });
 const spread = (samples: readonly number[]) => ({ p50: median(samples), p90: quantile(samples, 0.9) });
 
@@ -401,7 +405,11 @@ const collect: (() => void) | undefined = (() => {
   }
 })();
 
-/** Heap bytes the indexes hold once built and searched (their lookup maps made), or undefined without a gc. */
+/**
+ * Heap bytes the indexes hold once built and searched (their lookup maps made), their and the lookup's typed arrays'
+ * buffers (outside the heap proper, in the same isolate's budget) counted by their size, or undefined without a gc. Buffers are
+ * counted, not read from the process: freed ones leave its figure only when a background task gets to them.
+ */
 function heapOf(us: readonly Upstream[], query: string): number | undefined {
   if (!collect) return undefined;
   collect();
@@ -409,7 +417,11 @@ function heapOf(us: readonly Upstream[], query: string): number | undefined {
   const indexes = buildAll(us);
   searchTools(indexes, query);
   collect();
-  const held = process.memoryUsage().heapUsed - before;
+  const u = unionOf(indexes);
+  // V8 keeps a typed array of up to 64 bytes inside the heap; larger ones have a buffer outside it.
+  const outside = [...u.terms.values(), ...u.serverTerms.values()].filter((a) => a.byteLength > 64);
+  const buffers = [...indexes.map((i) => i.buffer.byteLength), ...outside.map((a) => a.byteLength)];
+  const held = process.memoryUsage().heapUsed - before + buffers.reduce((k, b) => k + b, 0);
   return indexes.length > 0 ? held : 0;
 }
 
@@ -440,9 +452,10 @@ function sized(corpus: readonly Upstream[], tools: number, queries: readonly Que
     tools: count,
     upstreams: team.length,
     buildMs,
-    indexBytes: jsonBytes(indexes),
+    indexBytes: storedBytes(indexes),
     heapBytes: heapOf(team, queries[0]?.q ?? "list"),
     queryMs: latency(run.queryMs),
+    sessions: sessionTimes(team, queries.map((q) => q.q), indexes),
   };
 }
 
@@ -726,19 +739,22 @@ export function markdown(f: Figures): string {
     "",
     "**Index size and speed** (the scale bench's synthetic team: corpus servers in alphabetical order, renamed copies " +
       "after the first 20, until the size is reached). Build: every upstream's index from its tools (once per catalog), " +
-      "median of repeated builds. Index: the JSON of every upstream's index; heap: what the built indexes and their " +
-      "lookup maps hold after one search (after a full collection). Query: one `searchTools` over all upstreams' " +
-      `indexes (limit ${DEPTH}), per query of both sets, warm, in process.`,
+      "median of repeated builds. Index: every upstream's index as stored (bytes: JSON text and typed arrays); heap: what the " +
+      "built indexes and their lookup maps hold after one search (after a full collection), typed arrays' buffers included. " +
+      `Query: one \`searchTools\` over all upstreams' indexes (limit ${DEPTH}), per query of both sets, warm, in process. ` +
+      "Sessions (bench/lib/index-sessions.ts): `discover_tool`'s own path (src/views/tool-search.ts), each session with " +
+      "catalog objects of its own: the first session's first search builds every index into the isolate's shared set; a " +
+      "new session's first search finds them (its catalogs keyed, nothing built; median of 5); a warm search (median over " +
+      "the queries); read back: every index from its stored bytes, checked (median of 3).",
     "",
-    `Before the rework, at ${n(BEFORE_SCALE.tools)} tools: ${kib(BEFORE_SCALE.indexBytes)} of JSON, about ` +
+    `Before the typed arrays, at ${n(BEFORE_SCALE.tools)} tools: ${kib(BEFORE_SCALE.indexBytes)} of JSON, about ` +
       `${BEFORE_SCALE.heapMiB} MiB of heap, a ${n(BEFORE_SCALE.buildMs)} ms build, queries at ${BEFORE_SCALE.queryP50} ms ` +
-      `p50 and ${BEFORE_SCALE.queryP95} ms p95 (measured beside the new one under the same load). Now the server's ` +
-      "fields are stored once per server instead of in every tool's postings, a posting is two numbers instead of " +
-      "five, the posting arrays are cut to their length, and a query term is one lookup in a table of the whole " +
-      "loaded set instead of one per upstream.",
+      `p50 and ${BEFORE_SCALE.queryP95} ms p95, and every session built its own. Now postings, lengths and term starts ` +
+      "are typed arrays over one buffer per index, terms are one string each in the isolate, and every session of a " +
+      "team searches the same indexes (src/catalog/shared-indexes.ts).",
     "",
     table(
-      ["tools", "upstreams", "index build (median)", "index as JSON", "heap", "query p50", "query p95"],
+      ["tools", "upstreams", "index build (median)", "index stored", "heap", "query p50", "query p95", "first session's first search", "new session's first search", "warm search", "read back"],
       f.sizes.map((s) => [
         n(s.tools),
         s.upstreams,
@@ -747,8 +763,12 @@ export function markdown(f: Figures): string {
         s.heapBytes === undefined ? "—" : kib(s.heapBytes),
         `${f3(s.queryMs.p50)} ms`,
         `${f3(s.queryMs.p95)} ms`,
+        `${f2(s.sessions.firstBuildMs)} ms`,
+        `${f2(s.sessions.newSessionMs)} ms`,
+        `${f3(s.sessions.warmMs)} ms`,
+        `${f2(s.sessions.loadMs)} ms`,
       ]),
-      ["--:", "--:", "--:", "--:", "--:", "--:", "--:"],
+      ["--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:"],
     ),
   ];
   out.push("", `Holdout queries whose tool is not in the top five: ${f.holdoutMisses} of ${f.holdout.queries} (not listed).`);
@@ -766,7 +786,16 @@ export function markdown(f: Figures): string {
   return out.join("\n");
 }
 
+/** `--sizes`: only the index size and speed table (build, bytes, heap, queries at 50 to 20,000 tools), nothing written. */
+function mainSizes(): void {
+  const corpus = corpusUpstreams();
+  const known = new Set(corpus.flatMap((u) => u.tools.map((t) => `${u.name}/${t.name}`)));
+  const all = [...loadQueries(QUERIES_FILE, known), ...loadQueries(HOLDOUT_FILE, known)];
+  for (const n of [50, 500, 5_000, 20_000]) console.log(JSON.stringify(sized(corpus, n, all, false)));
+}
+
 function main(): void {
+  if (process.argv.includes("--sizes")) return mainSizes();
   const smoke = isSmoke();
   const known = new Set(corpusUpstreams().flatMap((u) => u.tools.map((t) => `${u.name}/${t.name}`)));
   let dev = loadQueries(QUERIES_FILE, known);

@@ -1,13 +1,13 @@
-// Pure: one upstream's tools as a search index, plain JSON (numbers, strings and arrays only), so it can be stored
-// beside the catalog and read back (`readToolIndex`). Six fields: the tool name's parts, the description's first
-// sentence, the rest of it, the parameters; the server's name and description, stored once per server and counted
-// for each of its tools. Postings are packed (a tool-number gap and the four tool fields' counts in one number).
-import * as z from "zod";
+// Pure: one upstream's tools as a search index. Six fields: the tool name's parts, the description's first sentence,
+// the rest of it, the parameters; the server's name and description, stored once per server and counted for each of
+// its tools. The postings and lengths live in typed arrays over one buffer (a posting is a tool number and its four
+// fields' counts in 16 bits), so a team's indexes hold about a quarter of the heap that arrays of numbers did, and an
+// index is stored as bytes (search-index-bytes.ts) and read back without analysing any text again.
 import { byCodePoint, oneLine } from "./render.ts";
 import { DEFAULT_ANALYSIS, terms, type Analysis } from "./search-analysis.ts";
 
-/** Bumped whenever the stored shape or the analysis changes: a stored index of another version is rebuilt. */
-export const SEARCH_INDEX_VERSION = 2;
+/** Bumped whenever the stored form or the analysis changes: a stored index of another version is rebuilt. */
+export const SEARCH_INDEX_VERSION = 3;
 
 /** The fields of a tool itself, in the order of their counts in postings and lengths. */
 export const TOOL_FIELDS = ["name", "summary", "description", "parameters"] as const;
@@ -17,9 +17,7 @@ export const SEARCH_FIELDS = [...TOOL_FIELDS, ...SERVER_FIELDS] as const;
 export type SearchField = (typeof SEARCH_FIELDS)[number];
 export const TOOL_FIELD_COUNT = TOOL_FIELDS.length;
 export const SERVER_FIELD_COUNT = SERVER_FIELDS.length;
-/** A posting is two numbers: the tool's number less the previous posting's, and its field counts packed. */
-export const POSTING = 2;
-/** Bits of one field's count in a packed posting (a count is capped at 15: BM25 saturates long before). */
+/** Bits of one field's count in a posting's counts (a count is capped at 15: BM25 saturates long before). */
 export const COUNT_BITS = 4;
 export const COUNT_MAX = (1 << COUNT_BITS) - 1;
 
@@ -36,72 +34,92 @@ export interface SearchInput {
   inputSchema?: unknown;
 }
 
-/** One upstream's tools, analysed: plain JSON (numbers, strings and arrays only). */
-export interface ToolIndex {
+/** A server the tools name: its terms (sorted), their counts in each of SERVER_FIELDS and those fields' lengths. */
+export interface ServerEntry {
+  name: string;
+  lengths: number[];
+  terms: string[];
+  /** `SERVER_FIELD_COUNT` numbers a term. */
+  counts: number[];
+}
+
+/** The text part of an index: what is stored as JSON before the typed arrays' bytes. */
+export interface IndexText {
   v: typeof SEARCH_INDEX_VERSION;
   /** How its text became terms; queries are analysed the same way. */
   analysis: Analysis;
   /** Per tool: its exposed name, its server and the one line a hit shows. */
   tools: Array<{ name: string; server: string; line: string }>;
-  /**
-   * Per server the tools name: its terms (sorted), their counts in each of SERVER_FIELDS (`SERVER_FIELD_COUNT`
-   * numbers a term) and those fields' lengths. Stored once, counted for each of its tools.
-   */
-  servers: Array<{ name: string; lengths: number[]; terms: string[]; counts: number[] }>;
-  /** Per tool, the number of terms in each of TOOL_FIELDS: `TOOL_FIELD_COUNT` numbers a tool. */
-  lengths: number[];
-  /** Every term of the tools' own fields, sorted by code point (so the same tools give the same JSON). */
+  /** Per server the tools name, stored once and counted for each of its tools. */
+  servers: ServerEntry[];
+  /** Every term of the tools' own fields, sorted by code point (so the same tools give the same index). */
   terms: string[];
-  /**
-   * Per term, its postings, tools ascending: `[gap, packed]` flattened, the gap the tool's number less the previous
-   * posting's (the first: its number), packed the term's count in each of TOOL_FIELDS, COUNT_BITS bits each.
-   */
-  postings: number[][];
 }
 
-/** Reads a stored index; checked against `ToolIndex` at compile time. `readToolIndex` also checks consistency. */
-export const toolIndexSchema: z.ZodType<ToolIndex> = z.object({
-  v: z.literal(SEARCH_INDEX_VERSION),
-  analysis: z.object({ stem: z.boolean(), aliases: z.boolean(), exact: z.boolean() }),
-  tools: z.array(z.object({ name: z.string(), server: z.string(), line: z.string() })),
-  servers: z.array(z.object({ name: z.string(), lengths: z.array(z.number()), terms: z.array(z.string()), counts: z.array(z.number()) })),
-  lengths: z.array(z.number()),
-  terms: z.array(z.string()),
-  postings: z.array(z.array(z.number())),
-});
+/** One upstream's tools, analysed: the text part and typed arrays over one buffer (`buffer`). */
+export interface ToolIndex extends IndexText {
+  /** Per tool, the number of terms in each of TOOL_FIELDS: `TOOL_FIELD_COUNT` numbers a tool. */
+  lengths: Uint32Array;
+  /**
+   * Term t's postings are positions starts[t] to starts[t + 1] (exclusive) of `postingTools`/`postingCounts` (16 bits
+   * a position when there are fewer than SMALL postings).
+   */
+  starts: Uint16Array | Uint32Array;
+  /** Per posting, its tool's number; ascending within a term (16 bits a number when there are fewer than SMALL tools). */
+  postingTools: Uint16Array | Uint32Array;
+  /** Per posting, the term's count in each of TOOL_FIELDS, COUNT_BITS bits each (field 0 lowest). */
+  postingCounts: Uint16Array;
+  /**
+   * The one buffer the four arrays are views of, in that order. Each view is aligned: a 32-bit `starts` or
+   * `postingTools` follows only 32-bit arrays (fewer tools than postings, so a 32-bit tool means 32-bit starts).
+   */
+  buffer: ArrayBuffer;
+}
 
-const sortedStrictly = (list: readonly string[]): boolean => list.every((t, i) => i === 0 || list[i - 1]! < t);
+/** Below this count, positions and tool numbers take 16 bits. */
+export const SMALL = 1 << 16;
 
-/** A stored index if it parses and is consistent (counts match, terms sorted, postings in range), else undefined. */
-export function readToolIndex(value: unknown): ToolIndex | undefined {
-  const parsed = toolIndexSchema.safeParse(value);
-  if (!parsed.success) return undefined;
-  const index = parsed.data;
-  const n = index.tools.length;
-  if (index.lengths.length !== n * TOOL_FIELD_COUNT || index.terms.length !== index.postings.length) return undefined;
-  if (!sortedStrictly(index.terms)) return undefined;
-  const names = new Set(index.servers.map((s) => s.name));
-  if (names.size !== index.servers.length || index.tools.some((t) => !names.has(t.server))) return undefined;
-  for (const s of index.servers) {
-    if (s.lengths.length !== SERVER_FIELD_COUNT || s.counts.length !== s.terms.length * SERVER_FIELD_COUNT) return undefined;
-    if (!sortedStrictly(s.terms)) return undefined;
-  }
-  for (const list of index.postings) {
-    if (list.length === 0 || list.length % POSTING !== 0) return undefined;
-    let tool = -1;
-    for (let p = 0; p < list.length; p += POSTING) {
-      const gap = list[p]!;
-      const packed = list[p + 1]!;
-      if (!Number.isInteger(gap) || (p === 0 ? gap < 0 : gap < 1)) return undefined;
-      tool += p === 0 ? gap + 1 : gap;
-      if (tool >= n || !Number.isInteger(packed) || packed <= 0 || packed >= 2 ** (COUNT_BITS * TOOL_FIELD_COUNT)) return undefined;
-    }
-  }
-  return index;
+/** The byte size of each of the four typed arrays, in layout order. */
+function arraySizes(tools: number, termCount: number, postings: number): number[] {
+  return [tools * TOOL_FIELD_COUNT * 4, (termCount + 1) * (postings < SMALL ? 2 : 4), postings * (tools < SMALL ? 2 : 4), postings * 2];
+}
+
+/** The bytes `indexArrays` lays out for these counts. */
+export const indexArraysBytes = (tools: number, termCount: number, postings: number): number =>
+  arraySizes(tools, termCount, postings).reduce((a, b) => a + b, 0);
+
+/**
+ * The four typed arrays of an index over one new buffer (or `from`, when reading stored bytes), in layout order: the
+ * 32-bit arrays first, so every view is aligned.
+ */
+export function indexArrays(tools: number, termCount: number, postings: number, from?: ArrayBuffer): Pick<ToolIndex, "lengths" | "starts" | "postingTools" | "postingCounts" | "buffer"> {
+  const sizes = arraySizes(tools, termCount, postings);
+  const buffer = from ?? new ArrayBuffer(indexArraysBytes(tools, termCount, postings));
+  const at = (k: number): number => sizes.slice(0, k).reduce((a, b) => a + b, 0);
+  return {
+    lengths: new Uint32Array(buffer, at(0), tools * TOOL_FIELD_COUNT),
+    starts: postings < SMALL ? new Uint16Array(buffer, at(1), termCount + 1) : new Uint32Array(buffer, at(1), termCount + 1),
+    postingTools: tools < SMALL ? new Uint16Array(buffer, at(2), postings) : new Uint32Array(buffer, at(2), postings),
+    postingCounts: new Uint16Array(buffer, at(3), postings),
+    buffer,
+  };
+}
+
+/** Terms kept as one string each in the isolate, however many indexes have them; cleared when full (a bound only). */
+const interned = new Map<string, string>();
+const INTERNED_MAX = 200_000;
+
+/** The isolate's one copy of `term`: an index of many upstreams with one vocabulary holds each term's text once. */
+export function internTerm(term: string): string {
+  const kept = interned.get(term);
+  if (kept !== undefined) return kept;
+  if (interned.size >= INTERNED_MAX) interned.clear();
+  interned.set(term, term);
+  return term;
 }
 
 /** Property names, titles and descriptions of a JSON Schema, nested objects and array items included (bounded). */
-function schemaText(schema: unknown, depth = 0, out: string[] = []): string[] {
+export function schemaText(schema: unknown, depth = 0, out: string[] = []): string[] {
   if (depth > 4 || typeof schema !== "object" || schema === null || Array.isArray(schema)) return out;
   const node = schema as Record<string, unknown>;
   if (depth > 0) {
@@ -141,6 +159,7 @@ export function indexTools(tools: readonly SearchInput[], analysis: Analysis = D
   const byTerm = new Map<string, number[]>();
   const lengths: number[] = [];
   const memo = new Map<string, readonly string[]>();
+  let postings = 0;
   tools.forEach((tool, number) => {
     const counts = new Map<string, number>();
     toolFieldTexts(tool).forEach((text, field) => {
@@ -157,34 +176,43 @@ export function indexTools(tools: readonly SearchInput[], analysis: Analysis = D
       if (!list) byTerm.set(term, (list = []));
       list.push(number, packed);
     }
+    postings += counts.size;
   });
-  const sorted = [...byTerm.keys()].sort(byCodePoint);
+  const sorted = [...byTerm.keys()].sort(byCodePoint).map(internTerm);
+  const arrays = indexArrays(tools.length, sorted.length, postings);
+  arrays.lengths.set(lengths);
+  let p = 0;
+  sorted.forEach((term, t) => {
+    arrays.starts[t] = p;
+    const list = byTerm.get(term)!;
+    for (let k = 0; k < list.length; k += 2, p++) {
+      arrays.postingTools[p] = list[k]!;
+      arrays.postingCounts[p] = list[k + 1]!;
+    }
+  });
+  arrays.starts[sorted.length] = p;
   const servers = new Map<string, string | undefined>();
   for (const t of tools) if (!servers.has(t.server)) servers.set(t.server, t.serverDescription);
   return {
     v: SEARCH_INDEX_VERSION,
     analysis: { stem: analysis.stem, aliases: analysis.aliases, exact: analysis.exact },
-    tools: tools.map((t) => ({ name: t.name, server: t.server, line: oneLine(t.description) })),
+    tools: shownTools(tools),
     servers: [...servers].map(([name, description]) => serverEntry(name, description, analysis, memo)),
-    lengths,
     terms: sorted,
-    // Copied to their exact length: arrays grown by push keep spare room (half the heap at 20,000 tools).
-    postings: sorted.map((term) => gaps(byTerm.get(term)!).slice()),
+    ...arrays,
   };
 }
 
-/** `[tool, packed]…` with tools ascending → `[gap, packed]…`, the first entry keeping its own number. */
-function gaps(list: number[]): number[] {
-  let previous = -1;
-  for (let p = 0; p < list.length; p += POSTING) {
-    const tool = list[p]!;
-    list[p] = p === 0 ? tool : tool - previous;
-    previous = tool;
-  }
-  return list;
+/**
+ * Per tool what a hit shows. The names and lines are made fresh strings: a line cut from its description would
+ * otherwise keep the whole description alive (a slice of a string refers to it), several times its own size.
+ */
+function shownTools(tools: readonly SearchInput[]): ToolIndex["tools"] {
+  const texts = JSON.parse(JSON.stringify(tools.map((t) => [t.name, oneLine(t.description)]))) as Array<[string, string]>;
+  return tools.map((t, i) => ({ name: texts[i]![0], server: t.server, line: texts[i]![1] }));
 }
 
-function serverEntry(name: string, description: string | undefined, analysis: Analysis, memo: Map<string, readonly string[]>): ToolIndex["servers"][number] {
+function serverEntry(name: string, description: string | undefined, analysis: Analysis, memo: Map<string, readonly string[]>): ServerEntry {
   const fields = [terms(name, analysis, memo), terms(description ?? "", analysis, memo)];
   const counts = new Map<string, number[]>();
   fields.forEach((list, f) => {
@@ -194,6 +222,6 @@ function serverEntry(name: string, description: string | undefined, analysis: An
       c[f]! += 1;
     }
   });
-  const sorted = [...counts.keys()].sort(byCodePoint);
+  const sorted = [...counts.keys()].sort(byCodePoint).map(internTerm);
   return { name, lengths: fields.map((l) => l.length), terms: sorted, counts: sorted.flatMap((t) => counts.get(t)!) };
 }

@@ -1,7 +1,7 @@
 // Pure: BM25F scoring of a set of indexes against a weighted query. Document frequencies and field lengths are the
 // set's, so scores compare across upstreams; a tool with a term in its own fields and in its server's is counted once.
 // The best few are kept in order as they are found (score, then name), so the same state answers the same bytes.
-import { COUNT_BITS, COUNT_MAX, POSTING, SEARCH_FIELDS, SERVER_FIELD_COUNT, TOOL_FIELD_COUNT, type SearchField, type ToolIndex } from "./search-index.ts";
+import { COUNT_BITS, COUNT_MAX, SEARCH_FIELDS, SERVER_FIELD_COUNT, TOOL_FIELD_COUNT, type SearchField, type ToolIndex } from "./search-index.ts";
 import { unionOf, type Union } from "./search-union.ts";
 
 export interface FieldRanking {
@@ -74,7 +74,7 @@ interface Pass {
 }
 
 /** The term's server-field tf for each server having it, by member; and how many tools those servers have. */
-function serverFrequencies(pass: Pass, serversAt: readonly number[]): { serverTf: Map<number, Float64Array>; df: number } {
+function serverFrequencies(pass: Pass, serversAt: ArrayLike<number>): { serverTf: Map<number, Float64Array>; df: number } {
   const { list, u, fields, average } = pass;
   const serverTf = new Map<number, Float64Array>();
   let df = 0;
@@ -100,21 +100,22 @@ function serverFrequencies(pass: Pass, serversAt: readonly number[]): { serverTf
 }
 
 /** The tools with the term in their own fields whose server's fields do not have it (those were counted already). */
-function postingFrequency(pass: Pass, postingsAt: readonly number[], serverTf: ReadonlyMap<number, Float64Array>): number {
+function postingFrequency(pass: Pass, postingsAt: ArrayLike<number>, serverTf: ReadonlyMap<number, Float64Array>): number {
   let df = 0;
   for (let k = 0; k < postingsAt.length; k += 2) {
     const i = postingsAt[k]!;
-    const postings = pass.list[i]!.postings[postingsAt[k + 1]!]!;
+    const index = pass.list[i]!;
+    const at = postingsAt[k + 1]!;
+    const start = index.starts[at]!;
+    const end = index.starts[at + 1]!;
     const tfs = serverTf.get(i);
     if (!tfs) {
-      df += postings.length / POSTING;
+      df += end - start;
       continue;
     }
     const toolServer = pass.u.preps[i]!.toolServer;
-    let tool = -1;
-    for (let p = 0; p < postings.length; p += POSTING) {
-      tool += p === 0 ? postings[p]! + 1 : postings[p]!;
-      const s = toolServer[tool]!;
+    for (let p = start; p < end; p++) {
+      const s = toolServer[index.postingTools[p]!]!;
       if (!(s >= 0 && tfs[s]! > 0)) df++;
     }
   }
@@ -133,21 +134,21 @@ function credit(pass: Pass, q: number, idf: number, key: number, i: number, tf: 
 }
 
 /** Credits every tool with the term in its own fields, its server's share added. */
-function creditPostings(pass: Pass, q: number, idf: number, postingsAt: readonly number[], serverTf: ReadonlyMap<number, Float64Array>): void {
+function creditPostings(pass: Pass, q: number, idf: number, postingsAt: ArrayLike<number>, serverTf: ReadonlyMap<number, Float64Array>): void {
   const { list, u, fields, average, onlyServer } = pass;
   for (let k = 0; k < postingsAt.length; k += 2) {
     const i = postingsAt[k]!;
     const index = list[i]!;
-    const postings = index.postings[postingsAt[k + 1]!]!;
+    const at = postingsAt[k + 1]!;
+    const end = index.starts[at + 1]!;
     const base = u.offsets[i]!;
     const tfs = serverTf.get(i);
     const toolServer = u.preps[i]!.toolServer;
     const lengths = index.lengths;
-    let tool = -1;
-    for (let p = 0; p < postings.length; p += POSTING) {
-      tool += p === 0 ? postings[p]! + 1 : postings[p]!;
+    for (let p = index.starts[at]!; p < end; p++) {
+      const tool = index.postingTools[p]!;
       if (onlyServer !== undefined && index.tools[tool]!.server !== onlyServer) continue;
-      const packed = postings[p + 1]!;
+      const packed = index.postingCounts[p]!;
       let tf = 0;
       for (let f = 0; f < TOOL_FIELD_COUNT; f++) {
         const n = (packed >> (f * COUNT_BITS)) & COUNT_MAX;
@@ -175,10 +176,12 @@ function creditServers(pass: Pass, q: number, idf: number, serverTf: ReadonlyMap
   }
 }
 
+const NONE = new Uint16Array(0);
+
 /** Scores the `q`-th query term (weighted `weight`) into the pass. */
 function scoreTerm(pass: Pass, q: number, term: string, weight: number): void {
-  const postingsAt = pass.u.terms.get(term) ?? [];
-  const serversAt = pass.u.serverTerms.get(term) ?? [];
+  const postingsAt = pass.u.terms.get(term) ?? NONE;
+  const serversAt = pass.u.serverTerms.get(term) ?? NONE;
   if (postingsAt.length === 0 && serversAt.length === 0) return;
   const { serverTf, df: serverDf } = serverFrequencies(pass, serversAt);
   const df = serverDf + postingFrequency(pass, postingsAt, serverTf);

@@ -50,14 +50,24 @@ export interface Union {
   count: number;
   totals: number[];
   /** Per term, where it has postings: `[member, term position]` flattened. */
-  terms: Map<string, number[]>;
+  terms: Map<string, Positions>;
   /** Per term, the servers having it: `[member, server entry, term position]` flattened. */
-  serverTerms: Map<string, number[]>;
+  serverTerms: Map<string, Positions>;
   /** The words of every server's name (for `serverPrefixes`). */
   serverWords: string[];
 }
 
 const UNIONS_KEPT = 4;
+
+/** A list of positions: 16 bits a number when every one fits. */
+export type Positions = Uint16Array | Uint32Array;
+
+/**
+ * The lists as typed arrays: a table of a whole team's terms is a million numbers, an eighth or a quarter of the bytes
+ * this way.
+ */
+const packed = (map: ReadonlyMap<string, number[]>): Map<string, Positions> =>
+  new Map([...map].map(([k, v]) => [k, v.every((n) => n < 1 << 16) ? Uint16Array.from(v) : Uint32Array.from(v)]));
 const unions = new WeakMap<ToolIndex, Union[]>();
 
 /** The set `list` as one: the kept union of the same indexes in the same order, else a new one (then kept). */
@@ -89,7 +99,7 @@ export function unionOf(list: readonly ToolIndex[]): Union {
     });
     return p;
   });
-  const union: Union = { members: [...list], preps, offsets, count, totals, terms, serverTerms, serverWords: [...serverWords] };
+  const union: Union = { members: [...list], preps, offsets, count, totals, terms: packed(terms), serverTerms: packed(serverTerms), serverWords: [...serverWords] };
   if (first) unions.set(first, [union, ...kept].slice(0, UNIONS_KEPT));
   return union;
 }

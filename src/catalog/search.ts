@@ -1,9 +1,9 @@
 // Pure: full-text search over the tools of one or more upstreams, for discover_tool's `query`. An index is built once
-// per upstream catalog (`indexTools`, search-index.ts), is plain JSON (so it can be stored beside the catalog,
-// `readToolIndex` reads it back), and any number of them are searched together (`searchTools`) with statistics over
-// their union (search-union.ts): BM25F over six fields (search-score.ts), English stemming (Porter2), a short
-// stop-word list (search-analysis.ts), and a query widened by general equivalences (search-query.ts). The same
-// indexes and query give the same answer, byte for byte.
+// per upstream catalog (`indexTools`, search-index.ts), holds its postings in typed arrays, is stored as bytes
+// (`toolIndexBytes`, `readToolIndex`: search-index-bytes.ts), and any number of them are searched together
+// (`searchTools`) with statistics over their union (search-union.ts): BM25F over six fields (search-score.ts), English
+// stemming (Porter2), a short stop-word list (search-analysis.ts), and a query widened by general equivalences
+// (search-query.ts). The same indexes and query give the same answer, byte for byte.
 import { DEFAULT_ANALYSIS } from "./search-analysis.ts";
 import type { ToolIndex } from "./search-index.ts";
 import { queryTerms } from "./search-query.ts";
@@ -12,7 +12,8 @@ import { unionOf } from "./search-union.ts";
 
 // The parts callers build and tune a search with (views/tool-search.ts, bench/selection.ts), from one place.
 export { DEFAULT_ANALYSIS, terms, words, type Analysis } from "./search-analysis.ts";
-export { SEARCH_FIELDS, indexTools, readToolIndex, splitDescription, type SearchInput, type ToolIndex } from "./search-index.ts";
+export { SEARCH_FIELDS, SEARCH_INDEX_VERSION, indexTools, splitDescription, type SearchInput, type ToolIndex } from "./search-index.ts";
+export { readToolIndex, toolIndexBytes } from "./search-index-bytes.ts";
 export { DEFAULT_RANKING, type Ranking } from "./search-score.ts";
 
 export const SEARCH_LIMIT_DEFAULT = 8;

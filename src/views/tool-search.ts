@@ -1,30 +1,39 @@
-// discover_tool's search: one index per upstream catalog, built the first time it is searched and kept for as long
-// as that catalog is the one the session shows (a refreshed catalog is a new object, so it gets a new index), and
-// every loaded upstream's index searched together (src/catalog/search.ts ranks).
+// discover_tool's search: one index per upstream catalog content, shared by every object of the isolate that shows
+// that catalog (src/catalog/shared-indexes.ts), built the first time any of them searches it; every loaded upstream's
+// index searched together (src/catalog/search.ts ranks). A catalog object remembers only its index's key, so an index
+// the isolate pushed out is built again rather than held by one session beside the shared copy.
 import type { ReadyUpstream, UpstreamCatalog } from "../catalog/catalog.ts";
 import type { ConfigMode } from "../config/validate.ts";
 import { exposedName } from "../catalog/names.ts";
-import { indexTools, searchTools, type SearchHit, type ToolIndex } from "../catalog/search.ts";
+import { searchTools, type SearchHit, type SearchInput, type ToolIndex } from "../catalog/search.ts";
+import { indexKey, keptIndex, sharedIndex } from "../catalog/shared-indexes.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 
-const indexes = new WeakMap<UpstreamCatalog, ToolIndex>();
+/** Per catalog object, its index's key and what it was made under (the same catalog may show under another name). */
+const keys = new WeakMap<UpstreamCatalog, { key: string; made: string; id: number }>();
+
+function searchInputs(mode: ConfigMode, upstream: string, catalog: UpstreamCatalog, serverDescription: string | undefined): SearchInput[] {
+  return catalog.tools.map((tool) => ({
+    name: exposedName(mode, upstream, tool.name),
+    server: upstream,
+    serverDescription,
+    tool: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+  }));
+}
 
 function indexOf(mode: ConfigMode, upstream: string, catalog: UpstreamCatalog, serverDescription: string | undefined): ToolIndex {
-  let index = indexes.get(catalog);
-  if (!index) {
-    index = indexTools(
-      catalog.tools.map((tool) => ({
-        name: exposedName(mode, upstream, tool.name),
-        server: upstream,
-        serverDescription,
-        tool: tool.name,
-        description: tool.description,
-        inputSchema: tool.inputSchema,
-      })),
-    );
-    indexes.set(catalog, index);
-  }
-  return index;
+  const made = JSON.stringify([mode, upstream, serverDescription ?? null]);
+  const known = keys.get(catalog);
+  const same = known?.made === made;
+  const kept = same ? keptIndex(known.key, known.id) : undefined;
+  if (kept) return kept.index;
+  const inputs = searchInputs(mode, upstream, catalog, serverDescription);
+  const key = same ? known.key : indexKey(inputs);
+  const entry = sharedIndex(key, inputs);
+  keys.set(catalog, { key, made, id: entry.id });
+  return entry.index;
 }
 
 /** The loaded upstreams' tools that best match `query`, best first (lazy servers join once loaded). */

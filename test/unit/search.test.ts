@@ -7,11 +7,13 @@ import {
   SEARCH_LIMIT_MAX,
   indexTools,
   rankTools,
+  SEARCH_INDEX_VERSION,
   readToolIndex,
   searchLimit,
   searchTools,
   splitDescription,
   terms,
+  toolIndexBytes,
   words,
   type SearchHit,
   type SearchInput,
@@ -227,7 +229,7 @@ describe("searchTools", () => {
   it("keeps each searched set's statistics apart, whatever was searched before", () => {
     const git = indexTools(GIT);
     const files = indexTools(FILES);
-    const fresh = (list: ToolIndex[]) => searchTools(list.map((i) => readToolIndex(JSON.parse(JSON.stringify(i)))!), "read file path", { limit: 25 });
+    const fresh = (list: ToolIndex[]) => searchTools(list.map((i) => readToolIndex(toolIndexBytes(i))!), "read file path", { limit: 25 });
     // Sets sharing their first index, searched in turn: each answers as if it were the only one ever searched.
     for (const list of [[git, files], [git], [git, files], [files, git], [files]]) {
       expect(searchTools(list, "read file path", { limit: 25 })).toEqual(fresh(list));
@@ -263,31 +265,73 @@ describe("searchTools", () => {
 });
 
 describe("the stored form", () => {
-  it("is plain JSON and gives identical results after a round trip", () => {
+  it("is bytes that give identical results after a round trip", () => {
     const indexes = both();
-    const stored = indexes.map((i) => JSON.parse(JSON.stringify(i)) as unknown);
-    const read = stored.map((s) => readToolIndex(s));
+    const read = indexes.map((i) => readToolIndex(toolIndexBytes(i)));
     expect(read.every((r) => r !== undefined)).toBe(true);
-    expect(read).toEqual(indexes);
+    read.forEach((r, k) => {
+      expect(toolIndexBytes(r!)).toEqual(toolIndexBytes(indexes[k]!));
+      expect([...r!.postingTools]).toEqual([...indexes[k]!.postingTools]);
+    });
     for (const q of ["merge", "read file", "list directory entries", "repository issues"]) {
       expect(searchTools(read as ToolIndex[], q, { limit: 25 })).toEqual(searchTools(indexes, q, { limit: 25 }));
     }
   });
 
-  it("rejects another version, a wrong shape or inconsistent counts", () => {
-    const good = JSON.parse(JSON.stringify(indexTools(FILES))) as Record<string, unknown>;
-    expect(readToolIndex({ ...good, v: 999 })).toBeUndefined();
-    expect(readToolIndex({ ...good, terms: "nope" })).toBeUndefined();
-    expect(readToolIndex({ ...good, lengths: [1, 2, 3] })).toBeUndefined();
-    expect(readToolIndex({ ...good, terms: [...(good.terms as string[])].reverse() })).toBeUndefined();
-    expect(readToolIndex({ ...good, postings: (good.postings as number[][]).map(() => [99, 1]) })).toBeUndefined();
-    expect(readToolIndex({ ...good, postings: (good.postings as number[][]).map(() => [0, 1, 0, 1]) })).toBeUndefined();
-    expect(readToolIndex({ ...good, postings: (good.postings as number[][]).map(() => [0, 0]) })).toBeUndefined();
-    expect(readToolIndex({ ...good, servers: [] })).toBeUndefined();
-    const servers = good.servers as Array<Record<string, unknown>>;
-    expect(readToolIndex({ ...good, servers: [{ ...servers[0], lengths: [1] }] })).toBeUndefined();
-    expect(readToolIndex({ ...good, servers: [...servers, ...servers] })).toBeUndefined();
-    expect(readToolIndex(null)).toBeUndefined();
-    expect(readToolIndex(good)).toEqual(good);
+  it("takes 32-bit positions and tool numbers past 65,536, in memory and stored", () => {
+    const many = Array.from({ length: 65_600 }, (_, n) => tool("big", `item_${n}`, n === 65_599 ? "The last needle." : "An item."));
+    const index = indexTools(many);
+    expect(index.postingTools).toBeInstanceOf(Uint32Array);
+    expect(index.starts).toBeInstanceOf(Uint32Array);
+    expect(searchTools(index, "needle").map((h) => h.name)).toEqual(["big/item_65599"]);
+    const read = readToolIndex(toolIndexBytes(index))!;
+    expect(read.postingTools).toBeInstanceOf(Uint32Array);
+    expect(searchTools(read, "needle 65598", { limit: 25 })).toEqual(searchTools(index, "needle 65598", { limit: 25 }));
+    expect(indexTools(FILES).postingTools).toBeInstanceOf(Uint16Array);
+    expect(indexTools(FILES).starts).toBeInstanceOf(Uint16Array);
+  });
+
+  /** The stored bytes with their text part changed by `edit`, the arrays kept. */
+  const withText = (index: ToolIndex, edit: (text: Record<string, unknown>) => Record<string, unknown>): Uint8Array => {
+    const bytes = toolIndexBytes(index);
+    const length = new DataView(bytes.buffer).getUint32(4, true);
+    const text = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length))) as Record<string, unknown>;
+    const json = new TextEncoder().encode(JSON.stringify(edit(text)));
+    const at = (8 + json.length + 3) & ~3;
+    const out = new Uint8Array(at + index.buffer.byteLength);
+    new DataView(out.buffer).setUint32(0, SEARCH_INDEX_VERSION, true);
+    new DataView(out.buffer).setUint32(4, json.length, true);
+    out.set(json, 8);
+    out.set(new Uint8Array(index.buffer), at);
+    return out;
+  };
+  /** A fresh index of FILES with its arrays changed by `edit`, as bytes. */
+  const withArrays = (edit: (index: ToolIndex) => void): Uint8Array => {
+    const index = indexTools(FILES);
+    edit(index);
+    return toolIndexBytes(index);
+  };
+
+  it("rejects another version, a wrong shape, a wrong size or inconsistent arrays", () => {
+    const good = indexTools(FILES);
+    expect(readToolIndex(withText(good, (t) => t))).toBeDefined();
+    const other = toolIndexBytes(good);
+    new DataView(other.buffer).setUint32(0, 999, true);
+    expect(readToolIndex(other)).toBeUndefined();
+    expect(readToolIndex(withText(good, (t) => ({ ...t, v: 999 })))).toBeUndefined();
+    expect(readToolIndex(withText(good, (t) => ({ ...t, terms: "nope" })))).toBeUndefined();
+    expect(readToolIndex(withText(good, (t) => ({ ...t, terms: [...(t.terms as string[])].reverse() })))).toBeUndefined();
+    expect(readToolIndex(withText(good, (t) => ({ ...t, postings: (t.postings as number) + 1 })))).toBeUndefined();
+    expect(readToolIndex(withText(good, (t) => ({ ...t, servers: [] })))).toBeUndefined();
+    const servers = (t: Record<string, unknown>): Array<Record<string, unknown>> => t.servers as Array<Record<string, unknown>>;
+    expect(readToolIndex(withText(good, (t) => ({ ...t, servers: [{ ...servers(t)[0], lengths: [1] }] })))).toBeUndefined();
+    expect(readToolIndex(withText(good, (t) => ({ ...t, servers: [...servers(t), ...servers(t)] })))).toBeUndefined();
+    expect(readToolIndex(withArrays((i) => i.postingTools.fill(99)))).toBeUndefined();
+    expect(readToolIndex(withArrays((i) => i.postingTools.fill(0)))).toBeUndefined();
+    expect(readToolIndex(withArrays((i) => i.postingCounts.fill(0)))).toBeUndefined();
+    expect(readToolIndex(withArrays((i) => i.starts.fill(0)))).toBeUndefined();
+    expect(readToolIndex(toolIndexBytes(good).subarray(0, 100))).toBeUndefined();
+    expect(readToolIndex(new Uint8Array([1, 2, 3]))).toBeUndefined();
+    expect(readToolIndex(new Uint8Array(0))).toBeUndefined();
   });
 });
