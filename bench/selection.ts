@@ -6,11 +6,10 @@
 // neighbours, the corpus hidden among about 20,000 synthetic tools, the index's size, build and query times at 50
 // to 20,000 tools, and the tokens of the agent's path to the right tool. `--smoke`: 20 queries a set and small
 // teams, nothing written.
+import { collectGarbage } from "./lib/collect.ts";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { loadCorpus } from "../harness/replay-server.ts";
 import type { CatalogGroup, CatalogView } from "../src/catalog/catalog.ts";
@@ -395,15 +394,7 @@ function buildTime(us: readonly Upstream[], reps: number): number {
   return median(Array.from({ length: reps }, () => timed(() => buildAll(us)).ms));
 }
 
-/** A full collection, when the process can ask for one (`--expose-gc` set at run time), for heap figures. */
-const collect: (() => void) | undefined = (() => {
-  try {
-    setFlagsFromString("--expose-gc");
-    return runInNewContext("gc") as () => void;
-  } catch {
-    return undefined;
-  }
-})();
+const collect = collectGarbage;
 
 /**
  * Heap bytes the indexes hold once built and searched (their lookup maps made), their and the lookup's typed arrays'

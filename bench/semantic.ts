@@ -5,10 +5,9 @@
 // two, and of linear blends of their normalised scores at several weights; and the embedder's costs: the assets'
 // sizes, raw and gzipped, the table's load time and memory, a query's encoding time. Nothing here changes the
 // search's answer. `--smoke`: 20 queries, fewer repetitions, nothing written.
+import { collectGarbage } from "./lib/collect.ts";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { gzipSync } from "node:zlib";
 import { EMBEDDING_TABLE_PATH } from "../scripts/build-embedder.ts";
 import { cosine, staticEmbedder, type StaticEmbedder } from "../src/catalog/embedder.ts";
@@ -27,15 +26,7 @@ const BLEND_WEIGHTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8] as const;
 /** Embedders loaded at once for the memory figure (its mean). */
 const MEMORY_COPIES = 4;
 
-/** A full collection, when the process can ask for one, for the memory figure. */
-const collect: (() => void) | undefined = (() => {
-  try {
-    setFlagsFromString("--expose-gc");
-    return runInNewContext("gc") as () => void;
-  } catch {
-    return undefined;
-  }
-})();
+const collect = collectGarbage;
 
 interface Tool {
   name: string;

@@ -3,6 +3,7 @@
 // expected cosines are SOURCE.md's reference values (test/unit/embedder.test.ts checks all five in Node).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { expectLoadedOnce } from "./asset-loads.ts";
 import { EMBEDDING_TABLE_URL, cosine, createStaticEmbedderLoader, loadStaticEmbedder } from "../../src/catalog/embedder.ts";
 
 describe("static embedder in workerd", () => {
@@ -25,22 +26,6 @@ describe("static embedder in workerd", () => {
   });
 
   it("concurrent loads share one fetch; a failed one is tried again", async () => {
-    let fetches = 0;
-    let fail = true;
-    const counted = {
-      fetch: (url: string) => {
-        fetches++;
-        return fail ? Promise.resolve(new Response("gone", { status: 404 })) : env.ASSETS.fetch(url);
-      },
-    };
-    const load = createStaticEmbedderLoader();
-    const failed = await Promise.allSettled([load(counted), load(counted)]);
-    expect(failed.map((r) => r.status)).toEqual(["rejected", "rejected"]);
-    expect(String((failed[0] as PromiseRejectedResult).reason)).toMatch(/embedding table missing: .* 404/);
-    expect(fetches).toBe(1);
-    fail = false;
-    const loaded = await Promise.all([load(counted), load(counted), load(counted)]);
-    expect(fetches).toBe(2);
-    expect(new Set(loaded).size).toBe(1);
+    await expectLoadedOnce(createStaticEmbedderLoader(), /embedding table missing: .* 404/);
   });
 });
