@@ -3,6 +3,7 @@
 // them. An object's catalog is a fresh object (read from KV or from its upstream), so the key is a digest of the
 // text the index is made of, not the object. Bounded by bytes, least recently used first out, so many teams cannot
 // fill the isolate; an index pushed out is built again by whoever searches it next.
+import { BoundedCache } from "../lib/bounded-cache.ts";
 import { oneLine } from "./render.ts";
 import { indexTools, schemaText, type SearchInput, type ToolIndex } from "./search-index.ts";
 
@@ -12,7 +13,6 @@ import { indexTools, schemaText, type SearchInput, type ToolIndex } from "./sear
  * set of loaded catalogs larger than this builds some of its indexes at every search.
  */
 export const SHARED_INDEX_BYTES = 40 * 1024 * 1024;
-let limitBytes = SHARED_INDEX_BYTES;
 
 /** A kept index; `id` tells this build from any other kept under the same key before or after. */
 export interface SharedEntry {
@@ -21,21 +21,20 @@ export interface SharedEntry {
   id: number;
 }
 
-const entries = new Map<string, SharedEntry>();
-let heldBytes = 0;
+/** The kept indexes by key, bounded by their estimated bytes; a use sets an entry again, so the least used go first. */
+const keptBy = (bound: number) => new BoundedCache<string, SharedEntry>({ max: Infinity, maxWeight: bound, weigh: (e) => e.bytes });
+let entries = keptBy(SHARED_INDEX_BYTES);
 let builds = 0;
 
 /** How many indexes this isolate has built (tests count a session's builds by it). */
 export const sharedIndexBuilds = (): number => builds;
 
 /** The indexes kept and their estimated bytes. */
-export const sharedIndexUse = (): { indexes: number; bytes: number } => ({ indexes: entries.size, bytes: heldBytes });
+export const sharedIndexUse = (): { indexes: number; bytes: number } => ({ indexes: entries.size, bytes: entries.weight });
 
 /** Forgets every kept index and bounds what is kept from now on (tests start from none, some with a small bound). */
 export function clearSharedIndexes(bound = SHARED_INDEX_BYTES): void {
-  entries.clear();
-  heldBytes = 0;
-  limitBytes = bound;
+  entries = keptBy(bound);
 }
 
 /**
@@ -99,7 +98,6 @@ function shows(index: ToolIndex, inputs: readonly SearchInput[]): boolean {
 export function keptIndex(key: string, id: number): SharedEntry | undefined {
   const entry = entries.get(key);
   if (entry?.id !== id) return undefined;
-  entries.delete(key);
   entries.set(key, entry);
   return entry;
 }
@@ -117,11 +115,5 @@ export function sharedIndex(key: string, inputs: readonly SearchInput[]): Shared
   const entry = { index, bytes: estimate(index), id: builds };
   if (kept) return entry;
   entries.set(key, entry);
-  heldBytes += entry.bytes;
-  for (const [k, e] of entries) {
-    if (heldBytes <= limitBytes || k === key) break;
-    entries.delete(k);
-    heldBytes -= e.bytes;
-  }
   return entry;
 }

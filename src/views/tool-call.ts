@@ -3,8 +3,9 @@
 // object. The name is resolved (its upstream waited for or tried again), the arguments checked against the tool's
 // inputSchema (src/views/argument-check.ts), progress and cancellation pass through, what the upstream sends
 // meanwhile stays on the host request's stream (or goes to the host in rounds, through the era's input port),
-// resource links are remembered, the call is logged, and every failure the proxy names is an isError result. This is where per-member policy (hidden tools, consent) and audit hook in: nothing reaches an
-// upstream tool without coming through here.
+// resource links are remembered, the call is logged, and every failure the proxy names is an isError result. This
+// is where per-member policy (hidden tools, consent) and audit hook in: nothing reaches an upstream tool without
+// coming through here.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { UpstreamError, toToolResult } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";

@@ -63,6 +63,30 @@ describe("BoundedCache", () => {
     expect(cache.size).toBe(0);
   });
 
+  it("with a weight bound pushes out the oldest until the rest fit, never the entry just set, and tracks the weight", () => {
+    let now = 0;
+    const cache = new BoundedCache<string, number>({ max: Infinity, maxWeight: 10, weigh: (n) => n, ttlMs: 5, now: () => now });
+    cache.set("a", 4).set("b", 4);
+    expect(cache.weight).toBe(8);
+    // Setting "a" again makes it the newest: "b" is the oldest now.
+    cache.set("a", 4).set("c", 4);
+    expect([cache.has("a"), cache.has("b"), cache.has("c")]).toEqual([true, false, true]);
+    expect(cache.weight).toBe(8);
+    // One entry heavier than the bound stays alone.
+    cache.set("huge", 30);
+    expect(cache.size).toBe(1);
+    expect(cache.weight).toBe(30);
+    // An expired entry read, deleted, or the cache cleared, gives its weight back.
+    now = 10;
+    expect(cache.get("huge")).toBeUndefined();
+    expect(cache.weight).toBe(0);
+    cache.set("d", 3);
+    cache.delete("d");
+    expect(cache.weight).toBe(0);
+    cache.set("e", 2).clear();
+    expect(cache.weight).toBe(0);
+  });
+
   it("refuses a bound below one", () => {
     expect(() => new BoundedCache({ max: 0 })).toThrow(RangeError);
     expect(() => new BoundedCache({ max: Number.NaN })).toThrow(RangeError);
