@@ -2,7 +2,7 @@
 // (potion-base-4M, int8), whose vector for a text is the mean of its WordPiece pieces' rows, L2-normalised, read from
 // the table of embedding-table.ts, served by the Worker's static-assets binding (assets/embedder/).
 import { loadOnce } from "../lib/load-once.ts";
-import type { AssetsBinding } from "./tokenizer.ts";
+import { assetBytes, type AssetsBinding } from "../lib/asset-bytes.ts";
 import { readEmbeddingTable, type EmbeddingTable } from "./embedding-table.ts";
 import { tokenizeBert } from "./wordpiece.ts";
 
@@ -72,17 +72,13 @@ export function createStaticEmbedderLoader(): (assets: AssetsBinding) => Promise
   return loadOnce(async (assets) => staticEmbedder(readEmbeddingTable(await fetchTable(assets))));
 }
 
-async function fetchTable(assets: AssetsBinding): Promise<ArrayBuffer> {
-  const response = await assets.fetch(EMBEDDING_TABLE_URL);
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new Error(
-      `embedding table missing: the ASSETS binding answered ${response.status} for ${new URL(EMBEDDING_TABLE_URL).pathname} ` +
-        "(assets/embedder/potion-base-4m-int8.bin is kept in git; `node scripts/build-embedder.ts` rebuilds it from ../shared)",
-    );
-  }
-  return response.arrayBuffer();
-}
+const fetchTable = (assets: AssetsBinding): Promise<ArrayBuffer> =>
+  assetBytes(
+    assets,
+    EMBEDDING_TABLE_URL,
+    "embedding table",
+    "assets/embedder/potion-base-4m-int8.bin is kept in git; `node scripts/build-embedder.ts` rebuilds it from ../shared",
+  );
 
 /** The isolate's static embedder, loaded once from `env.ASSETS` (about 4 MB, its rows read as they are). */
 export const loadStaticEmbedder: (assets: AssetsBinding) => Promise<StaticEmbedder> = createStaticEmbedderLoader();

@@ -2,6 +2,7 @@
 // special token such as `<|endoftext|>` is ordinary text), from the table of token-table.ts, loaded through the
 // Worker's static-assets binding. Counting pre-tokenizes with the o200k pattern, looks each piece up whole, and merges
 // the pieces that are not one token byte pair by byte pair, lowest rank first (leftmost among equals).
+import { assetBytes, type AssetsBinding } from "../lib/asset-bytes.ts";
 import { O200K_PATTERN, RANK_MASK, TABLE_FORMAT, hashBytes, readTable, type TokenTable } from "./token-table.ts";
 import { BoundedCache } from "../lib/bounded-cache.ts";
 import { loadOnce } from "../lib/load-once.ts";
@@ -11,10 +12,7 @@ export interface TokenCounter {
   count(text: string): number;
 }
 
-/** What `loadTokenCounter` needs of the static-assets binding (`env.ASSETS`, a `Fetcher`, is one). */
-export interface AssetsBinding {
-  fetch(url: string): Promise<Response>;
-}
+export type { AssetsBinding };
 
 /** Where the Worker reads the table: assets/tokenizer/o200k_base.bin through the ASSETS binding (any host works). */
 export const TABLE_URL = "https://assets.local/tokenizer/o200k_base.bin";
@@ -258,18 +256,13 @@ export function createTokenCounterLoader(): (assets: AssetsBinding) => Promise<T
   return loadOnce(async (assets) => rememberingLongTexts(tokenCounterFromTable(await fetchTable(assets))));
 }
 
-async function fetchTable(assets: AssetsBinding): Promise<ArrayBuffer> {
-  const response = await assets.fetch(TABLE_URL);
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new Error(
-      `tokenizer table missing: the ASSETS binding answered ${response.status} for ${new URL(TABLE_URL).pathname} ` +
-        "(assets/tokenizer/o200k_base.bin is generated: `node scripts/build-tokenizer.ts`, which npm test, npm run dev " +
-        "and npm run deploy run when it is missing or stale)",
-    );
-  }
-  return response.arrayBuffer();
-}
+const fetchTable = (assets: AssetsBinding): Promise<ArrayBuffer> =>
+  assetBytes(
+    assets,
+    TABLE_URL,
+    "tokenizer table",
+    "assets/tokenizer/o200k_base.bin is generated: `node scripts/build-tokenizer.ts`, which npm test, npm run dev and npm run deploy run when it is missing or stale",
+  );
 
 /** The isolate's counter, loaded once from `env.ASSETS` (about 3 MB, read as it is). */
 export const loadTokenCounter: (assets: AssetsBinding) => Promise<TokenCounter> = createTokenCounterLoader();
