@@ -56,10 +56,18 @@ export function oneLine(description: string | undefined): string {
   const end = firstSentenceEnd(text);
   // The first sentence; its closing period carries no meaning in a list line (421 of them cost 274 tokens).
   const sentence = end === -1 ? text : text.slice(0, text[end] === "." ? end : end + 1);
-  if (sentence.length <= ONE_LINE_MAX) return sentence;
-  const room = sentence.slice(0, ONE_LINE_MAX - 1);
+  return cutAtWord(sentence, ONE_LINE_MAX, 1 / 2);
+}
+
+/**
+ * `text` if it is at most `max` characters, else cut to fit with … at the end: at the last space, when that keeps
+ * more than `keep` of `max`, else mid-word; trailing punctuation dropped before the ….
+ */
+export function cutAtWord(text: string, max: number, keep: number): string {
+  if (text.length <= max) return text;
+  const room = text.slice(0, max - 1);
   const space = room.lastIndexOf(" ");
-  const cut = space > ONE_LINE_MAX / 2 ? room.slice(0, space) : room;
+  const cut = space > max * keep ? room.slice(0, space) : room;
   return `${cut.replace(/[\s,;:.-]+$/, "")}…`;
 }
 

@@ -7,7 +7,7 @@ import type { ConfigMode } from "../config/validate.ts";
 import type { CatalogTool } from "./catalog.ts";
 import { PATH_SEPARATOR } from "./code-names.ts";
 import { exposedName } from "./names.ts";
-import { byCodePoint, oneLine } from "./render.ts";
+import { byCodePoint, cutAtWord, oneLine } from "./render.ts";
 import type { TokenCounter } from "./tokenizer.ts";
 
 /** A server's index (discover_tool with `server` alone, the code view's describe of a namespace) costs at most this, each of its text and structured form. */
@@ -40,11 +40,7 @@ export function firstClause(description: string | undefined, max: number): strin
   const sentence = oneLine(description);
   const end = CLAUSE_END.exec(sentence);
   const clause = end !== null && end.index > 0 ? sentence.slice(0, end.index) : sentence;
-  if (clause.length <= max) return clause;
-  const room = clause.slice(0, max - 1);
-  const space = room.lastIndexOf(" ");
-  const cut = space > max / 3 ? room.slice(0, space) : room;
-  return `${cut.replace(/[\s,;:.-]+$/, "")}…`;
+  return cutAtWord(clause, max, 1 / 3);
 }
 
 /** The shrinking steps, widest first: each gives a tool's words at that step. */
