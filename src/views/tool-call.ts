@@ -46,6 +46,8 @@ export interface ToolCallRequest {
    * Otherwise a tool the caller's policies mark `approve` is asked about here, and with no port nobody can be asked.
    */
   consented?: true | undefined;
+  /** The arguments were already checked against this tool's schema (a program's call, before its consent). */
+  argumentsChecked?: true | undefined;
 }
 
 /** Calls the upstream tool `call.tool` names: its result, or (through the era's rounds) the round that asks the host. */
@@ -74,7 +76,7 @@ async function resolveAndCall(call: ToolCallRequest, round: UpstreamRound): Prom
     if (denied) name = denied;
     else if (!isResult(target)) name = `${target.upstream}/${target.tool.name}`;
     // Arguments the tool's schema refuses are answered before anyone is asked or anything is sent.
-    const refused = isResult(target) ? undefined : refusedArguments(session, target, call.input, tool.name);
+    const refused = isResult(target) || call.argumentsChecked ? undefined : refusedArguments(session, target, call.input, tool.name);
     let result: CallToolResult;
     if (isResult(target)) result = target;
     else if (refused) result = refused;

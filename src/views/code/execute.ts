@@ -135,13 +135,14 @@ export class Execute {
         const target = await findTool(registry, naming, path);
         if (isResult(target)) return notFound(target);
         // Arguments the schema refuses are the program's error before anyone is asked about the call (callTool
-        // refuses them again and records the entry; nothing is sent).
-        if (refusedArguments(session, target, input, path)) throw new Error(failureMessage(await callFound(target)));
+        // refuses them again and records the entry; nothing is sent); arguments that pass are not checked again.
+        if (refusedArguments(session, target, input, path)) throw new Error(failureMessage(await callFound(target, undefined)));
         return target;
       };
-      const callFound = (target: ExposedTool) => callTool({ session, tool: { name: path, found: target }, input, host, signal, consented: true });
+      const callFound = (target: ExposedTool, argumentsChecked: true | undefined) =>
+        callTool({ session, tool: { name: path, found: target }, input, host, signal, consented: true, argumentsChecked });
       const make = async (target: ExposedTool): Promise<{ value: unknown } | { error: string }> => {
-        const result = await callFound(target);
+        const result = await callFound(target, true);
         meter?.called("tool");
         return result.isError ? { error: failureMessage(result) } : { value: programValue(result) };
       };
