@@ -1,6 +1,5 @@
 // What the dashboard's pool tests share: a browser's requests to the Worker (an origin, a client address, the session
 // cookie carried by hand), the sign-in, and reading a page's headers and figures.
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { expect } from "vitest";
 import { BASE, workerFetch } from "./helpers.ts";
 
@@ -81,14 +80,4 @@ export function totalOf(html: string, name: string): string {
 export const unescapeHtml = (html: string): string =>
   html.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&#39;", "'").replaceAll("&amp;", "&");
 
-/** A 2026-era client of the team, as a host in its default (automatic) mode meets it; closed by the caller. */
-export async function modernClient(team: string, token: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/t/${team}/mcp`), {
-    fetch: (input, init) => workerFetch(new Request(input, init)),
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: "dash-host", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(transport);
-  expect(client.getProtocolEra()).toBe("modern");
-  return client;
-}
+export { modernClient } from "./modern-client.ts";

@@ -3,10 +3,11 @@
 // catalog in every view of both eras; a tool hidden from a caller, called by name, is answered exactly as a tool that
 // does not exist (its suggestions naming only what the caller sees) and never reaches its upstream; a server hidden
 // whole is gone with its resources and prompts, and load_mcp answers as for an unknown server.
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
+import type { Client as ModernClient } from "@modelcontextprotocol/client";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it } from "vitest";
-import { BASE, adminFetch, connectAt, discoverDescription, replayStats, replayUrl, seedTeam, text, waitFor, workerFetch } from "./helpers.ts";
+import { adminFetch, connectAt, discoverDescription, replayStats, replayUrl, seedTeam, text, waitFor } from "./helpers.ts";
+import { modernClient } from "./modern-client.ts";
 import { store } from "./sign-in-helpers.ts";
 
 const LATER = "A knowledge graph loaded on demand.";
@@ -58,17 +59,6 @@ function expectOnlySeen(words: string, label: Label): void {
 
 const call = (client: { callTool: (params: { name: string; arguments: Record<string, unknown> }) => Promise<unknown> }, name: string, args: Record<string, unknown>) =>
   client.callTool({ name, arguments: args }) as Promise<Result>;
-
-async function modernClient(team: string, token: string, query = ""): Promise<ModernClient> {
-  const transport = new ModernTransport(new URL(`${BASE}/t/${team}/mcp${query}`), {
-    fetch: (input, init) => workerFetch(new Request(input, init)),
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  const client = new ModernClient({ name: "policy-host", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(transport);
-  expect(client.getProtocolEra()).toBe("modern");
-  return client;
-}
 
 /** The team with its two tokens, labelled `reader` and `writer`. */
 async function policyTeam(team: string, suffix = ""): Promise<Record<Label, string>> {
