@@ -22,14 +22,22 @@ export interface VectorStore {
   write(model: string, vectors: ReadonlyMap<string, Int8Array>): Promise<void>;
 }
 
-/** An isolate's vectors, by scope, model and digest. */
-export type IsolateVectors = BoundedCache<string, Int8Array>;
+/**
+ * An isolate's vectors, by scope, model and digest: those kept, and those being found right now (a second caller
+ * waits for the first one's instead of asking the store and the model again).
+ */
+export interface IsolateVectors {
+  kept: BoundedCache<string, Int8Array>;
+  pending: Map<string, Promise<Int8Array>>;
+}
 
 /** The bytes of int8 vectors an isolate keeps: about 16,000 at Qwen3's 1,024 dimensions (the oldest go first). */
 export const ISOLATE_VECTOR_BYTES = 16 * 1024 * 1024;
 
-export const createIsolateVectors = (maxWeight = ISOLATE_VECTOR_BYTES): IsolateVectors =>
-  new BoundedCache<string, Int8Array>({ max: 200_000, maxWeight, weigh: (steps) => steps.length + 100 });
+export const createIsolateVectors = (maxWeight = ISOLATE_VECTOR_BYTES): IsolateVectors => ({
+  kept: new BoundedCache<string, Int8Array>({ max: 200_000, maxWeight, weigh: (steps) => steps.length + 100 }),
+  pending: new Map(),
+});
 
 /** The isolate's own, shared by every cached embedder made without one. */
 const ISOLATE_VECTORS = createIsolateVectors();
@@ -51,44 +59,63 @@ export interface QueryEmbedder extends Embedder {
 
 /** `embedder` with its texts' vectors kept in the isolate and in `store` (none: the isolate's cache alone). */
 export function cachedEmbedder(embedder: Embedder, store: VectorStore | undefined, options: CachedEmbedderOptions = {}): QueryEmbedder {
-  const isolate = options.isolate ?? ISOLATE_VECTORS;
+  const { kept, pending } = options.isolate ?? ISOLATE_VECTORS;
   const model = embedder.modelId;
   const keyOf = (digest: string) => `${store?.scope ?? ""}\n${model}\n${digest}`;
   const fits = (steps: Int8Array | undefined): steps is Int8Array => steps !== undefined && steps.length === embedder.dimension;
 
+  /** The vectors of texts neither cache of the isolate holds (by digest): from the store, else from the model. */
+  async function find(wanted: Map<string, string>): Promise<Map<string, Int8Array>> {
+    const found = new Map<string, Int8Array>();
+    if (store) {
+      for (const [digest, steps] of await store.read(model, [...wanted.keys()])) {
+        if (wanted.has(digest) && fits(steps)) found.set(digest, steps);
+      }
+    }
+    const missing = [...wanted].filter(([digest]) => !found.has(digest));
+    if (missing.length === 0) return found;
+    const vectors = await embedder.embed(missing.map(([, text]) => text));
+    const made = new Map(missing.map(([digest], i) => [digest, toInt8(vectors[i]!)]));
+    for (const [digest, steps] of made) found.set(digest, steps);
+    if (store) {
+      const writing = store.write(model, made);
+      if (options.defer) options.defer(writing);
+      else await writing;
+    }
+    return found;
+  }
+
   async function embed(texts: readonly string[]): Promise<Float32Array[]> {
     const digests = texts.map(digestOf);
     const found = new Map<string, Int8Array>();
-    /** Each digest not found yet, with the first text that has it. */
+    /** Digests this call finds (with the first text that has each), and those another call is finding. */
     const wanted = new Map<string, string>();
+    const awaited = new Map<string, Promise<Int8Array>>();
     digests.forEach((digest, at) => {
-      const kept = isolate.get(keyOf(digest));
-      if (fits(kept)) found.set(digest, kept);
+      const key = keyOf(digest);
+      const steps = kept.get(key);
+      if (fits(steps)) found.set(digest, steps);
+      else if (pending.has(key)) awaited.set(digest, pending.get(key)!);
       else if (!wanted.has(digest)) wanted.set(digest, texts[at]!);
     });
-    if (wanted.size > 0 && store) {
-      for (const [digest, steps] of await store.read(model, [...wanted.keys()])) {
-        if (!wanted.has(digest) || !fits(steps)) continue;
-        found.set(digest, steps);
-        isolate.set(keyOf(digest), steps);
-        wanted.delete(digest);
-      }
-    }
     if (wanted.size > 0) {
-      const vectors = await embedder.embed([...wanted.values()]);
-      const made = new Map<string, Int8Array>();
-      [...wanted.keys()].forEach((digest, i) => {
-        const steps = toInt8(vectors[i]!);
-        made.set(digest, steps);
-        found.set(digest, steps);
-        isolate.set(keyOf(digest), steps);
-      });
-      if (store) {
-        const writing = store.write(model, made);
-        if (options.defer) options.defer(writing);
-        else await writing;
+      const finding = find(wanted);
+      for (const digest of wanted.keys()) {
+        const one = finding.then((vectors) => vectors.get(digest)!);
+        // Marked as handled: a failure reaches this call below, and any caller that waits for it.
+        one.catch(() => undefined);
+        pending.set(keyOf(digest), one);
+      }
+      try {
+        for (const [digest, steps] of await finding) {
+          found.set(digest, steps);
+          kept.set(keyOf(digest), steps);
+        }
+      } finally {
+        for (const digest of wanted.keys()) pending.delete(keyOf(digest));
       }
     }
+    for (const [digest, one] of awaited) found.set(digest, await one);
     return digests.map((digest) => fromInt8(found.get(digest)!));
   }
 

@@ -82,14 +82,18 @@ describe("workers-ai embedder", () => {
 });
 
 describe("vectors cached per tool text", () => {
-  it("a tool text is embedded once across sessions of an isolate and across isolates; a changed one again, alone", async () => {
+  it("a tool text is embedded once across sessions of an isolate (at once or after) and across isolates; a changed one again, alone", async () => {
     const ai = aiStandIn();
     const kv = kvVectorStore(env.TEAMS, team());
     const [isolateA, isolateB] = [createIsolateVectors(), createIsolateVectors()];
-    const first = counted(kv);
-    const sessionA1 = cachedEmbedder(workersAiEmbedder(ai), first.store, { isolate: isolateA });
-    const made = await sessionA1.embed(TOOLS);
-    expect(ai.texts()).toHaveLength(70);
+    // Two sessions of one isolate at once: the second waits for the first one's vectors.
+    const [first, beside] = [counted(kv), counted(kv)];
+    const [made, alongside] = await Promise.all([
+      cachedEmbedder(workersAiEmbedder(ai), first.store, { isolate: isolateA }).embed(TOOLS),
+      cachedEmbedder(workersAiEmbedder(ai), beside.store, { isolate: isolateA }).embed(TOOLS),
+    ]);
+    expect([ai.texts().length, first.counts.reads, first.counts.writes, beside.counts.reads]).toEqual([70, 1, 1, 0]);
+    expect(alongside).toEqual(made);
 
     // Another session of the same isolate: its cache answers, KV is not read.
     const second = counted(kv);
@@ -118,7 +122,7 @@ describe("vectors cached per tool text", () => {
     const [one, two] = [await embedder.embedQuery(query), await embedder.embedQuery(query)];
     expect(ai.calls.map((c) => [c.field, c.texts])).toEqual([["queries", [query]], ["queries", [query]]]);
     expect(one).toEqual(two);
-    expect(isolate.size).toBe(0);
+    expect(isolate.kept.size).toBe(0);
     const stored = await kvVectorStore(env.TEAMS, name).read(embedder.modelId, [await sha256Hex(query)]);
     expect(stored.size).toBe(0);
     expect((await env.TEAMS.list({ prefix: `team/${name}/` })).keys).toEqual([]);
@@ -133,6 +137,10 @@ describe("vectors cached per tool text", () => {
     const embedder = cachedEmbedder(workersAiEmbedder(ai), kv, { isolate });
     expect(await embedder.embed(TOOLS.slice(0, 10))).toHaveLength(10);
     await expect(embedder.embed(TOOLS.slice(0, 11))).rejects.toMatchObject({ kind: "embedder_failed" });
+    // A caller waiting for another's vectors gets its failure too, and nothing is left pending.
+    const both = await Promise.allSettled([embedder.embed(TOOLS.slice(20, 30)), cachedEmbedder(workersAiEmbedder(ai), kv, { isolate }).embed(TOOLS.slice(20, 30))]);
+    expect(both.map((r) => r.status === "rejected" && (r.reason as EmbedderError).kind)).toEqual(["embedder_failed", "embedder_failed"]);
+    expect(isolate.pending.size).toBe(0);
     ai.failWith = undefined;
 
     const lines: string[] = [];
