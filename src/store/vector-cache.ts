@@ -14,7 +14,8 @@
 import { kvKeys } from "../config/keys.ts";
 import { hex } from "../lib/bytes.ts";
 import { log } from "../lib/log.ts";
-import type { VectorStore } from "../catalog/cached-embedder.ts";
+import { cachedEmbedder, type CachedEmbedderOptions, type QueryEmbedder, type VectorStore } from "../catalog/cached-embedder.ts";
+import { workersAiEmbedder, type EmbeddingBinding, type WorkersAiEmbedderOptions } from "../catalog/workers-ai-embedder.ts";
 
 export const VECTOR_BUCKETS = 32;
 export const BUCKET_ENTRIES = 1_024;
@@ -133,4 +134,18 @@ export function kvVectorStore(kv: VectorKv, team: string): VectorStore {
       );
     },
   };
+}
+
+/**
+ * The team's `workers-ai` embedder as the search takes it: Workers AI's vectors of tool texts cached in the isolate
+ * and in the team's KV, queries embedded each time; undefined where the Worker has no `AI` binding (locally, in tests:
+ * the caller falls back to the static embedder). `env` is the Worker's (`AI` and `TEAMS`).
+ */
+export function teamWorkersAiEmbedder(
+  env: { AI?: EmbeddingBinding | undefined; TEAMS: VectorKv },
+  team: string,
+  options: WorkersAiEmbedderOptions & CachedEmbedderOptions = {},
+): QueryEmbedder | undefined {
+  if (!env.AI) return undefined;
+  return cachedEmbedder(workersAiEmbedder(env.AI, options), kvVectorStore(env.TEAMS, team), options);
 }

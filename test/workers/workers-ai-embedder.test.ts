@@ -9,7 +9,7 @@ import { cachedEmbedder, createIsolateVectors, type VectorStore } from "../../sr
 import { QWEN3_QUERY_INSTRUCTION, workersAiEmbedder } from "../../src/catalog/workers-ai-embedder.ts";
 import { EmbedderError } from "../../src/lib/errors.ts";
 import { sha256Hex } from "../../src/lib/bytes.ts";
-import { kvVectorStore, type VectorKv } from "../../src/store/vector-cache.ts";
+import { kvVectorStore, teamWorkersAiEmbedder, type VectorKv } from "../../src/store/vector-cache.ts";
 import { aiStandIn, answerOf } from "./ai-stand-in.ts";
 
 const TOOLS = Array.from({ length: 70 }, (_, i) => `server${i % 7} tool_${i}: lists the open pull requests of repository number ${i}`);
@@ -78,6 +78,19 @@ describe("workers-ai embedder", () => {
       expect(err).toMatchObject({ name: "EmbedderError", kind: "embedder_malformed" });
       expect((err as Error).message).not.toContain("4242");
     }
+  });
+});
+
+describe("the team's workers-ai embedder", () => {
+  it("is there only with an AI binding, which the test pool (like `wrangler dev`) does not have", async () => {
+    expect(env.AI).toBeUndefined();
+    expect(teamWorkersAiEmbedder(env, "acme")).toBeUndefined();
+    const ai = aiStandIn();
+    const embedder = teamWorkersAiEmbedder({ AI: ai, TEAMS: env.TEAMS }, team());
+    expect(embedder?.modelId).toBe("workers-ai/@cf/qwen/qwen3-embedding-0.6b");
+    await embedder!.embed(["list open pull requests on github"]);
+    await embedder!.embedQuery("list open pull requests on github");
+    expect(ai.calls.map((c) => c.field)).toEqual(["documents", "queries"]);
   });
 });
 
