@@ -132,8 +132,14 @@ export function workersAiEmbedder(ai: EmbeddingBinding, options: WorkersAiEmbedd
     const worker = async () => {
       while (next < batches.length) {
         const batch = batches[next++]!;
-        const vectors = await call(batch.map((b) => b.text), role);
-        batch.forEach((b, i) => (out[b.at] = vectors[i]!));
+        try {
+          const vectors = await call(batch.map((b) => b.text), role);
+          batch.forEach((b, i) => (out[b.at] = vectors[i]!));
+        } catch (err) {
+          // One failed call fails them all: the others take no more batches.
+          next = batches.length;
+          throw err;
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));

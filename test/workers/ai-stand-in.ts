@@ -19,8 +19,9 @@ export interface AiStandIn extends EmbeddingBinding {
   readonly calls: StandInCall[];
   /** Every text embedded so far, in order, of calls whose field is one of these (all by default). */
   texts(...fields: StandInCall["field"][]): string[];
-  /** Set: every call throws it (as the binding does when Workers AI fails). */
+  /** Set: every call throws it (as the binding does when Workers AI fails); with `failingCall`, only that one (1-based). */
   failWith?: Error | undefined;
+  failingCall?: number | undefined;
   /** Set: every call answers this instead of vectors. */
   answerWith?: unknown;
 }
@@ -41,7 +42,7 @@ export function aiStandIn(): AiStandIn {
       if (!field || !texts || texts.length > spec.batch || texts.some((t) => t.length === 0)) throw new Error("3010: Invalid or incomplete input for the model");
       const instruction = typeof inputs.instruction === "string" ? inputs.instruction : undefined;
       calls.push({ model, field, texts, ...(instruction === undefined ? {} : { instruction }) });
-      if (standIn.failWith) throw standIn.failWith;
+      if (standIn.failWith && (standIn.failingCall === undefined || standIn.failingCall === calls.length)) throw standIn.failWith;
       if (standIn.answerWith !== undefined) return standIn.answerWith;
       const embedder = await loadStaticEmbedder(env.ASSETS);
       const data = texts.map((text) => {

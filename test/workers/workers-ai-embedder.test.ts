@@ -59,7 +59,11 @@ describe("workers-ai embedder", () => {
     const embedder = workersAiEmbedder(ai);
     const secret = "refund the charge of customer 4242 in the ledger";
     ai.failWith = new Error(`3040: Capacity temporarily exceeded while reading "${secret}"`);
-    const failed = await embedder.embed([secret]).catch((err: unknown) => err);
+    // 141 texts are five batches, four calls at a time: the first fails, and no call is made after it.
+    ai.failingCall = 1;
+    const failed = await embedder.embed([secret, ...TOOLS, ...TOOLS.map((t) => `${t}.`)]).catch((err: unknown) => err);
+    expect(ai.calls).toHaveLength(4);
+    ai.failingCall = undefined;
     expect(failed).toBeInstanceOf(EmbedderError);
     expect(failed).toMatchObject({ kind: "embedder_failed", model: "@cf/qwen/qwen3-embedding-0.6b" });
     expect((failed as Error).message).toContain("error 3040");
