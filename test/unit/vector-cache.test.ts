@@ -1,9 +1,7 @@
 // The pure parts of the workers-ai embedder's cache: int8 vectors keep cosines, a bucket's bytes read back (and a
 // value of another format or size reads as nothing), batches stay within a model's limits.
 import { describe, expect, it } from "vitest";
-import { digestOf } from "../../src/catalog/cached-embedder.ts";
 import { fromInt8, toInt8 } from "../../src/catalog/int8-vectors.ts";
-import { sha256Hex } from "../../src/lib/bytes.ts";
 import { batchesOf } from "../../src/catalog/workers-ai-embedder.ts";
 import { bucketOf, decodeBucket, encodeBucket, VECTOR_BUCKETS } from "../../src/store/vector-cache.ts";
 
@@ -25,12 +23,6 @@ describe("int8 vectors", () => {
       for (let j = 0; j < i; j++) expect(Math.abs(dot(v, back[j]!) - dot(vectors[i]!, vectors[j]!))).toBeLessThan(0.01);
     }
     expect(fromInt8(toInt8(new Float32Array(8)))).toEqual(new Float32Array(8));
-  });
-});
-
-describe("a text's digest", () => {
-  it("is the SHA-256 of its UTF-8, as sha256Hex gives it", async () => {
-    for (const text of ["", "create a github issue", "café ☕ 日本語 \u{1F600}"]) expect(digestOf(text)).toBe(await sha256Hex(text));
   });
 });
 
