@@ -16,6 +16,11 @@ export interface Embedder {
    * gets the zero vector: it is similar to nothing.
    */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /**
+   * A search's query, for a model that embeds queries apart from the texts they are matched against (Qwen3's
+   * instruction, BGE's prefix: src/catalog/workers-ai-embedder.ts); absent, a query is embedded as any text.
+   */
+  embedQuery?(text: string): Promise<Float32Array>;
 }
 
 /** The static embedder also answers at once, for callers that are not async (and for its benchmark). */

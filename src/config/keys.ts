@@ -17,6 +17,8 @@ export const kvKeys = {
   /** `variant`: of the client capabilities the proxy declared upstream (none: the key without it). */
   catalog: (team: string, server: string, variant = "") => `team/${team}/catalog/${server}${variant && `/${variant}`}`,
   era: (team: string, server: string) => `team/${team}/era/${server}`,
+  /** One of the buckets of the semantic search's tool vectors of one embedding model (src/store/vector-cache.ts). */
+  vectors: (team: string, model: string, bucket: number) => `team/${team}/vectors/${encodeURIComponent(model)}/${bucket}`,
   idp: (team: string) => `team/${team}/idp`,
   user: (team: string, userId: string) => `team/${team}/user/${userId}`,
   userPrefix: (team: string) => `team/${team}/user/`,

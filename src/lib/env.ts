@@ -216,6 +216,12 @@ export interface Env {
   TEAM_INDEX: DurableObjectNamespace<TeamIndexRpc>;
   /** Static assets, read only through this binding: the token table (src/catalog/tokenizer.ts). */
   ASSETS: Fetcher;
+  /**
+   * Workers AI, declared only in wrangler.toml's `[env.production]` (a top-level one would make `wrangler dev` ask for
+   * a login): the embedder of the search's `workers-ai` setting (src/catalog/workers-ai-embedder.ts). Absent locally
+   * and in tests, where that setting falls back to the static embedder.
+   */
+  AI?: Ai;
   /** Loads the Dynamic Workers code mode runs programs in (src/views/code/sandbox.ts); absent, code mode is off. */
   LOADER?: WorkerLoader;
   // The string settings below are read through `settings(env)` (src/lib/settings.ts), parsed once per env object.

@@ -64,6 +64,25 @@ export type HttpErrorKind =
 /** Team management (the store shared by the admin API and the CLI). */
 export type StoreErrorKind = "secrets_disabled" | "invalid_secret_name";
 
+/**
+ * An embedder of the search's semantic stage that gave no vectors (src/catalog/workers-ai-embedder.ts): its service
+ * failed or refused (`embedder_failed`), or answered something that is not one vector per text of the model's
+ * dimension (`embedder_malformed`). Never an answer of its own: the search goes on without the stage.
+ */
+export type EmbedderErrorKind = "embedder_failed" | "embedder_malformed";
+
+/** Why an embedder gave no vectors: the kind, the model, and words that never hold a text it was asked to embed. */
+export class EmbedderError extends Error {
+  readonly kind: EmbedderErrorKind;
+  readonly model: string;
+  constructor(kind: EmbedderErrorKind, model: string, message: string) {
+    super(message);
+    this.name = "EmbedderError";
+    this.kind = kind;
+    this.model = model;
+  }
+}
+
 /** Every kind of failure the proxy names: an upstream fault's kind, or one of the proxy's own. */
 export type ProxyErrorKind = UpstreamFault["kind"] | ToolErrorKind | RpcErrorKind | HttpErrorKind | StoreErrorKind;
 

@@ -34,6 +34,11 @@ export type LogEvent =
    * it (`session`: that one's id prefix), or, every one in use, the new one was refused.
    */
   | { event: "session_limit"; team: string; principal: string; outcome: "ended_idle" | "refused"; session?: string }
+  /**
+   * The semantic search's durable vector cache (src/store/vector-cache.ts) could not be read or written: the vectors
+   * are made again. Names the team, the model and what failed; never a text, a digest or a vector.
+   */
+  | { event: "vector_cache"; team: string; model: string; action: "read" | "write"; reason: string }
   | { event: "misconfigured"; reason: string }
   | { event: "unhandled"; error: string }
   | { event: "dashboard"; action: "sign_in" | "sign_out"; team?: string; user?: string }

@@ -2,13 +2,20 @@
 import * as z from "zod";
 
 // Names carry no description: the tools' own descriptions say what they name (server/tool, <mcp_servers>), and
-// every session pays for each word here in context (BENCHMARKS.md, "Context tokens").
+// every session pays for each word here in context (BENCHMARKS.md, "Context tokens"). A query has one (below).
 /** A search of the catalog, as discover_tool takes it (and the dashboard's tools page). */
 export const SearchQuery = z.string().max(1000);
 
+/**
+ * The one field that says how to fill it (discover_tool's and the code view's search): the search matches words and
+ * meaning of what tools do, so an agent's request in its own words finds more than a guessed tool name does. 24 o200k
+ * tokens: the dynamic mode's whole tools/list had 27 to spare under its goal (1% of the direct tools', bench:tokens).
+ */
+export const QUERY_DESCRIPTION = 'Action, object and product in your words ("refund a stripe charge"), not a tool name.';
+
 const discoverFields = {
   tool_name: z.string().optional(),
-  query: SearchQuery.optional(),
+  query: SearchQuery.describe(QUERY_DESCRIPTION).optional(),
   server: z.string().optional(),
   limit: z.number().int().min(1).max(25).optional(),
 };

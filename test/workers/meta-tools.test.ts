@@ -19,7 +19,7 @@ describe("config-file mode", () => {
       type: "object",
       properties: {
         tool_name: { type: "string" },
-        query: { type: "string", maxLength: 1000 },
+        query: { type: "string", maxLength: 1000, description: 'Action, object and product in your words ("refund a stripe charge"), not a tool name.' },
         server: { type: "string" },
         limit: { type: "integer", minimum: 1, maximum: 25 },
       },
