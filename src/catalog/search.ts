@@ -11,7 +11,7 @@ import type { ToolIndex } from "./search-index.ts";
 import { queryTerms } from "./search-query.ts";
 import { DEFAULT_RANKING, better, score, type Candidate, type Ranking } from "./search-score.ts";
 import { unionOf } from "./search-union.ts";
-import { blendCandidates, type QueryMeaning } from "./semantic-blend.ts";
+import { BLEND, blendCandidates, type QueryMeaning } from "./semantic-blend.ts";
 
 // The parts callers build and tune a search with (views/tool-search.ts, bench/selection.ts), from one place.
 export { DEFAULT_ANALYSIS, terms, words, type Analysis } from "./search-analysis.ts";
@@ -64,7 +64,7 @@ function candidates(list: readonly ToolIndex[], query: string, options: SearchOp
   const ranking = options.ranking ?? DEFAULT_RANKING;
   const weighted = queryTerms(query, ranking, list[0]?.analysis ?? DEFAULT_ANALYSIS, () => unionOf(list).serverWords);
   if (options.meaning === undefined || list.length === 0) return score(list, weighted, ranking, options.server, limit);
-  return blendCandidates(list, score(list, weighted, ranking, options.server, undefined), options.meaning, options.server, limit);
+  return blendCandidates(list, score(list, weighted, ranking, options.server, BLEND.pool), options.meaning, options.server, limit);
 }
 
 /**

@@ -69,10 +69,11 @@ export async function embedTools(embedder: Embedder, tools: readonly ToolText[])
 }
 
 /**
- * The cosine of unit vector `query` with each tool of `vectors`, written to `out` from `at` on. The loop is unrolled
- * by four: this is the stage's whole cost per search (20,041 tools x 128 components).
+ * The dot product of unit vector `query` with each tool of `vectors` over their first `components` components (all of
+ * them: the cosine), written to `out` from `at` on. The loop is unrolled by four: this is most of the stage's cost per
+ * search (20,041 tools).
  */
-export function cosinesInto(vectors: ToolVectors, query: Float32Array, out: Float32Array, at: number): void {
+export function cosinesInto(vectors: ToolVectors, query: Float32Array, out: Float32Array, at: number, components = vectors.dimension): void {
   const { rows, scales, dimension } = vectors;
   const count = scales.length;
   for (let t = 0; t < count; t++) {
@@ -82,15 +83,24 @@ export function cosinesInto(vectors: ToolVectors, query: Float32Array, out: Floa
     let c = 0;
     let e = 0;
     let d = 0;
-    for (; d + 3 < dimension; d += 4) {
+    for (; d + 3 < components; d += 4) {
       a += query[d]! * rows[base + d]!;
       b += query[d + 1]! * rows[base + d + 1]!;
       c += query[d + 2]! * rows[base + d + 2]!;
       e += query[d + 3]! * rows[base + d + 3]!;
     }
-    for (; d < dimension; d++) a += query[d]! * rows[base + d]!;
+    for (; d < components; d++) a += query[d]! * rows[base + d]!;
     out[at + t] = (a + b + c + e) * scales[t]!;
   }
+}
+
+/** The cosine of unit vector `query` with tool `tool` of `vectors`. */
+export function cosineOf(vectors: ToolVectors, tool: number, query: Float32Array): number {
+  const { rows, scales, dimension } = vectors;
+  const base = tool * dimension;
+  let dot = 0;
+  for (let d = 0; d < dimension; d++) dot += query[d]! * rows[base + d]!;
+  return dot * scales[tool]!;
 }
 
 /** The vectors made so far per index, by model: they live as long as the index object does. */
