@@ -5,6 +5,8 @@
 // binding is answered by the static model, said once in the log; tool vectors are made once per catalog content for
 // every session of the isolate.
 import { describe, expect, it, vi } from "vitest";
+import { env } from "cloudflare:workers";
+import { createStaticEmbedderLoader } from "../../src/catalog/embedder.ts";
 import { toolVectorBuilds } from "../../src/catalog/semantic-vectors.ts";
 import { connect, connectAt, replayUrl, seedTeam, text } from "./helpers.ts";
 import { modernClient } from "./modern-client.ts";
@@ -104,6 +106,17 @@ describe("the semantic stage in discover_tool", () => {
     expect(told).toHaveLength(1);
     expect(told[0]).toContain('"outcome":"static_instead"');
     expect(told[0]).not.toContain("money");
+  });
+});
+
+describe("the static model's first load", () => {
+  it("loads through the ASSETS binding once per isolate: its time printed (what a search made before it waits)", async () => {
+    const load = createStaticEmbedderLoader();
+    const t = performance.now();
+    const [a, b] = await Promise.all([load(env.ASSETS), load(env.ASSETS)]);
+    console.log(`the static model's first load through ASSETS: ${(performance.now() - t).toFixed(1)} ms`);
+    expect(a).toBe(b);
+    expect(a.embedOne("refund").length).toBe(128);
   });
 });
 
