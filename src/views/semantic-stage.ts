@@ -29,6 +29,7 @@ export interface StageParts<A> {
   workersAi?: ((ai: A) => Embedder) | undefined;
 }
 
+/** Whether this isolate has said that a workers-ai team is answered by the static model (said once). */
 let toldNoBinding = false;
 
 /** The embedder `stage` names, given what this Worker has; undefined when the stage is off. */
@@ -43,7 +44,8 @@ export function searchEmbedder<A>(stage: SemanticStage, parts: StageParts<A>): S
   }
   if (!toldNoBinding) {
     toldNoBinding = true;
-    log({ event: "semantic_search", stage: "workers-ai", outcome: "static_instead", reason: "this Worker has no AI binding (local wrangler dev or tests): the static model answers" });
+    const reason = ai ? "this build has no workers-ai embedder" : "this Worker has no AI binding (local wrangler dev or tests)";
+    log({ event: "semantic_search", stage: "workers-ai", outcome: "static_instead", reason: `${reason}: the static model answers` });
   }
   return staticStage;
 }
