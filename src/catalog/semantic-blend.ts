@@ -22,7 +22,11 @@ export interface Blend {
   pool: number;
   /** How many of the tools nearest the query by meaning join BM25F's matches. */
   nearest: number;
-  /** A tool BM25F does not match joins only with at least this cosine (a query of unknown words finds nothing). */
+  /**
+   * A tool BM25F does not match joins only with at least this cosine. With the static model it keeps the faintest
+   * out but does not tell nonsense from a paraphrase (a made-up word's best is about 0.35, a right tool's 0.3 to 0.5);
+   * a query with no known word (the zero vector) finds nothing by meaning.
+   */
   minCosine: number;
   /**
    * The first pass over every tool reads only this share of the leading components (a Model2Vec model's come in the
