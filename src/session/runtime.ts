@@ -31,8 +31,7 @@ import type { InputPort } from "../views/input-port.ts";
 import { serveView, type ToolView, type ViewSession } from "../views/tool-view.ts";
 import { elicitationInput } from "./elicitation-input.ts";
 import { loadTokenCounter } from "../catalog/tokenizer.ts";
-import { SEMANTIC_DEFAULT } from "../config/schema.ts";
-import { searchEmbedder, type SearchEmbedder } from "../views/semantic-stage.ts";
+import { teamSearchEmbedder } from "../views/semantic-stage.ts";
 import { bindingKv } from "../store/binding-kv.ts";
 import { kvCatalogCache, type ToolsChanged } from "../store/catalog-cache.ts";
 import { log } from "../lib/log.ts";
@@ -210,7 +209,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
   const audited = sessionAudit(record, audit, subject, "2025", () => server.getClientVersion());
-  const session: ViewSession = { registry, bridge, who, subject, links, meter, counter, audit: audited, semantic: semanticStage(env, record) };
+  const session: ViewSession = { registry, bridge, who, subject, links, meter, counter, audit: audited, semantic: teamSearchEmbedder(env, record.config.semantic) };
   serveView(server, sessionToolView(env, record, store, session));
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
@@ -239,10 +238,6 @@ function sessionToolView(env: Env, record: SessionRecord, store: SessionStore, s
   if (view === "code" && env.LOADER && settings(env).codeMode) return codeView(session, codeRuntime(env, env.LOADER), codeParts(store), input);
   return metaView(session, sessionScope(session), input);
 }
-
-/** The team's semantic search stage (its config's, else the deployment's default) over this Worker's assets and AI binding. */
-const semanticStage = (env: Env, record: SessionRecord): SearchEmbedder | undefined =>
-  searchEmbedder(record.config.semantic ?? SEMANTIC_DEFAULT, { assets: env.ASSETS, ai: env.AI });
 
 /** Where and within what the code view runs programs: the loader, the checkpoint finder (a static asset), the limits. */
 const codeRuntime = (env: Env, loader: WorkerLoader): CodeRuntime => ({
@@ -277,7 +272,7 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
   const who = { team: record.team, session: record.sessionId.slice(0, 11), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: false });
-  const semantic = semanticStage(env, record);
+  const semantic = teamSearchEmbedder(env, record.config.semantic);
   const session: ViewSession = { registry, bridge, who, subject, counter, links, meter, audit: sessionAudit(record, audit, subject, "2026"), semantic };
   // A view's own rounds (code mode's consent) live as long as the paused run they name (an hour), not as long as a park.
   let viewCodec: ReturnType<typeof requestStateCodec> | undefined;

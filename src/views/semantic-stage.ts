@@ -8,7 +8,7 @@ import { loadStaticEmbedder } from "../catalog/embedder.ts";
 import type { ToolIndex } from "../catalog/search.ts";
 import type { QueryMeaning } from "../catalog/semantic-blend.ts";
 import { vectorsOf } from "../catalog/semantic-vectors.ts";
-import type { SemanticStage } from "../config/schema.ts";
+import { SEMANTIC_DEFAULT, type SemanticStage } from "../config/schema.ts";
 import type { AssetsBinding } from "../lib/asset-bytes.ts";
 import { log } from "../lib/log.ts";
 
@@ -28,6 +28,13 @@ export interface StageParts<A> {
   /** The workers-ai embedder over the binding (src/catalog/workers-ai-embedder.ts), with its vector cache. */
   workersAi?: ((ai: A) => Embedder) | undefined;
 }
+
+/**
+ * A team's stage in this Worker: its config's `search.semantic`, else the deployment's SEMANTIC_DEFAULT, over the
+ * Worker's assets and AI binding. The one place sessions and the dashboard's search box make it.
+ */
+export const teamSearchEmbedder = <A>(env: { ASSETS: AssetsBinding; AI?: A | undefined }, semantic: SemanticStage | undefined): SearchEmbedder | undefined =>
+  searchEmbedder(semantic ?? SEMANTIC_DEFAULT, { assets: env.ASSETS, ai: env.AI });
 
 /** Whether this isolate has said that a workers-ai team is answered by the static model (said once). */
 let toldNoBinding = false;

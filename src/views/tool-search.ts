@@ -49,9 +49,24 @@ export async function searchCatalog(
   embedder?: SearchEmbedder | undefined,
 ): Promise<SearchHit[]> {
   const ready = registry.ready().filter((u) => options.server === undefined || u.name === options.server);
-  const all = upstreamIndexes(registry.mode, ready, (name) => registry.description(name));
+  return searchUpstreamsBy(registry.mode, ready, (name) => registry.description(name), query, options.limit, embedder);
+}
+
+/**
+ * The given upstreams' tools that best match `query` as a session of the team ranks them (with its semantic stage):
+ * the dashboard's search box, the same hits, order and scores as discover_tool's.
+ */
+export async function searchUpstreamsBy(
+  mode: ConfigMode,
+  ready: readonly ReadyUpstream[],
+  description: (server: string) => string | undefined,
+  query: string,
+  limit: number | undefined,
+  embedder: SearchEmbedder | undefined,
+): Promise<SearchHit[]> {
+  const all = upstreamIndexes(mode, ready, description);
   const meaning = embedder ? await queryMeaning(all, query, embedder) : undefined;
-  return searchTools(all, query, { ...(options.limit === undefined ? {} : { limit: options.limit }), meaning });
+  return searchTools(all, query, { ...(limit === undefined ? {} : { limit }), meaning });
 }
 
 /** The shared index of each given upstream's catalog, in order. */
@@ -59,7 +74,7 @@ function upstreamIndexes(mode: ConfigMode, ready: readonly ReadyUpstream[], desc
   return ready.map((u) => indexOf(mode, u.name, u.catalog, description(u.name)));
 }
 
-/** The given upstreams' tools that best match `query`, best first: discover_tool's ranking over any set of catalogs. */
+/** The given upstreams' tools that best match `query` by words alone (BM25F), best first, over any set of catalogs. */
 export function searchUpstreams(
   mode: ConfigMode,
   ready: readonly ReadyUpstream[],
