@@ -177,7 +177,7 @@ function timed<T>(fn: () => T): { value: T; ms: number } {
  * The scale bench's synthetic team (bench/scale.ts): corpus upstream i mod 20 (alphabetical) under the name
  * `<server>-<copy>`, added beside the real 20 until the whole holds at least `total` tools.
  */
-function syntheticCopies(corpus: readonly Upstream[], total: number): Upstream[] {
+export function syntheticCopies(corpus: readonly Upstream[], total: number): Upstream[] {
   const bases = [...corpus].sort((a, b) => (a.name < b.name ? -1 : 1));
   const out: Upstream[] = [];
   let tools = corpus.reduce((k, u) => k + u.tools.length, 0);

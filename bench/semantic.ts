@@ -4,7 +4,9 @@
 // (src/catalog/embedder.ts: potion-base-4M int8, cosine of query and tool text), of reciprocal-rank fusion of the
 // two, and of linear blends of their normalised scores at several weights; and the embedder's costs: the assets'
 // sizes, raw and gzipped, the table's load time and memory, a query's encoding time. Nothing here changes the
-// search's answer. `--smoke`: 20 queries, fewer repetitions, nothing written.
+// search's answer. Then the stage as the Worker runs it (bench/lib/semantic-path.ts): the production path's figures
+// against BM25F alone, int8 against float32 rows, the sweep BLEND was chosen from, and the time it adds to a search at
+// 421 and 20,041 tools. `--smoke`: 20 queries, fewer repetitions, a 2,000-tool team, nothing written.
 import { collectGarbage } from "./lib/collect.ts";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -14,6 +16,7 @@ import { cosine, staticEmbedder, type StaticEmbedder } from "../src/catalog/embe
 import { readEmbeddingTable } from "../src/catalog/embedding-table.ts";
 import { rankTools, splitDescription } from "../src/catalog/search.ts";
 import { table } from "./lib/markdown.ts";
+import { pathCost, pathQuality, type PathCost, type PathRow } from "./lib/semantic-path.ts";
 import { isSmoke, median, writeResult } from "./lib/results.ts";
 import { isMain } from "./report.ts";
 import { QUERIES_FILE, buildAll, corpusUpstreams, loadQueries, rankOf, scores, type Query, type Scores } from "./selection.ts";
@@ -190,6 +193,8 @@ interface Figures {
   quality: Quality[];
   assets: Asset[];
   costs: Costs;
+  path: PathRow[];
+  pathCosts: PathCost[];
 }
 
 const pct = (x: number) => (100 * x).toFixed(1);
@@ -234,6 +239,30 @@ function markdown(f: Figures): string {
   ].join("\n");
 }
 
+function pathMarkdown(f: Figures): string {
+  const base = f.path[0]!.scores;
+  const delta = (x: number, b: number) => `${x >= b ? "+" : ""}${(100 * (x - b)).toFixed(1)}`;
+  const rows = f.path.map(({ ranking, scores: s }) => [ranking, `${pct(s.hit1)} (${delta(s.hit1, base.hit1)})`, `${pct(s.hit5)} (${delta(s.hit5, base.hit5)})`, s.mrr.toFixed(3)]);
+  const ms = (x: number) => x.toFixed(3);
+  const costRows = f.pathCosts.map((c) => [
+    c.tools.toLocaleString("en"),
+    ms(c.wordsP50),
+    `${ms(c.blendedP50)} / ${ms(c.blendedP95)}`,
+    ms(c.addedP50),
+    `${c.vectorsMs.toFixed(0)} ms, ${kib(c.vectorBytes)} KiB`,
+  ]);
+  return [
+    "### The stage as the Worker runs it (dev set only)",
+    "",
+    `searchTools with the query's meaning over each index's tool vectors (server, name's words, catalog line), ${f.queries} dev queries, ` +
+      "ranks past 25 count as misses. The sweep blends BM25F's scores as a search answers them (rounded to 3 decimals).",
+    "",
+    table(["ranking", "hit@1 % (vs off)", "hit@5 % (vs off)", "MRR"], rows),
+    "",
+    table(["tools", "BM25F alone p50 ms", "with the stage p50 / p95 ms", "added p50 ms", "tool vectors (once per content)"], costRows),
+  ].join("\n");
+}
+
 function main(): void {
   const smoke = isSmoke();
   const tools = corpusTools();
@@ -246,8 +275,10 @@ function main(): void {
     quality: quality(queries, tools, embedder),
     assets: assetSizes(),
     costs: costs(queries, tools, smoke ? 3 : 15),
+    path: pathQuality(queries, embedder),
+    pathCosts: [pathCost(queries, embedder, undefined, smoke ? 1 : 5), pathCost(queries, embedder, smoke ? 2_000 : 20_000, 1)],
   };
-  const text = markdown(figures);
+  const text = `${markdown(figures)}\n\n${pathMarkdown(figures)}`;
   console.log(text);
   writeResult("semantic", figures, text, smoke);
 }

@@ -3,12 +3,15 @@
 // (`toolIndexBytes`, `readToolIndex`: search-index-bytes.ts), and any number of them are searched together
 // (`searchTools`) with statistics over their union (search-union.ts): BM25F over six fields (search-score.ts), English
 // stemming (Porter2), a short stop-word list (search-analysis.ts), and a query widened by general equivalences
-// (search-query.ts). The same indexes and query give the same answer, byte for byte.
+// (search-query.ts). With the query's meaning (a vector, and each index's tool vectors: semantic-vectors.ts), BM25F's
+// matches and the tools nearest by meaning are blended (semantic-blend.ts). The same indexes and query give the same
+// answer, byte for byte.
 import { DEFAULT_ANALYSIS } from "./search-analysis.ts";
 import type { ToolIndex } from "./search-index.ts";
 import { queryTerms } from "./search-query.ts";
 import { DEFAULT_RANKING, better, score, type Candidate, type Ranking } from "./search-score.ts";
 import { unionOf } from "./search-union.ts";
+import { BLEND, blendCandidates, type QueryMeaning } from "./semantic-blend.ts";
 
 // The parts callers build and tune a search with (views/tool-search.ts, bench/selection.ts), from one place.
 export { DEFAULT_ANALYSIS, terms, words, type Analysis } from "./search-analysis.ts";
@@ -26,6 +29,8 @@ export interface SearchOptions {
   server?: string | undefined;
   /** Another ranking than DEFAULT_RANKING (the benchmark's tuning). */
   ranking?: Ranking | undefined;
+  /** The query's meaning: BM25F's matches and the tools nearest by meaning, blended (semantic-blend.ts). Without it, BM25F alone. */
+  meaning?: QueryMeaning | undefined;
 }
 
 export interface SearchHit {
@@ -33,7 +38,10 @@ export interface SearchHit {
   server: string;
   /** The tool's catalog line: the first sentence of its description, at most 100 characters. */
   description: string;
-  /** BM25F score, rounded to 3 decimals (the order is by the unrounded score, then by name). */
+  /**
+   * BM25F score, or with the query's meaning the blended score (0 to 1), rounded to 3 decimals (the order is by the
+   * unrounded score, then by name).
+   */
   score: number;
 }
 
@@ -55,13 +63,14 @@ function hit(list: readonly ToolIndex[], c: Candidate): SearchHit {
 function candidates(list: readonly ToolIndex[], query: string, options: SearchOptions, limit: number | undefined): Candidate[] {
   const ranking = options.ranking ?? DEFAULT_RANKING;
   const weighted = queryTerms(query, ranking, list[0]?.analysis ?? DEFAULT_ANALYSIS, () => unionOf(list).serverWords);
-  return score(list, weighted, ranking, options.server, limit);
+  if (options.meaning === undefined || list.length === 0) return score(list, weighted, ranking, options.server, limit);
+  return blendCandidates(list, score(list, weighted, ranking, options.server, BLEND.pool), options.meaning, options.server, limit);
 }
 
 /**
  * The best tools for a free-text query over the union of `indexes`: document frequencies and field lengths are
  * those of the union, so scores compare across upstreams. Sorted by score, then name. Tools sharing no term with
- * the (widened) query are never returned; a query of stop words or punctuation only returns nothing.
+ * the (widened) query are never returned without its meaning; a query of stop words or punctuation only returns nothing.
  */
 export function searchTools(indexes: ToolIndex | readonly ToolIndex[], query: string, options: SearchOptions = {}): SearchHit[] {
   const list = asList(indexes);

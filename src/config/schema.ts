@@ -239,6 +239,28 @@ const Audit = z
   .optional()
   .describe("The audit trail of every tool call, load and admin action (never arguments, results or secrets): how long it is kept, and whether calls carry a hash of their arguments.");
 
+/** The semantic stages a team's search may use (README, "Choosing the semantic search"). */
+export const SEMANTIC_STAGES = ["off", "static", "workers-ai"] as const;
+export const SemanticStage = z.enum(SEMANTIC_STAGES, {
+  error: `search.semantic is one of ${SEMANTIC_STAGES.map((s) => JSON.stringify(s)).join(", ")}`,
+});
+export type SemanticStage = z.infer<typeof SemanticStage>;
+
+/**
+ * The stage of a team whose config names none, read when a session starts (so a new default reaches every such team):
+ * on while it lifts the holdout's hit@1 and keeps its hit@5 at a cost within 2 ms a search (BENCHMARKS.md).
+ */
+export const SEMANTIC_DEFAULT: SemanticStage = "static";
+
+const Search = z
+  .strictObject({
+    semantic: SemanticStage.optional().describe(
+      'How discover_tool and the code view\'s search read a query\'s meaning beside its words: "off" (words only, BM25F), "static" (a small embedding model shipped with the Worker: offline, about a millisecond a search) or "workers-ai" (a Workers AI embedding model: better, a remote call a search; the static model where the binding is absent). Absent: the deployment\'s default.',
+    ),
+  })
+  .optional()
+  .describe("The tool search of discover_tool and the code view's search.");
+
 /** What a team config holds in either mode besides its servers. */
 const TEAM_FIELDS = {
   $schema: SchemaRef,
@@ -251,6 +273,7 @@ const TEAM_FIELDS = {
   policies: Policies,
   dashboard_admins: DashboardAdmins,
   audit: Audit,
+  search: Search,
 };
 
 /** Config-file mode: many servers, tools namespaced as `server/tool`. */

@@ -3,7 +3,7 @@
 // `ResolvedMulti` and `ResolvedSingle` here), and their types are inferred from them.
 import * as z from "zod";
 import { View } from "./view.ts";
-import { CATALOG_BUDGET, MultiConfig, ServerEntry, ServerName, SingleConfig, UpstreamEntry, normalizeEntry } from "./schema.ts";
+import { CATALOG_BUDGET, MultiConfig, SemanticStage, ServerEntry, ServerName, SingleConfig, UpstreamEntry, normalizeEntry } from "./schema.ts";
 import { Policies, type PolicyRule } from "./policy-rules.ts";
 
 /** The name single-MCP mode gives its one upstream inside the proxy (never shown in tool names). */
@@ -24,9 +24,12 @@ function resolved<M extends "multi" | "single">(
   approve: ApprovalRule = { globs: [], destructive: false },
   policies: PolicyRule[] | undefined = undefined,
   audit?: AuditSettings,
+  semantic?: SemanticStage,
 ) {
   return {
     mode,
+    /** The search's semantic stage the config names (absent: the deployment's SEMANTIC_DEFAULT, read at use). */
+    ...(semantic ? { semantic } : {}),
     /** How long the team's audit trail keeps entries, and whether they carry a hash of the arguments (absent: the defaults). */
     ...(audit ? { audit } : {}),
     /** The view of sessions whose URL and token name none. */
@@ -75,12 +78,13 @@ const ResolvedMulti = MultiConfig.transform((config) =>
     approvalRule(config.approve, config.approve_destructive),
     config.policies,
     auditSettings(config.audit),
+    config.search?.semantic,
   ),
 );
 
 /** Single-MCP mode, normalized: its one entry (when enabled) named SINGLE_UPSTREAM. */
-const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, policies, audit, dashboard_admins: _admins, ...entry }) =>
-  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive), policies, auditSettings(audit)),
+const ResolvedSingle = SingleConfig.transform(({ $schema: _schema, pin_tools, promote, catalog_budget, view, approve, approve_destructive, policies, audit, search, dashboard_admins: _admins, ...entry }) =>
+  resolved("single", entry.enabled ? [spec(SINGLE_UPSTREAM, entry)] : [], pin_tools, promote, catalog_budget, view, approvalRule(approve, approve_destructive), policies, auditSettings(audit), search?.semantic),
 );
 
 export type ConfigMode = "multi" | "single";
@@ -102,6 +106,8 @@ const StoredApprove = MultiConfig.shape.approve;
  */
 const StoredPolicies = Policies.catch([{ who: ["*"], deny: ["**"] }]);
 const StoredAudit = MultiConfig.shape.audit;
+/** A stored config's semantic stage read on its own (lenient reading: a broken one is the default). */
+const StoredSemantic = SemanticStage.optional().catch(undefined);
 /** A stored config's view read on its own (lenient reading: a broken one is none). */
 const StoredView = View.optional().catch(undefined);
 
@@ -169,7 +175,10 @@ export function parseStoredConfig(raw: unknown): ConfigResult {
   // A broken audit setting keeps the defaults: entries are still written, for the default time.
   const audit = StoredAudit.safeParse((raw as { audit?: unknown }).audit);
   const kept = auditSettings(audit.success ? audit.data : undefined);
-  return { ok: true, config: { ...resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view, approve, policies, kept), invalid } };
+  const search = (raw as { search?: unknown }).search;
+  const semantic = StoredSemantic.parse(typeof search === "object" && search !== null ? (search as { semantic?: unknown }).semantic : undefined);
+  const config = resolved("multi", upstreams, pin, promote.success ? promote.data : undefined, budget, view, approve, policies, kept, semantic);
+  return { ok: true, config: { ...config, invalid } };
 }
 
 /** An entry name from a broken config, shown safely (it may be anything). */

@@ -30,6 +30,12 @@ export type LogEvent =
    */
   | { event: "schema_unchecked"; team: string; upstream: string; tool: string; reason: string }
   /**
+   * The search's semantic stage could not answer as set (src/views/semantic-stage.ts): `workers-ai` with no AI binding
+   * (the static model answers; once per isolate), or an embedder that failed (that search is BM25F alone). Never the
+   * query or a tool's text.
+   */
+  | { event: "semantic_search"; stage: "static" | "workers-ai"; outcome: "static_instead" | "words_only"; reason: string }
+  /**
    * A principal at MAX_SESSIONS_PER_PRINCIPAL started another session: its least recently used idle session ended for
    * it (`session`: that one's id prefix), or, every one in use, the new one was refused.
    */

@@ -26,7 +26,8 @@ import { isLazy } from "../upstream/records.ts";
 import { exposedName } from "../catalog/names.ts";
 import { META_NAMES, modernDefinitions } from "../views/definitions.ts";
 import { fitBesidePromoted } from "../views/tool-list.ts";
-import { searchUpstreams } from "../views/tool-search.ts";
+import type { SearchEmbedder } from "../views/semantic-stage.ts";
+import { searchUpstreamsBy } from "../views/tool-search.ts";
 
 /** One eager server's reading: its catalog as the team shows it and when the team last read it, or none yet. */
 export type ServerReading = { server: string; catalog: UpstreamCatalog; checkedAt: number } | { server: string; catalog: undefined };
@@ -109,9 +110,9 @@ export async function teamCatalog(
   return { config, readings, view, fitted, budget: config.catalogBudget, promoted: tools.slice(1 + rest.length) };
 }
 
-/** discover_tool's search over the team's catalog: the same ranking, the same catalogs. */
-export function searchTeamCatalog(catalog: TeamCatalog, query: string, limit?: number): SearchHit[] {
+/** discover_tool's search over the team's catalog: the same ranking (with the team's semantic stage), the same catalogs. */
+export function searchTeamCatalog(catalog: TeamCatalog, query: string, semantic: SearchEmbedder | undefined, limit?: number): Promise<SearchHit[]> {
   const ready: ReadyUpstream[] = catalog.readings.flatMap((r) => (r.catalog ? [{ name: r.server, catalog: r.catalog }] : []));
   const description = (server: string) => catalog.config.upstreams.find((u) => u.name === server)?.description;
-  return searchUpstreams(catalog.config.mode, ready, description, query, limit);
+  return searchUpstreamsBy(catalog.config.mode, ready, description, query, limit, semantic);
 }

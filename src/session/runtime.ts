@@ -31,6 +31,7 @@ import type { InputPort } from "../views/input-port.ts";
 import { serveView, type ToolView, type ViewSession } from "../views/tool-view.ts";
 import { elicitationInput } from "./elicitation-input.ts";
 import { loadTokenCounter } from "../catalog/tokenizer.ts";
+import { teamSearchEmbedder } from "../views/semantic-stage.ts";
 import { bindingKv } from "../store/binding-kv.ts";
 import { kvCatalogCache, type ToolsChanged } from "../store/catalog-cache.ts";
 import { log } from "../lib/log.ts";
@@ -208,7 +209,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
   const audited = sessionAudit(record, audit, subject, "2025", () => server.getClientVersion());
-  const session: ViewSession = { registry, bridge, who, subject, links, meter, counter, audit: audited };
+  const session: ViewSession = { registry, bridge, who, subject, links, meter, counter, audit: audited, semantic: teamSearchEmbedder(env, record.config.semantic) };
   serveView(server, sessionToolView(env, record, store, session));
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
@@ -271,7 +272,8 @@ export async function createModernRuntime(env: Env, record: SessionRecord, store
   const who = { team: record.team, session: record.sessionId.slice(0, 11), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: false });
-  const session: ViewSession = { registry, bridge, who, subject, counter, links, meter, audit: sessionAudit(record, audit, subject, "2026") };
+  const semantic = teamSearchEmbedder(env, record.config.semantic);
+  const session: ViewSession = { registry, bridge, who, subject, counter, links, meter, audit: sessionAudit(record, audit, subject, "2026"), semantic };
   // A view's own rounds (code mode's consent) live as long as the paused run they name (an hour), not as long as a park.
   let viewCodec: ReturnType<typeof requestStateCodec> | undefined;
   const rounds = {

@@ -5,7 +5,7 @@ import * as z from "zod";
 import type { LoggingLevel } from "@modelcontextprotocol/server";
 import type { TransportState } from "./transport.ts";
 import { logUnreadable } from "../config/keys.ts";
-import { CATALOG_BUDGET, ServerEntry, normalizeEntry } from "../config/schema.ts";
+import { CATALOG_BUDGET, SemanticStage, ServerEntry, normalizeEntry } from "../config/schema.ts";
 import type { ResolvedConfig, UpstreamSpec } from "../config/validate.ts";
 import { DEFAULT_VIEW, View } from "../config/view.ts";
 import { PolicyRule } from "../config/policy-rules.ts";
@@ -32,6 +32,8 @@ const StoredConfig = z.object({
   approve: z.object({ globs: z.array(z.string()), destructive: z.boolean() }).optional(),
   policies: z.array(PolicyRule).optional(),
   audit: z.object({ days: z.number(), hashArguments: z.boolean() }).optional(),
+  /** Sessions stored before the setting existed read as the deployment's default. */
+  semantic: SemanticStage.optional(),
   invalid: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
 });
 const configMatches: Same<z.output<typeof StoredConfig>, ResolvedConfig> = true;

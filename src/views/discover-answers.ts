@@ -9,16 +9,25 @@ import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
 import { findTool, type ToolNames } from "./find-tool.ts";
 import { searchLazyServers } from "./server-search.ts";
 import { isResult, toolError } from "./tool-errors.ts";
+import type { SearchEmbedder } from "./semantic-stage.ts";
 import { searchCatalog } from "./tool-search.ts";
 
 /** At most this many servers not loaded yet come with a search's answer. */
 export const LAZY_HITS = 3;
 
-/** discover_tool's search: the matching tools, and (unless narrowed to one loaded server) lazy servers that match. */
-export async function searchAnswer(registry: UpstreamRegistry, names: ToolNames, args: { query: string; server?: string | undefined; limit?: number | undefined }): Promise<CallToolResult> {
+/**
+ * discover_tool's search: the matching tools (by meaning too with the team's semantic stage), and (unless narrowed to
+ * one loaded server) lazy servers that match.
+ */
+export async function searchAnswer(
+  registry: UpstreamRegistry,
+  names: ToolNames,
+  args: { query: string; server?: string | undefined; limit?: number | undefined },
+  semantic?: SearchEmbedder | undefined,
+): Promise<CallToolResult> {
   await registry.ensureEager();
   if (args.server !== undefined && !registry.ready().some((u) => u.name === args.server)) return serverNotLoaded(registry, names, args.server);
-  const hits = searchCatalog(registry, args.query, { limit: args.limit, server: args.server });
+  const hits = await searchCatalog(registry, args.query, { limit: args.limit, server: args.server }, semantic);
   const servers = args.server === undefined ? searchLazyServers(registry, args.query, LAZY_HITS) : [];
   return {
     content: [{ type: "text", text: renderSearchHits(args.query, hits, servers) }],

@@ -78,7 +78,7 @@ async function answerCall(session: ViewSession, scope: MetaScope, rounds: InputP
     case DISCOVER_TOOL: {
       const args = parseArgs(scope.discoverInput, raw, name);
       if (isResult(args)) return args;
-      if (args.query !== undefined) return searchAnswer(registry, scope.names, { ...args, query: args.query });
+      if (args.query !== undefined) return searchAnswer(registry, scope.names, { ...args, query: args.query }, session.semantic);
       if (args.tool_name === undefined && args.server !== undefined) return indexAnswer(registry, scope.names, args.server, await session.counter());
       if (args.tool_name === undefined && scope.catalog) return scope.catalog();
       const decides = callerDecides(registry, session.subject);

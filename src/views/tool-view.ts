@@ -10,6 +10,7 @@ import type { TokenCounter } from "../catalog/tokenizer.ts";
 import type { HostBridge, HostExtra } from "../relay/bridge.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import type { SessionAudit } from "./call-audit.ts";
+import type { SearchEmbedder } from "./semantic-stage.ts";
 
 /** What a tools/call gets: a result, or (2026 era) the round that asks the host for input first. */
 export type ToolAnswer = CallToolResult | InputRequiredResult;
@@ -80,6 +81,8 @@ export interface CallSession {
 /** What every view is built over: the call's parts, the token counter its list is fitted with, the usage meter. */
 export interface ViewSession extends CallSession {
   counter: () => Promise<TokenCounter>;
+  /** The team's semantic stage for discover_tool's and the code view's search (absent: off, words only). */
+  semantic?: SearchEmbedder | undefined;
   meter?: UsageRecorder | undefined;
 }
 

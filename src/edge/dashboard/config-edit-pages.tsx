@@ -4,6 +4,7 @@ import { loadTokenCounter } from "../../catalog/tokenizer.ts";
 import { parseConfig, parseStoredConfig, type ConfigIssue } from "../../config/validate.ts";
 import { settings } from "../../lib/settings.ts";
 import { searchTeamCatalog, teamCatalog } from "../../modern/team-catalog.ts";
+import { teamSearchEmbedder } from "../../views/semantic-stage.ts";
 import { SearchQuery } from "../../views/schemas.ts";
 import { storedConfig } from "../admin/config-write.ts";
 import { store } from "../admin/route-context.ts";
@@ -36,7 +37,7 @@ export async function toolsPage(c: TeamPagesContext, status: Status, outcome?: E
   const query = asked === undefined || asked.trim() === "" ? undefined : SearchQuery.safeParse(asked);
   if (query && !query.success) return say(c, 400, "Search too long", "A search is at most 1,000 characters, as discover_tool takes it.");
   const catalog = await teamCatalog(c.env.TEAMS, team, loaded.config, await loadTokenCounter(c.env.ASSETS), settings(c.env).sessionTtlSeconds);
-  const hits = query ? searchTeamCatalog(catalog, query.data) : [];
+  const hits = query ? await searchTeamCatalog(catalog, query.data, teamSearchEmbedder(c.env, loaded.config.semantic)) : [];
   const waiting = (await store(c).listPins(team)).filter((pin) => pin.pending !== undefined);
   const edits = { version: stored.version, promoted: promotedNames(stored.raw), pinTools: loaded.config.pinTools === true, waiting, csrf: scope.csrf, base: scope.base };
   return page(c, status, <ToolsPage team={team} catalog={catalog} query={query?.data} hits={hits} edits={edits} outcome={outcome} scope={scope} />);

@@ -13,7 +13,7 @@ import { CODE_SEARCH } from "./definitions.ts";
 import { CodeSearchInput } from "./schemas.ts";
 
 /** search's answer: the matching paths best first, then lazy namespaces that match (unless narrowed to one). */
-export async function codeSearch({ session: { registry }, names, lazy }: CodeContext, raw: unknown, host: HostExtra): Promise<CallToolResult> {
+export async function codeSearch({ session: { registry, semantic }, names, lazy }: CodeContext, raw: unknown, host: HostExtra): Promise<CallToolResult> {
   const args = parseArgs(CodeSearchInput, raw, CODE_SEARCH);
   if (isResult(args)) return args;
   await registry.ensureEager();
@@ -28,7 +28,7 @@ export async function codeSearch({ session: { registry }, names, lazy }: CodeCon
       return toolError("invalid_arguments", `No loaded namespace is named "${args.server}"; loaded: ${loaded.length ? loaded.join(", ") : "none"}.`);
     }
   }
-  const hits = searchCatalog(registry, args.query, { limit: args.limit, server: only }).flatMap((hit) => {
+  const hits = (await searchCatalog(registry, args.query, { limit: args.limit, server: only }, semantic)).flatMap((hit) => {
     const path = names.pathOf(hit.name);
     return path === undefined ? [] : [{ path, description: hit.description }];
   });
