@@ -224,8 +224,6 @@ export interface Env {
   AI?: Ai;
   /** Loads the Dynamic Workers code mode runs programs in (src/views/code/sandbox.ts); absent, code mode is off. */
   LOADER?: WorkerLoader;
-  /** Workers AI, declared only under `[env.production]`: the `workers-ai` semantic search stage's embedder. */
-  AI?: Ai;
   // The string settings below are read through `settings(env)` (src/lib/settings.ts), parsed once per env object.
   /** Seconds before idle upstream clients are closed (default 120). */
   UPSTREAM_IDLE_SECONDS?: string;
