@@ -431,7 +431,7 @@ function scaleTeam(corpus: readonly Upstream[], tools: number): Upstream[] {
   return out;
 }
 
-function sized(corpus: readonly Upstream[], tools: number, queries: readonly Query[], smoke: boolean): Sized {
+async function sized(corpus: readonly Upstream[], tools: number, queries: readonly Query[], smoke: boolean): Promise<Sized> {
   const team = scaleTeam(corpus, tools);
   const count = toolCount(team);
   const reps = smoke ? 1 : count > 5_000 ? 3 : count > 500 ? 7 : 21;
@@ -446,7 +446,7 @@ function sized(corpus: readonly Upstream[], tools: number, queries: readonly Que
     indexBytes: storedBytes(indexes),
     heapBytes: heapOf(team, queries[0]?.q ?? "list"),
     queryMs: latency(run.queryMs),
-    sessions: sessionTimes(team, queries.map((q) => q.q), indexes),
+    sessions: await sessionTimes(team, queries.map((q) => q.q), indexes),
   };
 }
 
@@ -519,7 +519,7 @@ function foldedBaseline(base: Baseline, queries: readonly Query[], same: (n: str
   );
 }
 
-export function measure(dev: readonly Query[], holdout: readonly Query[], holdoutSha256: string, smoke: boolean): Figures {
+export async function measure(dev: readonly Query[], holdout: readonly Query[], holdoutSha256: string, smoke: boolean): Promise<Figures> {
   const corpus = corpusUpstreams();
   const indexes = buildAll(corpus);
   const base = baselineOf(corpus);
@@ -559,7 +559,8 @@ export function measure(dev: readonly Query[], holdout: readonly Query[], holdou
   const mixedIndexes = buildAll(mixed);
   const mixedBase = baselineOf(mixed);
 
-  const sizes = (smoke ? [50, 500] : [50, 500, 5_000, 20_000]).map((n) => sized(corpus, n, all, smoke));
+  const sizes: Sized[] = [];
+  for (const n of smoke ? [50, 500] : [50, 500, 5_000, 20_000]) sizes.push(await sized(corpus, n, all, smoke));
 
   return {
     smoke,
@@ -777,15 +778,19 @@ export function markdown(f: Figures): string {
   return out.join("\n");
 }
 
-/** `--sizes`: only the index size and speed table (build, bytes, heap, queries at 50 to 20,000 tools), nothing written. */
-function mainSizes(): void {
+/**
+ * `--sizes`: only the index size and speed table (build, bytes, heap, queries at 50 to 20,000 tools, or the sizes
+ * given after it), timed over the dev queries only (the holdout is not read), nothing written.
+ */
+async function mainSizes(): Promise<void> {
   const corpus = corpusUpstreams();
   const known = new Set(corpus.flatMap((u) => u.tools.map((t) => `${u.name}/${t.name}`)));
-  const all = [...loadQueries(QUERIES_FILE, known), ...loadQueries(HOLDOUT_FILE, known)];
-  for (const n of [50, 500, 5_000, 20_000]) console.log(JSON.stringify(sized(corpus, n, all, false)));
+  const dev = loadQueries(QUERIES_FILE, known);
+  const given = process.argv.slice(process.argv.indexOf("--sizes") + 1).map(Number).filter((n) => n > 0);
+  for (const n of given.length > 0 ? given : [50, 500, 5_000, 20_000]) console.log(JSON.stringify(await sized(corpus, n, dev, false)));
 }
 
-function main(): void {
+async function main(): Promise<void> {
   if (process.argv.includes("--sizes")) return mainSizes();
   const smoke = isSmoke();
   const known = new Set(corpusUpstreams().flatMap((u) => u.tools.map((t) => `${u.name}/${t.name}`)));
@@ -796,10 +801,10 @@ function main(): void {
     holdout = holdout.slice(0, 20);
   }
   const sha = createHash("sha256").update(readFileSync(HOLDOUT_FILE)).digest("hex");
-  const figures = measure(dev, holdout, sha, smoke);
+  const figures = await measure(dev, holdout, sha, smoke);
   const text = markdown(figures);
   console.log(text);
   writeResult("selection", figures, text, smoke);
 }
 
-if (isMain(import.meta.url)) main();
+if (isMain(import.meta.url)) await main();

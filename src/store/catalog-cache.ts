@@ -7,12 +7,14 @@
 // reads it anew. Written only when the catalog changed or its stamp is half as old as that: KV takes about one write
 // per second per key, and many sessions of a team start at once. A changed tool list is told (`toolsChanged`). A
 // cached catalog that does not parse is a cache miss (the upstream is read as if nothing were cached), logged once.
+// An entry carries its tools' digests, made once as it is written, which key the isolate's search indexes.
 import * as z from "zod";
 import type { ClientCapabilities, Implementation, Prompt, Resource, ResourceTemplateType as ResourceTemplate, ServerCapabilities, Tool } from "@modelcontextprotocol/server";
 import { sha256Hex } from "../lib/bytes.ts";
 import { jsonOrUndefined, kvKeys, logUnreadable } from "../config/keys.ts";
 import type { UpstreamSpec } from "../config/validate.ts";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
+import { TOOL_DIGEST_VERSION, keepToolDigests, toolDigests } from "../catalog/catalog-digest.ts";
 import type { CatalogCache, TeamReading } from "../upstream/startup.ts";
 import { accepted, type KvLike, type Same } from "./kv.ts";
 import { canonicalJson } from "./pins.ts";
@@ -51,7 +53,14 @@ const STAMP_MS = CATALOG_FRESH_MS / 2;
  * `team/<team>/catalog/<server>`: the catalog, the hash of the entry's config it came from, when it was saved (this
  * content), and when the team last read it from the upstream (absent in entries written before: `savedAt`).
  */
-const CachedCatalog = z.object({ config: z.string(), catalog: StoredCatalog, savedAt: z.string(), checkedAt: z.string().optional() });
+const CachedCatalog = z.object({
+  config: z.string(),
+  catalog: StoredCatalog,
+  savedAt: z.string(),
+  checkedAt: z.string().optional(),
+  /** The catalog's tool digests (`toolDigests`, catalog-digest.ts) of TOOL_DIGEST_VERSION, made once where it was written. */
+  digests: z.object({ v: z.number(), tools: z.array(z.string()) }).optional(),
+});
 type CachedCatalog = z.output<typeof CachedCatalog>;
 
 /**
@@ -109,6 +118,8 @@ export function kvCatalogCache(kv: KvLike, team: string, { capabilities = () => 
       entry && entry.config === (await configHash(spec))
         ? { entry, json: JSON.stringify(entry.catalog), checkedAt: Date.parse(entry.checkedAt ?? entry.savedAt) || 0 }
         : undefined;
+    // Every object that searches this catalog then keys its index by these, not by hashing its texts again.
+    if (current && current.entry.digests?.v === TOOL_DIGEST_VERSION) keepToolDigests(current.entry.catalog.tools, current.entry.digests.tools);
     texts.set(key, { text, current });
     return current;
   }
@@ -152,7 +163,13 @@ export function kvCatalogCache(kv: KvLike, team: string, { capabilities = () => 
         return undefined;
       }
       const stamp = new Date(readAt).toISOString();
-      const entry: CachedCatalog = { config: await configHash(spec), catalog, savedAt: current && same ? current.entry.savedAt : stamp, checkedAt: stamp };
+      const entry: CachedCatalog = {
+        config: await configHash(spec),
+        catalog,
+        savedAt: current && same ? current.entry.savedAt : stamp,
+        checkedAt: stamp,
+        digests: { v: TOOL_DIGEST_VERSION, tools: [...toolDigests(catalog.tools)] },
+      };
       seen.set(key, { json, checkedAt: readAt });
       await kv.put(key, JSON.stringify(entry));
       const tools = JSON.stringify(catalog.tools);

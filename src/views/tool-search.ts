@@ -1,16 +1,19 @@
 // discover_tool's search: one index per upstream catalog content, shared by every object of the isolate that shows
 // that catalog (src/catalog/shared-indexes.ts), built the first time any of them searches it; every loaded upstream's
-// index searched together (src/catalog/search.ts ranks). A catalog object remembers only its index's key, so an index
-// the isolate pushed out is built again rather than held by one session beside the shared copy.
+// index searched together (src/catalog/search.ts ranks). A catalog's index is found by its tools' digests, made where
+// the catalog came in (src/catalog/catalog-digest.ts), so a new session's first search reads no tool's text. A tools
+// list remembers only its index's key, so an index the isolate pushed out is built again rather than held by one
+// session beside the shared copy.
 import type { ReadyUpstream, UpstreamCatalog } from "../catalog/catalog.ts";
 import type { ConfigMode } from "../config/validate.ts";
+import { toolDigests } from "../catalog/catalog-digest.ts";
 import { exposedName } from "../catalog/names.ts";
 import { searchTools, type SearchHit, type SearchInput, type ToolIndex } from "../catalog/search.ts";
-import { indexKey, keptIndex, sharedIndex } from "../catalog/shared-indexes.ts";
+import { indexKey, keptIndex, sharedIndex, showsTools } from "../catalog/shared-indexes.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 
-/** Per catalog object, its index's key and what it was made under (the same catalog may show under another name). */
-const keys = new WeakMap<UpstreamCatalog, { key: string; made: string; id: number }>();
+/** Per tools list, its index's key and what it was made under (the same catalog may show under another name). */
+const keys = new WeakMap<UpstreamCatalog["tools"], { key: string; made: string; id: number }>();
 
 function searchInputs(mode: ConfigMode, upstream: string, catalog: UpstreamCatalog, serverDescription: string | undefined): SearchInput[] {
   return catalog.tools.map((tool) => ({
@@ -24,15 +27,15 @@ function searchInputs(mode: ConfigMode, upstream: string, catalog: UpstreamCatal
 }
 
 function indexOf(mode: ConfigMode, upstream: string, catalog: UpstreamCatalog, serverDescription: string | undefined): ToolIndex {
-  const made = JSON.stringify([mode, upstream, serverDescription ?? null]);
-  const known = keys.get(catalog);
-  const same = known?.made === made;
-  const kept = same ? keptIndex(known.key, known.id) : undefined;
+  const shownAs = [mode, upstream, serverDescription ?? "\u0000"];
+  const made = JSON.stringify(shownAs);
+  const known = keys.get(catalog.tools);
+  const kept = known?.made === made ? keptIndex(known.key, known.id) : undefined;
   if (kept) return kept.index;
-  const inputs = searchInputs(mode, upstream, catalog, serverDescription);
-  const key = same ? known.key : indexKey(inputs);
-  const entry = sharedIndex(key, inputs);
-  keys.set(catalog, { key, made, id: entry.id });
+  const key = indexKey(shownAs, toolDigests(catalog.tools));
+  const names = catalog.tools.map((tool) => exposedName(mode, upstream, tool.name));
+  const entry = sharedIndex(key, () => searchInputs(mode, upstream, catalog, serverDescription), (index) => showsTools(index, upstream, names));
+  keys.set(catalog.tools, { key, made, id: entry.id });
   return entry.index;
 }
 
