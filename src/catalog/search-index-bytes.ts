@@ -11,10 +11,12 @@ import {
   TOOL_FIELD_COUNT,
   indexArrays,
   indexArraysBytes,
-  internTerm,
+  numberedTerms,
+  termsOf,
   type IndexText,
   type ToolIndex,
 } from "./search-index.ts";
+import { internTerm } from "./search-terms.ts";
 
 const HEADER = 8;
 
@@ -37,7 +39,7 @@ export function toolIndexBytes(index: ToolIndex): Uint8Array {
     analysis: index.analysis,
     tools: index.tools,
     servers: index.servers,
-    terms: index.terms,
+    terms: termsOf(index),
     postings: index.postingTools.length,
   };
   const json = new TextEncoder().encode(JSON.stringify(text));
@@ -84,7 +86,7 @@ function consistent(index: ToolIndex): boolean {
   const { starts, postingTools, postingCounts } = index;
   const n = index.tools.length;
   if (starts[0] !== 0 || starts[starts.length - 1] !== postingTools.length) return false;
-  for (let t = 0; t < index.terms.length; t++) {
+  for (let t = 0; t < index.termIds.length; t++) {
     if (starts[t + 1]! <= starts[t]!) return false;
     for (let p = starts[t]!; p < starts[t + 1]!; p++) {
       if (postingTools[p]! >= n || (p > starts[t]! && postingTools[p]! <= postingTools[p - 1]!)) return false;
@@ -103,6 +105,6 @@ export function readToolIndex(bytes: Uint8Array): ToolIndex | undefined {
   if (bytes.length - at !== size) return undefined;
   const arrays = indexArrays(text.tools.length, text.terms.length, text.postings, bytes.slice(at).buffer);
   const servers = text.servers.map((s) => ({ ...s, terms: s.terms.map(internTerm) }));
-  const index: ToolIndex = { v: text.v, analysis: text.analysis, tools: text.tools, servers, terms: text.terms.map(internTerm), ...arrays };
+  const index: ToolIndex = { v: text.v, analysis: text.analysis, tools: text.tools, servers, ...numberedTerms(text.terms), ...arrays };
   return consistent(index) ? index : undefined;
 }

@@ -5,6 +5,7 @@
 // index is stored as bytes (search-index-bytes.ts) and read back without analysing any text again.
 import { byCodePoint, oneLine } from "./render.ts";
 import { DEFAULT_ANALYSIS, terms, type Analysis } from "./search-analysis.ts";
+import { internTerm, termIds, type TermIds, type TermTable } from "./search-terms.ts";
 
 /** Bumped whenever the stored form or the analysis changes: a stored index of another version is rebuilt. */
 export const SEARCH_INDEX_VERSION = 3;
@@ -56,8 +57,14 @@ export interface IndexText {
   terms: string[];
 }
 
-/** One upstream's tools, analysed: the text part and typed arrays over one buffer (`buffer`). */
-export interface ToolIndex extends IndexText {
+/**
+ * One upstream's tools, analysed: the text part (its terms as numbers in the isolate's term table) and typed arrays
+ * over one buffer (`buffer`).
+ */
+export interface ToolIndex extends Omit<IndexText, "terms"> {
+  /** Term t is `table.strings[termIds[t]]`; in code-point order of the terms. */
+  termIds: TermIds;
+  table: TermTable;
   /** Per tool, the number of terms in each of TOOL_FIELDS: `TOOL_FIELD_COUNT` numbers a tool. */
   lengths: Uint32Array;
   /**
@@ -105,18 +112,14 @@ export function indexArrays(tools: number, termCount: number, postings: number, 
   };
 }
 
-/** Terms kept as one string each in the isolate, however many indexes have them; cleared when full (a bound only). */
-const interned = new Map<string, string>();
-const INTERNED_MAX = 200_000;
-
-/** The isolate's one copy of `term`: an index of many upstreams with one vocabulary holds each term's text once. */
-export function internTerm(term: string): string {
-  const kept = interned.get(term);
-  if (kept !== undefined) return kept;
-  if (interned.size >= INTERNED_MAX) interned.clear();
-  interned.set(term, term);
-  return term;
+/** An index's terms, as numbers in the isolate's table. */
+export function numberedTerms(sorted: readonly string[]): Pick<ToolIndex, "termIds" | "table"> {
+  const { table, ids } = termIds(sorted);
+  return { termIds: ids, table };
 }
+
+/** An index's terms as text, in order. */
+export const termsOf = (index: ToolIndex): string[] => Array.from(index.termIds, (id) => index.table.strings[id]!);
 
 /** Property names, titles and descriptions of a JSON Schema, nested objects and array items included (bounded). */
 export function schemaText(schema: unknown, depth = 0, out: string[] = []): string[] {
@@ -178,7 +181,7 @@ export function indexTools(tools: readonly SearchInput[], analysis: Analysis = D
     }
     postings += counts.size;
   });
-  const sorted = [...byTerm.keys()].sort(byCodePoint).map(internTerm);
+  const sorted = [...byTerm.keys()].sort(byCodePoint);
   const arrays = indexArrays(tools.length, sorted.length, postings);
   arrays.lengths.set(lengths);
   let p = 0;
@@ -198,7 +201,7 @@ export function indexTools(tools: readonly SearchInput[], analysis: Analysis = D
     analysis: { stem: analysis.stem, aliases: analysis.aliases, exact: analysis.exact },
     tools: shownTools(tools),
     servers: [...servers].map(([name, description]) => serverEntry(name, description, analysis, memo)),
-    terms: sorted,
+    ...numberedTerms(sorted),
     ...arrays,
   };
 }

@@ -92,7 +92,8 @@ export function unionOf(list: readonly ToolIndex[]): Union {
     offsets.push(count);
     count += index.tools.length;
     p.totals.forEach((t, f) => (totals[f]! += t));
-    index.terms.forEach((term, at) => push(terms, term, i, at));
+    const strings = index.table.strings;
+    index.termIds.forEach((id, at) => push(terms, strings[id]!, i, at));
     index.servers.forEach((server, s) => {
       server.terms.forEach((term, at) => push(serverTerms, term, i, s, at));
       for (const w of words(server.name)) serverWords.add(w);

@@ -47,15 +47,15 @@ export function indexKey(shownAs: readonly string[], digests: readonly string[])
 }
 
 /**
- * An index's estimated bytes: its buffer, its own strings (two bytes a character, a header each) and a reference per
- * term (terms are the isolate's, shared: `internTerm`). Within a fifth of the heap measured at 20,041 tools.
+ * An index's estimated bytes: its buffer, its term numbers, its own strings (two bytes a character, a header each)
+ * and a reference per server term and count (terms are the isolate's, shared: search-terms.ts). Within a fifth of the heap measured at 20,041 tools.
  */
 function estimate(index: ToolIndex): number {
   let own = 0;
   for (const t of index.tools) own += 2 * (t.name.length + t.line.length) + 2 * 24 + 32;
-  let terms = index.terms.length;
-  for (const s of index.servers) terms += s.terms.length * 3;
-  return index.buffer.byteLength + own + 8 * terms;
+  let references = 0;
+  for (const s of index.servers) references += s.terms.length * 3;
+  return index.buffer.byteLength + index.termIds.byteLength + own + 8 * references;
 }
 
 /**

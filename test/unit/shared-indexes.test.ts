@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadCorpus } from "../../harness/replay-server.ts";
 import type { ReadyUpstream, UpstreamCatalog } from "../../src/catalog/catalog.ts";
-import { indexTools, type SearchInput } from "../../src/catalog/search-index.ts";
+import { indexTools, termsOf, type SearchInput } from "../../src/catalog/search-index.ts";
 import { handOnDigests, toolDigest, toolDigests, toolDigestsMade } from "../../src/catalog/catalog-digest.ts";
 import { clearSharedIndexes, indexKey, sharedIndex, sharedIndexBuilds, sharedIndexUse, showsTools } from "../../src/catalog/shared-indexes.ts";
 import type { UpstreamSpec } from "../../src/config/validate.ts";
@@ -92,7 +92,7 @@ describe("one index per catalog content in an isolate", () => {
     // Another content under the same key (a digest collision): its own index, and the kept one stays.
     expect(shared(b).index.tools[0]!.name).toBe("b/secret");
     expect(shared(a).index.tools[0]!.name).toBe("a/read");
-    expect(indexTools(a).terms).toEqual(shared(a).index.terms);
+    expect(termsOf(indexTools(a))).toEqual(termsOf(shared(a).index));
   });
 });
 

@@ -1,0 +1,23 @@
+import { corpusUpstreams, buildAll } from "./selection.ts";
+import { searchTools } from "../src/catalog/search.ts";
+import { unionOf } from "../src/catalog/search-union.ts";
+const corpus = corpusUpstreams();
+const bases = [...corpus].sort((a, b) => (a.name < b.name ? -1 : 1));
+const team: typeof corpus = [];
+for (let i = 0, n = 0; n < 20000; i++) { const b = bases[i % bases.length]!; team.push({ ...b, name: `${b.name}-${Math.floor(i / bases.length) + 1}` }); n += b.tools.length; }
+const gc = (globalThis as any).gc as () => void;
+gc(); const h0 = process.memoryUsage().heapUsed;
+const idx = buildAll(team);
+gc(); const h1 = process.memoryUsage().heapUsed;
+searchTools(idx, "list pods"); gc(); const h2 = process.memoryUsage().heapUsed;
+const u = unionOf(idx);
+const sum = (f: (i: any) => number) => idx.reduce((k, i) => k + f(i), 0);
+const mib = (b: number) => (b / 1048576).toFixed(2);
+console.log("heap indexes (no buffers)", mib(h1 - h0), "after union", mib(h2 - h1));
+console.log("buffers", mib(sum((i) => i.buffer.byteLength)));
+console.log("term refs", sum((i) => i.termIds.length), "->", mib(sum((i) => i.termIds.length) * 8));
+console.log("server terms", sum((i) => i.servers.reduce((k: number, s: any) => k + s.terms.length, 0)));
+console.log("postings", sum((i) => i.postingTools.length));
+console.log("tools chars", mib(sum((i) => i.tools.reduce((k: number, t: any) => k + t.name.length + t.line.length, 0))));
+const pos = [...u.terms.values(), ...u.serverTerms.values()];
+console.log("union positions", mib(pos.reduce((k, a) => k + a.byteLength, 0)), "arrays", pos.length);
