@@ -410,7 +410,7 @@ function heapOf(us: readonly Upstream[], query: string): number | undefined {
   collect();
   const u = unionOf(indexes);
   // V8 keeps a typed array of up to 64 bytes inside the heap; larger ones have a buffer outside it.
-  const outside = [...u.terms.values(), ...u.serverTerms.values()].filter((a) => a.byteLength > 64);
+  const outside = [u.terms.numbers, u.serverTerms.numbers].filter((a) => a.byteLength > 64);
   const termIds = indexes.map((i) => i.termIds).filter((a) => a.byteLength > 64);
   const buffers = [...indexes.map((i) => i.buffer.byteLength), ...[...outside, ...termIds].map((a) => a.byteLength)];
   const held = process.memoryUsage().heapUsed - before + buffers.reduce((k, b) => k + b, 0);

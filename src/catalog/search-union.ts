@@ -50,9 +50,9 @@ export interface Union {
   count: number;
   totals: number[];
   /** Per term, where it has postings: `[member, term position]` flattened. */
-  terms: Map<string, Positions>;
+  terms: PositionTable;
   /** Per term, the servers having it: `[member, server entry, term position]` flattened. */
-  serverTerms: Map<string, Positions>;
+  serverTerms: PositionTable;
   /** The words of every server's name (for `serverPrefixes`). */
   serverWords: string[];
 }
@@ -63,11 +63,41 @@ const UNIONS_KEPT = 4;
 export type Positions = Uint16Array | Uint32Array;
 
 /**
- * The lists as typed arrays: a table of a whole team's terms is a million numbers, an eighth or a quarter of the bytes
- * this way.
+ * Per term, its list of positions, every list in one typed array: a table of a whole team's terms is a million
+ * numbers, an eighth or a quarter of the bytes of arrays of numbers, and a typed array per term would cost more than
+ * its numbers.
  */
-const packed = (map: ReadonlyMap<string, number[]>): Map<string, Positions> =>
-  new Map([...map].map(([k, v]) => [k, v.every((n) => n < 1 << 16) ? Uint16Array.from(v) : Uint32Array.from(v)]));
+export class PositionTable {
+  readonly #slots = new Map<string, number>();
+  /** List k is numbers[starts[k]] to numbers[starts[k + 1]] (exclusive). */
+  readonly #starts: Uint32Array;
+  readonly numbers: Positions;
+
+  constructor(lists: ReadonlyMap<string, number[]>) {
+    this.#starts = new Uint32Array(lists.size + 1);
+    let total = 0;
+    let wide = false;
+    for (const list of lists.values()) {
+      total += list.length;
+      wide ||= list.some((n) => n >= 1 << 16);
+    }
+    this.numbers = wide ? new Uint32Array(total) : new Uint16Array(total);
+    let at = 0;
+    for (const [term, list] of lists) {
+      this.#starts[this.#slots.size] = at;
+      this.#slots.set(term, this.#slots.size);
+      this.numbers.set(list, at);
+      at += list.length;
+    }
+    this.#starts[this.#slots.size] = at;
+  }
+
+  /** The term's positions, if it has any. */
+  get(term: string): Positions | undefined {
+    const slot = this.#slots.get(term);
+    return slot === undefined ? undefined : this.numbers.subarray(this.#starts[slot]!, this.#starts[slot + 1]!);
+  }
+}
 const unions = new WeakMap<ToolIndex, Union[]>();
 
 /** The set `list` as one: the kept union of the same indexes in the same order, else a new one (then kept). */
@@ -100,7 +130,7 @@ export function unionOf(list: readonly ToolIndex[]): Union {
     });
     return p;
   });
-  const union: Union = { members: [...list], preps, offsets, count, totals, terms: packed(terms), serverTerms: packed(serverTerms), serverWords: [...serverWords] };
+  const union: Union = { members: [...list], preps, offsets, count, totals, terms: new PositionTable(terms), serverTerms: new PositionTable(serverTerms), serverWords: [...serverWords] };
   if (first) unions.set(first, [union, ...kept].slice(0, UNIONS_KEPT));
   return union;
 }
