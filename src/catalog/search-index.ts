@@ -4,7 +4,7 @@
 // fields' counts in 16 bits), so a team's indexes hold about a quarter of the heap that arrays of numbers did, and an
 // index is stored as bytes (search-index-bytes.ts) and read back without analysing any text again.
 import { byCodePoint, oneLine } from "./render.ts";
-import { DEFAULT_ANALYSIS, terms, type Analysis } from "./search-analysis.ts";
+import { DEFAULT_ANALYSIS, terms, termsOfWord, wordMemo, words, type Analysis } from "./search-analysis.ts";
 import { internTerm, termIds, type TermIds, type TermTable } from "./search-terms.ts";
 
 /** Bumped whenever the stored form or the analysis changes: a stored index of another version is rebuilt. */
@@ -157,50 +157,95 @@ function toolFieldTexts(tool: SearchInput): string[] {
   return [tool.tool, summary, rest, schemaText(tool.inputSchema).join(" \n ")];
 }
 
+/** Postings as they are found: in tool order, each a term (by the build's own number), a tool and packed counts. */
+interface Found {
+  /** The build's terms, numbered in the order first found. */
+  names: string[];
+  lengths: Uint32Array;
+  count: number;
+  term: Int32Array<ArrayBuffer>;
+  tool: Int32Array<ArrayBuffer>;
+  counts: Int32Array<ArrayBuffer>;
+}
+
+const grown = (a: Int32Array<ArrayBuffer>, size: number): Int32Array<ArrayBuffer> => {
+  if (a.length >= size) return a;
+  const b = new Int32Array(Math.max(size, a.length * 2));
+  b.set(a);
+  return b;
+};
+
+/**
+ * Every tool's terms and their packed counts in its fields, as flat arrays: a build makes no map or list per tool or
+ * term (at 20,000 tools the garbage of those took longer than the analysis).
+ */
+function findPostings(tools: readonly SearchInput[], analysis: Analysis): Found {
+  const memo = wordMemo(analysis);
+  const numbers = new Map<string, number>();
+  const found: Found = { names: [], lengths: new Uint32Array(tools.length * TOOL_FIELD_COUNT), count: 0, term: new Int32Array(256), tool: new Int32Array(256), counts: new Int32Array(256) };
+  let packedOf = new Int32Array(256);
+  const touched: number[] = [];
+  tools.forEach((tool, number) => {
+    toolFieldTexts(tool).forEach((text, field) => {
+      const shift = field * COUNT_BITS;
+      let length = 0;
+      for (const word of words(text)) {
+        let list = memo.get(word);
+        if (list === undefined) memo.set(word, (list = termsOfWord(word, analysis)));
+        for (const term of list) {
+          length++;
+          let id = numbers.get(term);
+          if (id === undefined) {
+            numbers.set(term, (id = found.names.length));
+            found.names.push(term);
+            packedOf = grown(packedOf, id + 1);
+          }
+          const packed = packedOf[id]!;
+          if (packed === 0) touched.push(id);
+          if (((packed >> shift) & COUNT_MAX) < COUNT_MAX) packedOf[id] = packed + (1 << shift);
+        }
+      }
+      found.lengths[number * TOOL_FIELD_COUNT + field] = length;
+    });
+    const end = found.count + touched.length;
+    [found.term, found.tool, found.counts] = [grown(found.term, end), grown(found.tool, end), grown(found.counts, end)];
+    for (const id of touched) {
+      found.term[found.count] = id;
+      found.tool[found.count] = number;
+      found.counts[found.count++] = packedOf[id]!;
+      packedOf[id] = 0;
+    }
+    touched.length = 0;
+  });
+  return found;
+}
+
 /** The index of one upstream's tools (or any set of tools), in the given order. */
 export function indexTools(tools: readonly SearchInput[], analysis: Analysis = DEFAULT_ANALYSIS): ToolIndex {
-  const byTerm = new Map<string, number[]>();
-  const lengths: number[] = [];
-  const memo = new Map<string, readonly string[]>();
-  let postings = 0;
-  tools.forEach((tool, number) => {
-    const counts = new Map<string, number>();
-    toolFieldTexts(tool).forEach((text, field) => {
-      const list = terms(text, analysis, memo);
-      lengths.push(list.length);
-      const shift = field * COUNT_BITS;
-      for (const term of list) {
-        const packed = counts.get(term) ?? 0;
-        if (((packed >> shift) & COUNT_MAX) < COUNT_MAX) counts.set(term, packed + (1 << shift));
-      }
-    });
-    for (const [term, packed] of counts) {
-      let list = byTerm.get(term);
-      if (!list) byTerm.set(term, (list = []));
-      list.push(number, packed);
-    }
-    postings += counts.size;
-  });
-  const sorted = [...byTerm.keys()].sort(byCodePoint);
-  const arrays = indexArrays(tools.length, sorted.length, postings);
-  arrays.lengths.set(lengths);
-  let p = 0;
-  sorted.forEach((term, t) => {
-    arrays.starts[t] = p;
-    const list = byTerm.get(term)!;
-    for (let k = 0; k < list.length; k += 2, p++) {
-      arrays.postingTools[p] = list[k]!;
-      arrays.postingCounts[p] = list[k + 1]!;
-    }
-  });
-  arrays.starts[sorted.length] = p;
+  const found = findPostings(tools, analysis);
+  const order = found.names.map((_, id) => id).sort((a, b) => byCodePoint(found.names[a]!, found.names[b]!));
+  const sorted = order.map((id) => found.names[id]!);
+  const rank = new Int32Array(order.length);
+  order.forEach((id, r) => (rank[id] = r));
+  const arrays = indexArrays(tools.length, sorted.length, found.count);
+  arrays.lengths.set(found.lengths);
+  // A counting sort by term, stable: within a term, tools stay ascending.
+  const next = new Uint32Array(sorted.length + 1);
+  for (let p = 0; p < found.count; p++) next[rank[found.term[p]!]! + 1]!++;
+  for (let t = 0; t < sorted.length; t++) next[t + 1]! += next[t]!;
+  arrays.starts.set(next);
+  for (let p = 0; p < found.count; p++) {
+    const at = next[rank[found.term[p]!]!]!++;
+    arrays.postingTools[at] = found.tool[p]!;
+    arrays.postingCounts[at] = found.counts[p]!;
+  }
   const servers = new Map<string, string | undefined>();
   for (const t of tools) if (!servers.has(t.server)) servers.set(t.server, t.serverDescription);
   return {
     v: SEARCH_INDEX_VERSION,
     analysis: { stem: analysis.stem, aliases: analysis.aliases, exact: analysis.exact },
     tools: shownTools(tools),
-    servers: [...servers].map(([name, description]) => serverEntry(name, description, analysis, memo)),
+    servers: [...servers].map(([name, description]) => serverEntry(name, description, analysis, wordMemo(analysis))),
     ...numberedTerms(sorted),
     ...arrays,
   };
