@@ -8,7 +8,7 @@ import { DEFAULT_ANALYSIS, terms, termsOfWord, wordMemo, words, type Analysis } 
 import { internTerm, termIds, type TermIds, type TermTable } from "./search-terms.ts";
 
 /** Bumped whenever the stored form or the analysis changes: a stored index of another version is rebuilt. */
-export const SEARCH_INDEX_VERSION = 3;
+export const SEARCH_INDEX_VERSION = 4;
 
 /** The fields of a tool itself, in the order of their counts in postings and lengths. */
 export const TOOL_FIELDS = ["name", "summary", "description", "parameters"] as const;
@@ -72,42 +72,51 @@ export interface ToolIndex extends Omit<IndexText, "terms"> {
    * a position when there are fewer than SMALL postings).
    */
   starts: Uint16Array | Uint32Array;
-  /** Per posting, its tool's number; ascending within a term (16 bits a number when there are fewer than SMALL tools). */
-  postingTools: Uint16Array | Uint32Array;
+  /**
+   * Per posting, its tool's number; ascending within a term (8 bits a number when there are fewer than TINY tools, as
+   * an upstream's index almost always has; 16 below SMALL).
+   */
+  postingTools: Uint8Array | Uint16Array | Uint32Array;
   /** Per posting, the term's count in each of TOOL_FIELDS, COUNT_BITS bits each (field 0 lowest). */
   postingCounts: Uint16Array;
-  /**
-   * The one buffer the four arrays are views of, in that order. Each view is aligned: a 32-bit `starts` or
-   * `postingTools` follows only 32-bit arrays (fewer tools than postings, so a 32-bit tool means 32-bit starts).
-   */
+  /** The one buffer the four arrays are views of, in the order lengths, starts, postingCounts, postingTools. */
   buffer: ArrayBuffer;
 }
 
 /** Below this count, positions and tool numbers take 16 bits. */
 export const SMALL = 1 << 16;
+/** Below this count, tool numbers take 8 bits. */
+export const TINY = 1 << 8;
 
-/** The byte size of each of the four typed arrays, in layout order. */
-function arraySizes(tools: number, termCount: number, postings: number): number[] {
-  return [tools * TOOL_FIELD_COUNT * 4, (termCount + 1) * (postings < SMALL ? 2 : 4), postings * (tools < SMALL ? 2 : 4), postings * 2];
+/**
+ * Where each of the four typed arrays starts in their buffer (lengths, starts, postingCounts, postingTools), each at a
+ * multiple of its numbers' size, and the buffer's size (a multiple of 4).
+ */
+function layout(tools: number, termCount: number, postings: number): { offsets: number[]; bytes: number } {
+  const widths = [4, postings < SMALL ? 2 : 4, 2, tools < TINY ? 1 : tools < SMALL ? 2 : 4];
+  const counts = [tools * TOOL_FIELD_COUNT, termCount + 1, postings, postings];
+  let at = 0;
+  const offsets = widths.map((w, k) => {
+    const start = Math.ceil(at / w) * w;
+    at = start + w * counts[k]!;
+    return start;
+  });
+  return { offsets, bytes: Math.ceil(at / 4) * 4 };
 }
 
 /** The bytes `indexArrays` lays out for these counts. */
-export const indexArraysBytes = (tools: number, termCount: number, postings: number): number =>
-  arraySizes(tools, termCount, postings).reduce((a, b) => a + b, 0);
+export const indexArraysBytes = (tools: number, termCount: number, postings: number): number => layout(tools, termCount, postings).bytes;
 
-/**
- * The four typed arrays of an index over one new buffer (or `from`, when reading stored bytes), in layout order: the
- * 32-bit arrays first, so every view is aligned.
- */
+/** The four typed arrays of an index over one new buffer (or `from`, when reading stored bytes), each view aligned. */
 export function indexArrays(tools: number, termCount: number, postings: number, from?: ArrayBuffer): Pick<ToolIndex, "lengths" | "starts" | "postingTools" | "postingCounts" | "buffer"> {
-  const sizes = arraySizes(tools, termCount, postings);
-  const buffer = from ?? new ArrayBuffer(indexArraysBytes(tools, termCount, postings));
-  const at = (k: number): number => sizes.slice(0, k).reduce((a, b) => a + b, 0);
+  const { offsets, bytes } = layout(tools, termCount, postings);
+  const buffer = from ?? new ArrayBuffer(bytes);
+  const [lengths, starts, counts, numbers] = offsets as [number, number, number, number];
   return {
-    lengths: new Uint32Array(buffer, at(0), tools * TOOL_FIELD_COUNT),
-    starts: postings < SMALL ? new Uint16Array(buffer, at(1), termCount + 1) : new Uint32Array(buffer, at(1), termCount + 1),
-    postingTools: tools < SMALL ? new Uint16Array(buffer, at(2), postings) : new Uint32Array(buffer, at(2), postings),
-    postingCounts: new Uint16Array(buffer, at(3), postings),
+    lengths: new Uint32Array(buffer, lengths, tools * TOOL_FIELD_COUNT),
+    starts: postings < SMALL ? new Uint16Array(buffer, starts, termCount + 1) : new Uint32Array(buffer, starts, termCount + 1),
+    postingCounts: new Uint16Array(buffer, counts, postings),
+    postingTools: tools < TINY ? new Uint8Array(buffer, numbers, postings) : tools < SMALL ? new Uint16Array(buffer, numbers, postings) : new Uint32Array(buffer, numbers, postings),
     buffer,
   };
 }

@@ -27,8 +27,18 @@ const keptBy = (bound: number) => new BoundedCache<string, SharedEntry>({ max: I
 let entries = keptBy(SHARED_INDEX_BYTES);
 let builds = 0;
 
+let loads = 0;
+/** The last entry's id: builds and loads. */
+let made = 0;
+
 /** How many indexes this isolate has built (tests count a session's builds by it). */
 export const sharedIndexBuilds = (): number => builds;
+
+/** How many indexes this isolate has taken from their stored bytes instead of building them. */
+export const sharedIndexLoads = (): number => loads;
+
+/** Whether an index is kept under `key` (a stored one is then not worth reading). */
+export const keptUnder = (key: string): boolean => entries.has(key);
 
 /** The indexes kept and their estimated bytes. */
 export const sharedIndexUse = (): { indexes: number; bytes: number } => ({ indexes: entries.size, bytes: entries.weight });
@@ -86,8 +96,19 @@ export function sharedIndex(key: string, inputs: () => readonly SearchInput[], s
   if (kept && shows(kept.index)) return keptIndex(key, kept.id)!;
   const index = indexTools(inputs());
   builds++;
-  const entry = { index, bytes: estimate(index), id: builds };
+  const entry = { index, bytes: estimate(index), id: ++made };
   if (kept) return entry;
   entries.set(key, entry);
   return entry;
+}
+
+/**
+ * Keeps `index`, read back from its stored bytes (checked: search-index-bytes.ts) for a catalog whose key is `key`
+ * and whose tools it `shows`, unless one is kept under that key already; says whether it was kept.
+ */
+export function adoptIndex(key: string, index: ToolIndex, shows: (index: ToolIndex) => boolean): boolean {
+  if (entries.has(key) || !shows(index)) return false;
+  loads++;
+  entries.set(key, { index, bytes: estimate(index), id: ++made });
+  return true;
 }

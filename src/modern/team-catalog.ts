@@ -65,7 +65,7 @@ async function teamShown(kv: KvLike, team: string, config: ResolvedConfig, spec:
  */
 export async function teamReadings(kvNamespace: KVNamespace, team: string, config: ResolvedConfig, subject?: Subject): Promise<ServerReading[]> {
   const kv = bindingKv(kvNamespace);
-  const cache = kvCatalogCache(kv, team, { capabilities: () => relayedCapabilities(modernHost().capabilities()) });
+  const cache = kvCatalogCache(kv, team, { capabilities: () => relayedCapabilities(modernHost().capabilities()), searchMode: config.mode });
   const eager = config.upstreams.filter((spec) => !isLazy(spec));
   const access = subject && toolAccess(config, subject);
   const readings = await Promise.all(

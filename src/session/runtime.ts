@@ -137,7 +137,9 @@ async function createUpstreams(
   const registry: UpstreamRegistry = new UpstreamRegistry(record.config, store, {
     connect,
     policy,
-    cache: perUserUncached(kvCatalogCache(kv, record.team, { capabilities: declared, toolsChanged: toldToTeam(env, record.team, declared) })),
+    cache: perUserUncached(
+      kvCatalogCache(kv, record.team, { capabilities: declared, toolsChanged: toldToTeam(env, record.team, declared), searchMode: record.config.mode }),
+    ),
     onChange: (change) => void bridge.announce(change),
     hides: (server) => access().serverHidden(server, []),
     ...(onConnect ? { onConnect: (name: string, client: UpstreamClient) => onConnect(registry, links, name, client) } : {}),

@@ -5,36 +5,23 @@
 // list remembers only its index's key, so an index the isolate pushed out is built again rather than held by one
 // session beside the shared copy.
 import type { ReadyUpstream, UpstreamCatalog } from "../catalog/catalog.ts";
+import { catalogIndexKey, catalogInputs, shownNames, shownParts, type ShownAs } from "../catalog/catalog-index.ts";
 import type { ConfigMode } from "../config/validate.ts";
-import { toolDigests } from "../catalog/catalog-digest.ts";
-import { exposedName } from "../catalog/names.ts";
-import { searchTools, type SearchHit, type SearchInput, type ToolIndex } from "../catalog/search.ts";
-import { indexKey, keptIndex, sharedIndex, showsTools } from "../catalog/shared-indexes.ts";
+import { searchTools, type SearchHit, type ToolIndex } from "../catalog/search.ts";
+import { keptIndex, sharedIndex, showsTools } from "../catalog/shared-indexes.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 
 /** Per tools list, its index's key and what it was made under (the same catalog may show under another name). */
 const keys = new WeakMap<UpstreamCatalog["tools"], { key: string; made: string; id: number }>();
 
-function searchInputs(mode: ConfigMode, upstream: string, catalog: UpstreamCatalog, serverDescription: string | undefined): SearchInput[] {
-  return catalog.tools.map((tool) => ({
-    name: exposedName(mode, upstream, tool.name),
-    server: upstream,
-    serverDescription,
-    tool: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-  }));
-}
-
-function indexOf(mode: ConfigMode, upstream: string, catalog: UpstreamCatalog, serverDescription: string | undefined): ToolIndex {
-  const shownAs = [mode, upstream, serverDescription ?? "\u0000"];
-  const made = JSON.stringify(shownAs);
+function indexOf(as: ShownAs, catalog: UpstreamCatalog): ToolIndex {
+  const made = JSON.stringify(shownParts(as));
   const known = keys.get(catalog.tools);
   const kept = known?.made === made ? keptIndex(known.key, known.id) : undefined;
   if (kept) return kept.index;
-  const key = indexKey(shownAs, toolDigests(catalog.tools));
-  const names = catalog.tools.map((tool) => exposedName(mode, upstream, tool.name));
-  const entry = sharedIndex(key, () => searchInputs(mode, upstream, catalog, serverDescription), (index) => showsTools(index, upstream, names));
+  const key = catalogIndexKey(as, catalog.tools);
+  const names = shownNames(as, catalog.tools);
+  const entry = sharedIndex(key, () => catalogInputs(as, catalog.tools), (index) => showsTools(index, as.server, names));
   keys.set(catalog.tools, { key, made, id: entry.id });
   return entry.index;
 }
@@ -53,6 +40,6 @@ export function searchUpstreams(
   query: string,
   limit?: number | undefined,
 ): SearchHit[] {
-  const all = ready.map((u) => indexOf(mode, u.name, u.catalog, description(u.name)));
+  const all = ready.map((u) => indexOf({ mode, server: u.name, description: description(u.name) }, u.catalog));
   return searchTools(all, query, { ...(limit === undefined ? {} : { limit }) });
 }
