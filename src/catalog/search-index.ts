@@ -6,6 +6,7 @@
 import { byCodePoint, oneLine } from "./render.ts";
 import { DEFAULT_ANALYSIS, terms, termsOfWord, wordMemo, words, type Analysis } from "./search-analysis.ts";
 import { internTerm, termIds, type TermIds, type TermTable } from "./search-terms.ts";
+import { ShownTools, type ShownTool } from "./shown-tools.ts";
 
 /** Bumped whenever the stored form or the analysis changes: a stored index of another version is rebuilt. */
 export const SEARCH_INDEX_VERSION = 4;
@@ -44,13 +45,18 @@ export interface ServerEntry {
   counts: number[];
 }
 
+/** A server entry in memory: its counts in a typed array (a number each in a list takes four times the bytes). */
+export interface IndexedServer extends Omit<ServerEntry, "counts"> {
+  counts: Uint16Array;
+}
+
 /** The text part of an index: what is stored as JSON before the typed arrays' bytes. */
 export interface IndexText {
   v: typeof SEARCH_INDEX_VERSION;
   /** How its text became terms; queries are analysed the same way. */
   analysis: Analysis;
   /** Per tool: its exposed name, its server and the one line a hit shows. */
-  tools: Array<{ name: string; server: string; line: string }>;
+  tools: ShownTool[];
   /** Per server the tools name, stored once and counted for each of its tools. */
   servers: ServerEntry[];
   /** Every term of the tools' own fields, sorted by code point (so the same tools give the same index). */
@@ -61,7 +67,10 @@ export interface IndexText {
  * One upstream's tools, analysed: the text part (its terms as numbers in the isolate's term table) and typed arrays
  * over one buffer (`buffer`).
  */
-export interface ToolIndex extends Omit<IndexText, "terms"> {
+export interface ToolIndex extends Omit<IndexText, "terms" | "tools" | "servers"> {
+  servers: IndexedServer[];
+  /** Per tool, what a hit shows (held compactly). */
+  tools: ShownTools;
   /** Term t is `table.strings[termIds[t]]`; in code-point order of the terms. */
   termIds: TermIds;
   table: TermTable;
@@ -264,12 +273,11 @@ export function indexTools(tools: readonly SearchInput[], analysis: Analysis = D
  * Per tool what a hit shows. The names and lines are made fresh strings: a line cut from its description would
  * otherwise keep the whole description alive (a slice of a string refers to it), several times its own size.
  */
-function shownTools(tools: readonly SearchInput[]): ToolIndex["tools"] {
-  const texts = JSON.parse(JSON.stringify(tools.map((t) => [t.name, oneLine(t.description)]))) as Array<[string, string]>;
-  return tools.map((t, i) => ({ name: texts[i]![0], server: t.server, line: texts[i]![1] }));
+function shownTools(tools: readonly SearchInput[]): ShownTools {
+  return new ShownTools(tools.map((t) => ({ name: t.name, server: t.server, line: oneLine(t.description) })));
 }
 
-function serverEntry(name: string, description: string | undefined, analysis: Analysis, memo: Map<string, readonly string[]>): ServerEntry {
+function serverEntry(name: string, description: string | undefined, analysis: Analysis, memo: Map<string, readonly string[]>): IndexedServer {
   const fields = [terms(name, analysis, memo), terms(description ?? "", analysis, memo)];
   const counts = new Map<string, number[]>();
   fields.forEach((list, f) => {
@@ -280,5 +288,6 @@ function serverEntry(name: string, description: string | undefined, analysis: An
     }
   });
   const sorted = [...counts.keys()].sort(byCodePoint).map(internTerm);
-  return { name, lengths: fields.map((l) => l.length), terms: sorted, counts: sorted.flatMap((t) => counts.get(t)!) };
+  const numbers = Uint16Array.from(sorted.flatMap((t) => counts.get(t)!), (n) => Math.min(n, 0xffff));
+  return { name, lengths: fields.map((l) => l.length), terms: sorted, counts: numbers };
 }

@@ -7,8 +7,8 @@ import { words } from "./search-analysis.ts";
 export interface Prepared {
   /** Per SEARCH_FIELDS field, the sum of its length over the index's tools (a server's counted once per tool). */
   totals: number[];
-  /** Per server entry, its tools. */
-  serverTools: number[][];
+  /** Per server entry, how many tools it has (its tools are those whose `toolServer` it is). */
+  serverSize: Uint32Array;
   /** Per tool, its server entry. */
   toolServer: Int32Array;
 }
@@ -20,19 +20,19 @@ function prepare(index: ToolIndex): Prepared {
   if (p) return p;
   const entry = new Map(index.servers.map((s, i) => [s.name, i]));
   const toolServer = new Int32Array(index.tools.length);
-  const serverTools: number[][] = index.servers.map(() => []);
+  const serverSize = new Uint32Array(index.servers.length);
   const totals = new Array<number>(SEARCH_FIELDS.length).fill(0);
-  index.tools.forEach((t, tool) => {
-    const s = entry.get(t.server) ?? -1;
+  for (let tool = 0; tool < index.tools.length; tool++) {
+    const s = entry.get(index.tools.server(tool)) ?? -1;
     toolServer[tool] = s;
     if (s >= 0) {
-      serverTools[s]!.push(tool);
+      serverSize[s]!++;
       const lengths = index.servers[s]!.lengths;
       for (let f = 0; f < SERVER_FIELD_COUNT; f++) totals[TOOL_FIELD_COUNT + f]! += lengths[f]!;
     }
     for (let f = 0; f < TOOL_FIELD_COUNT; f++) totals[f]! += index.lengths[tool * TOOL_FIELD_COUNT + f]!;
-  });
-  p = { totals, serverTools, toolServer };
+  }
+  p = { totals, serverSize, toolServer };
   prepared.set(index, p);
   return p;
 }

@@ -88,10 +88,10 @@ describe("one index per catalog content in an isolate", () => {
     const b: SearchInput[] = [{ name: "b/secret", server: "b", tool: "secret", description: "Another team's tool." }];
     const key = indexKey(["multi", "a"], toolDigests([{ name: "read", description: "Read a file." }]));
     const shared = (inputs: SearchInput[]) => sharedIndex(key, () => inputs, (index) => showsTools(index, inputs[0]!.server, inputs.map((t) => t.name)));
-    expect(shared(a).index.tools[0]!.name).toBe("a/read");
+    expect(shared(a).index.tools.name(0)).toBe("a/read");
     // Another content under the same key (a digest collision): its own index, and the kept one stays.
-    expect(shared(b).index.tools[0]!.name).toBe("b/secret");
-    expect(shared(a).index.tools[0]!.name).toBe("a/read");
+    expect(shared(b).index.tools.name(0)).toBe("b/secret");
+    expect(shared(a).index.tools.name(0)).toBe("a/read");
     expect(termsOf(indexTools(a))).toEqual(termsOf(shared(a).index));
   });
 });
