@@ -1,7 +1,7 @@
 // Pure: what an index's hits show of its tools (exposed name, server, one line), held compactly: every name and line
-// in one string with their ends in a typed array, and each tool's server as a number into the few servers. A string
-// and an object per tool cost more than their text (about 2 MiB of 17 at 20,041 tools); a hit's strings are cut out
-// when it is answered.
+// in one string with their ends in a typed array (a name without its server's `server/`, which every name of an
+// upstream's index begins with), and each tool's server as a number into the few servers. A string and an object per
+// tool cost more than their text; a hit's strings are cut out when it is answered.
 
 /** One tool as a hit shows it (and as the stored form lists it). */
 export interface ShownTool {
@@ -15,16 +15,20 @@ export class ShownTools {
   /** Every name, then every line, end to end. */
   readonly #text: string;
   /** Text k (names 0..length-1, then lines) ends at ends[k] and starts where text k-1 ends. */
-  readonly #ends: Uint32Array;
+  readonly #ends: Uint16Array | Uint32Array;
+  /** Every name is its server's, a slash and the part kept in the text. */
+  readonly #prefixed: boolean;
   readonly #servers: string[];
   readonly #serverOf: Uint16Array | Uint32Array;
 
   constructor(tools: readonly ShownTool[]) {
     this.length = tools.length;
-    const texts = [...tools.map((t) => t.name), ...tools.map((t) => t.line)];
+    this.#prefixed = tools.every((t) => t.name.startsWith(`${t.server}/`));
+    const names = tools.map((t) => (this.#prefixed ? t.name.slice(t.server.length + 1) : t.name));
+    const texts = [...names, ...tools.map((t) => t.line)];
     // Joined into a fresh flat string: no part of it refers to a description it was cut from.
     this.#text = JSON.parse(JSON.stringify(texts.join(""))) as string;
-    this.#ends = new Uint32Array(texts.length);
+    this.#ends = this.#text.length < 1 << 16 ? new Uint16Array(texts.length) : new Uint32Array(texts.length);
     let end = 0;
     texts.forEach((t, k) => (this.#ends[k] = end += t.length));
     const numbers = new Map<string, number>();
@@ -37,13 +41,22 @@ export class ShownTools {
   #start = (k: number): number => (k === 0 ? 0 : this.#ends[k - 1]!);
 
   name(i: number): string {
-    return this.#text.slice(this.#start(i), this.#ends[i]);
+    const part = this.#text.slice(this.#start(i), this.#ends[i]);
+    return this.#prefixed ? `${this.server(i)}/${part}` : part;
   }
 
   /** Whether tool i's name is `name`, with no string made. */
   nameIs(i: number, name: string): boolean {
     const start = this.#start(i);
-    return this.#ends[i]! - start === name.length && this.#text.startsWith(name, start);
+    let from = 0;
+    if (this.#prefixed) {
+      const server = this.server(i);
+      if (!name.startsWith(server) || name.charCodeAt(server.length) !== 0x2f) return false;
+      from = server.length + 1;
+    }
+    if (this.#ends[i]! - start !== name.length - from) return false;
+    for (let k = from; k < name.length; k++) if (this.#text.charCodeAt(start + k - from) !== name.charCodeAt(k)) return false;
+    return true;
   }
 
   server(i: number): string {
