@@ -5,7 +5,7 @@ import type { ConfigMode } from "../config/validate.ts";
 import type { UpstreamCatalog } from "./catalog.ts";
 import { toolDigests } from "./catalog-digest.ts";
 import { exposedName } from "./names.ts";
-import type { SearchInput } from "./search-index.ts";
+import type { SearchInput, ToolIndex } from "./search-index.ts";
 import { indexKey } from "./shared-indexes.ts";
 
 /** How a catalog is shown: the mode its names are made under, its server's name and description. */
@@ -33,5 +33,16 @@ export const shownParts = (as: ShownAs): string[] => [as.mode, as.server, as.des
 /** The key of the index of `tools` shown as `as`, from the tools' digests (no text read when they came with them). */
 export const catalogIndexKey = (as: ShownAs, tools: UpstreamCatalog["tools"]): string => indexKey(shownParts(as), toolDigests(tools));
 
-/** The names the hits of that index show, in order. */
-export const shownNames = (as: ShownAs, tools: UpstreamCatalog["tools"]): string[] => tools.map((tool) => exposedName(as.mode, as.server, tool.name));
+/**
+ * Whether `index` shows `tools` as `as` shows them (their exposed names and server, in order): a hit never names a
+ * tool of another catalog, whatever the key. No name is made (20,000 of them at a new session's first search).
+ */
+export function showsCatalog(index: ToolIndex, as: ShownAs, tools: UpstreamCatalog["tools"]): boolean {
+  if (index.tools.length !== tools.length) return false;
+  // As exposedName names them: `server/tool`, or the bare name in single-MCP mode.
+  const prefix = as.mode === "single" ? undefined : as.server;
+  for (let i = 0; i < tools.length; i++) {
+    if (index.tools.server(i) !== as.server || !index.tools.nameIsIn(i, prefix, tools[i]!.name)) return false;
+  }
+  return true;
+}

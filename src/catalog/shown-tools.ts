@@ -47,15 +47,24 @@ export class ShownTools {
 
   /** Whether tool i's name is `name`, with no string made. */
   nameIs(i: number, name: string): boolean {
+    return this.nameIsIn(i, undefined, name);
+  }
+
+  /** Whether tool i's name is `prefix/part` (or `part`, without a prefix), with no string made. */
+  nameIsIn(i: number, prefix: string | undefined, part: string): boolean {
     const start = this.#start(i);
-    let from = 0;
-    if (this.#prefixed) {
-      const server = this.server(i);
-      if (!name.startsWith(server) || name.charCodeAt(server.length) !== 0x2f) return false;
-      from = server.length + 1;
+    const length = this.#ends[i]! - start;
+    if (!this.#prefixed) {
+      if (prefix === undefined) return length === part.length && this.#text.startsWith(part, start);
+      const at = start + prefix.length + 1;
+      return length === at - start + part.length && this.#text.startsWith(prefix, start) && this.#text.charCodeAt(at - 1) === 0x2f && this.#text.startsWith(part, at);
     }
-    if (this.#ends[i]! - start !== name.length - from) return false;
-    for (let k = from; k < name.length; k++) if (this.#text.charCodeAt(start + k - from) !== name.charCodeAt(k)) return false;
+    const server = this.server(i);
+    if (prefix !== undefined) return prefix === server && length === part.length && this.#text.startsWith(part, start);
+    // The whole name given: its server's prefix, then the part kept.
+    const from = server.length + 1;
+    if (part.length !== from + length || !part.startsWith(server) || part.charCodeAt(server.length) !== 0x2f) return false;
+    for (let k = 0; k < length; k++) if (this.#text.charCodeAt(start + k) !== part.charCodeAt(from + k)) return false;
     return true;
   }
 

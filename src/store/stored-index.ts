@@ -8,9 +8,9 @@
 import * as z from "zod";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
 import { handOnDigests } from "../catalog/catalog-digest.ts";
-import { catalogIndexKey, catalogInputs, shownNames, type ShownAs } from "../catalog/catalog-index.ts";
+import { catalogIndexKey, catalogInputs, showsCatalog, type ShownAs } from "../catalog/catalog-index.ts";
 import { readToolIndex, toolIndexBytes } from "../catalog/search-index-bytes.ts";
-import { adoptIndex, keptUnder, sharedIndex, showsTools } from "../catalog/shared-indexes.ts";
+import { adoptIndex, keptUnder, sharedIndex } from "../catalog/shared-indexes.ts";
 import type { ConfigMode, UpstreamSpec } from "../config/validate.ts";
 import { base64url, fromBase64url } from "../lib/bytes.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
@@ -33,8 +33,7 @@ function shownFor(spec: UpstreamSpec, catalog: UpstreamCatalog, mode: ConfigMode
 export function indexToStore(spec: UpstreamSpec, catalog: UpstreamCatalog, mode: ConfigMode, previous: StoredIndex | undefined): StoredIndex {
   const { as, tools, key } = shownFor(spec, catalog, mode);
   if (previous?.key === key) return previous;
-  const names = shownNames(as, tools);
-  const { index } = sharedIndex(key, () => catalogInputs(as, tools), (i) => showsTools(i, as.server, names));
+  const { index } = sharedIndex(key, () => catalogInputs(as, tools), (i) => showsCatalog(i, as, tools));
   return { key, bytes: base64url(toolIndexBytes(index)) };
 }
 
@@ -53,6 +52,5 @@ export function loadStoredIndex(spec: UpstreamSpec, catalog: UpstreamCatalog, mo
     return "refused";
   }
   const index = readToolIndex(bytes);
-  const names = shownNames(as, tools);
-  return index && adoptIndex(key, index, (i) => showsTools(i, as.server, names)) ? "loaded" : "refused";
+  return index && adoptIndex(key, index, (i) => showsCatalog(i, as, tools)) ? "loaded" : "refused";
 }

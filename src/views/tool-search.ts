@@ -5,10 +5,10 @@
 // list remembers only its index's key, so an index the isolate pushed out is built again rather than held by one
 // session beside the shared copy.
 import type { ReadyUpstream, UpstreamCatalog } from "../catalog/catalog.ts";
-import { catalogIndexKey, catalogInputs, shownNames, shownParts, type ShownAs } from "../catalog/catalog-index.ts";
+import { catalogIndexKey, catalogInputs, shownParts, showsCatalog, type ShownAs } from "../catalog/catalog-index.ts";
 import type { ConfigMode } from "../config/validate.ts";
 import { searchTools, type SearchHit, type ToolIndex } from "../catalog/search.ts";
-import { keptIndex, sharedIndex, showsTools } from "../catalog/shared-indexes.ts";
+import { keptIndex, sharedIndex } from "../catalog/shared-indexes.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 
 /** Per tools list, its index's key and what it was made under (the same catalog may show under another name). */
@@ -20,8 +20,7 @@ function indexOf(as: ShownAs, catalog: UpstreamCatalog): ToolIndex {
   const kept = known?.made === made ? keptIndex(known.key, known.id) : undefined;
   if (kept) return kept.index;
   const key = catalogIndexKey(as, catalog.tools);
-  const names = shownNames(as, catalog.tools);
-  const entry = sharedIndex(key, () => catalogInputs(as, catalog.tools), (index) => showsTools(index, as.server, names));
+  const entry = sharedIndex(key, () => catalogInputs(as, catalog.tools), (index) => showsCatalog(index, as, catalog.tools));
   keys.set(catalog.tools, { key, made, id: entry.id });
   return entry.index;
 }

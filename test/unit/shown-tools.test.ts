@@ -27,6 +27,21 @@ describe("what an index's hits show", () => {
     });
   }
 
+  it("compares a name given as its server's prefix and the tool's own name, held either way", () => {
+    const prefixed = new ShownTools(PREFIXED);
+    expect(prefixed.nameIsIn(0, "git", "status")).toBe(true);
+    expect(prefixed.nameIsIn(0, "gitlab", "status")).toBe(false);
+    expect(prefixed.nameIsIn(0, "git", "statu")).toBe(false);
+    expect(prefixed.nameIsIn(0, undefined, "status")).toBe(false);
+    const bare = new ShownTools(BARE);
+    expect(bare.nameIsIn(0, undefined, "status")).toBe(true);
+    expect(bare.nameIsIn(0, "git", "status")).toBe(false);
+    expect(bare.nameIsIn(1, "git", "log")).toBe(true);
+    expect(bare.nameIsIn(1, "gi", "t/log")).toBe(false);
+    expect(bare.nameIsIn(1, "git", "lo")).toBe(false);
+    expect(bare.nameIsIn(1, "gitx", "log")).toBe(false);
+  });
+
   it("tells a name of another server or with another separator from its own", () => {
     const shown = new ShownTools(PREFIXED);
     expect(shown.nameIs(1, "gitlab/log")).toBe(false);
