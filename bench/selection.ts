@@ -410,8 +410,9 @@ function heapOf(us: readonly Upstream[], query: string): number | undefined {
   collect();
   const u = unionOf(indexes);
   // V8 keeps a typed array of up to 64 bytes inside the heap; larger ones have a buffer outside it.
-  const outside = [...u.terms.values(), ...u.serverTerms.values()].filter((a) => a.byteLength > 64);
-  const buffers = [...indexes.map((i) => i.buffer.byteLength), ...outside.map((a) => a.byteLength)];
+  const outside = [u.terms.numbers, u.serverTerms.numbers].filter((a) => a.byteLength > 64);
+  const termIds = indexes.map((i) => i.termIds).filter((a) => a.byteLength > 64);
+  const buffers = [...indexes.map((i) => i.buffer.byteLength), ...[...outside, ...termIds].map((a) => a.byteLength)];
   const held = process.memoryUsage().heapUsed - before + buffers.reduce((k, b) => k + b, 0);
   return indexes.length > 0 ? held : 0;
 }
@@ -431,7 +432,7 @@ function scaleTeam(corpus: readonly Upstream[], tools: number): Upstream[] {
   return out;
 }
 
-function sized(corpus: readonly Upstream[], tools: number, queries: readonly Query[], smoke: boolean): Sized {
+async function sized(corpus: readonly Upstream[], tools: number, queries: readonly Query[], smoke: boolean): Promise<Sized> {
   const team = scaleTeam(corpus, tools);
   const count = toolCount(team);
   const reps = smoke ? 1 : count > 5_000 ? 3 : count > 500 ? 7 : 21;
@@ -446,7 +447,7 @@ function sized(corpus: readonly Upstream[], tools: number, queries: readonly Que
     indexBytes: storedBytes(indexes),
     heapBytes: heapOf(team, queries[0]?.q ?? "list"),
     queryMs: latency(run.queryMs),
-    sessions: sessionTimes(team, queries.map((q) => q.q), indexes),
+    sessions: await sessionTimes(team, queries.map((q) => q.q), indexes),
   };
 }
 
@@ -519,7 +520,7 @@ function foldedBaseline(base: Baseline, queries: readonly Query[], same: (n: str
   );
 }
 
-export function measure(dev: readonly Query[], holdout: readonly Query[], holdoutSha256: string, smoke: boolean): Figures {
+export async function measure(dev: readonly Query[], holdout: readonly Query[], holdoutSha256: string, smoke: boolean): Promise<Figures> {
   const corpus = corpusUpstreams();
   const indexes = buildAll(corpus);
   const base = baselineOf(corpus);
@@ -559,7 +560,8 @@ export function measure(dev: readonly Query[], holdout: readonly Query[], holdou
   const mixedIndexes = buildAll(mixed);
   const mixedBase = baselineOf(mixed);
 
-  const sizes = (smoke ? [50, 500] : [50, 500, 5_000, 20_000]).map((n) => sized(corpus, n, all, smoke));
+  const sizes: Sized[] = [];
+  for (const n of smoke ? [50, 500] : [50, 500, 5_000, 20_000]) sizes.push(await sized(corpus, n, all, smoke));
 
   return {
     smoke,
@@ -736,7 +738,8 @@ export function markdown(f: Figures): string {
       "Sessions (bench/lib/index-sessions.ts): `discover_tool`'s own path (src/views/tool-search.ts), each session with " +
       "catalog objects of its own: the first session's first search builds every index into the isolate's shared set; a " +
       "new session's first search finds them (its catalogs keyed, nothing built; median of 5); a warm search (median over " +
-      "the queries); read back: every index from its stored bytes, checked (median of 3).",
+      "the queries); read back: every index from its stored bytes, checked (median of 3); stored: an isolate with no " +
+      "index reading the catalog cache's entries, which carry their indexes (src/store/stored-index.ts), then its first search.",
     "",
     `Before the typed arrays, at ${n(BEFORE_SCALE.tools)} tools: ${kib(BEFORE_SCALE.indexBytes)} of JSON, about ` +
       `${BEFORE_SCALE.heapMiB} MiB of heap, a ${n(BEFORE_SCALE.buildMs)} ms build, queries at ${BEFORE_SCALE.queryP50} ms ` +
@@ -745,7 +748,7 @@ export function markdown(f: Figures): string {
       "team searches the same indexes (src/catalog/shared-indexes.ts).",
     "",
     table(
-      ["tools", "upstreams", "index build (median)", "index stored", "heap", "query p50", "query p95", "first session's first search", "new session's first search", "warm search", "read back"],
+      ["tools", "upstreams", "index build (median)", "index stored", "heap", "query p50", "query p95", "first session's first search", "new session's first search", "warm search", "read back", "stored: read entries + first search"],
       f.sizes.map((s) => [
         n(s.tools),
         s.upstreams,
@@ -758,8 +761,9 @@ export function markdown(f: Figures): string {
         `${f2(s.sessions.newSessionMs)} ms`,
         `${f3(s.sessions.warmMs)} ms`,
         `${f2(s.sessions.loadMs)} ms`,
+        `${f2(s.sessions.stored.readMs)} + ${f2(s.sessions.stored.firstSearchMs)} ms`,
       ]),
-      ["--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:"],
+      ["--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:"],
     ),
   ];
   out.push("", `Holdout queries whose tool is not in the top five: ${f.holdoutMisses} of ${f.holdout.queries} (not listed).`);
@@ -777,15 +781,19 @@ export function markdown(f: Figures): string {
   return out.join("\n");
 }
 
-/** `--sizes`: only the index size and speed table (build, bytes, heap, queries at 50 to 20,000 tools), nothing written. */
-function mainSizes(): void {
+/**
+ * `--sizes`: only the index size and speed table (build, bytes, heap, queries at 50 to 20,000 tools, or the sizes
+ * given after it), timed over the dev queries only (the holdout is not read), nothing written.
+ */
+async function mainSizes(): Promise<void> {
   const corpus = corpusUpstreams();
   const known = new Set(corpus.flatMap((u) => u.tools.map((t) => `${u.name}/${t.name}`)));
-  const all = [...loadQueries(QUERIES_FILE, known), ...loadQueries(HOLDOUT_FILE, known)];
-  for (const n of [50, 500, 5_000, 20_000]) console.log(JSON.stringify(sized(corpus, n, all, false)));
+  const dev = loadQueries(QUERIES_FILE, known);
+  const given = process.argv.slice(process.argv.indexOf("--sizes") + 1).map(Number).filter((n) => n > 0);
+  for (const n of given.length > 0 ? given : [50, 500, 5_000, 20_000]) console.log(JSON.stringify(await sized(corpus, n, dev, false)));
 }
 
-function main(): void {
+async function main(): Promise<void> {
   if (process.argv.includes("--sizes")) return mainSizes();
   const smoke = isSmoke();
   const known = new Set(corpusUpstreams().flatMap((u) => u.tools.map((t) => `${u.name}/${t.name}`)));
@@ -796,10 +804,10 @@ function main(): void {
     holdout = holdout.slice(0, 20);
   }
   const sha = createHash("sha256").update(readFileSync(HOLDOUT_FILE)).digest("hex");
-  const figures = measure(dev, holdout, sha, smoke);
+  const figures = await measure(dev, holdout, sha, smoke);
   const text = markdown(figures);
   console.log(text);
   writeResult("selection", figures, text, smoke);
 }
 
-if (isMain(import.meta.url)) main();
+if (isMain(import.meta.url)) await main();

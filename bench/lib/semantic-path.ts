@@ -16,7 +16,7 @@ export interface PathRow {
 }
 
 const vectorsOf = (indexes: readonly ToolIndex[], embedder: StaticEmbedder, rows = quantise): ToolVectors[] =>
-  indexes.map((index) => rows(index.tools.map((t) => embedder.embedOne(toolText(t))), embedder.dimension, embedder.modelId));
+  indexes.map((index) => rows(index.tools.list().map((t) => embedder.embedOne(toolText(t))), embedder.dimension, embedder.modelId));
 
 /** The weights tried around BLEND: BM25F's share, and how many nearest tools join. */
 const SHARES = [0.3, 0.4, 0.5, 0.6] as const;
@@ -60,7 +60,7 @@ const label = (b: Blend): string =>
 
 /** BM25F's matches of `query` as candidates (index, tool, score as a search answers it: 3 decimals), from its unlimited ranking. */
 function lexicalCandidates(indexes: readonly ToolIndex[], query: string) {
-  const where = new Map(indexes.flatMap((index, i) => index.tools.map((t, tool) => [t.name, { index: i, tool }] as const)));
+  const where = new Map(indexes.flatMap((index, i) => index.tools.list().map((t, tool) => [t.name, { index: i, tool }] as const)));
   return searchTools(indexes, query, { limit: Number.MAX_SAFE_INTEGER }).map((h) => ({ ...where.get(h.name)!, score: h.score, name: h.name }));
 }
 

@@ -19,6 +19,9 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
  */
 const WORD = /\p{Lu}{2,}s(?!\p{Ll})|\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|\p{L}+/gu;
 
+/** A run of lowercase ASCII letters, or of ASCII digits. */
+const PLAIN = /^(?:[a-z]+|[0-9]+)$/;
+
 /**
  * The words of a text, lowercased, before stop words and stemming: anything not a letter or digit separates
  * words, and so do a change from lowercase to uppercase (`getPullRequest`), the last capital of a run followed by
@@ -28,6 +31,11 @@ export function words(text: string): string[] {
   const out: string[] = [];
   for (const chunk of text.split(/[^\p{L}\p{N}]+/u)) {
     if (!chunk) continue;
+    // Most words are lowercase letters or digits alone: one word each, as the pattern below would find.
+    if (PLAIN.test(chunk)) {
+      out.push(chunk);
+      continue;
+    }
     let parts = 0;
     for (const match of chunk.matchAll(WORD)) {
       const word = match[0];
@@ -91,9 +99,24 @@ export function termsOfWord(word: string, analysis: Analysis): readonly string[]
   return analysis.exact ? [stemmed, `=${word}`] : [stemmed];
 }
 
+/** Each word's terms under DEFAULT_ANALYSIS, kept in the isolate for every build (cleared when full: a bound only). */
+const isolateMemo = new Map<string, readonly string[]>();
+const ISOLATE_MEMO_MAX = 100_000;
+
+/**
+ * Where a build keeps each word's terms: the isolate's memo under DEFAULT_ANALYSIS's choices (the words of one team's
+ * catalogs are mostly the words of another's), a memo of its own under others.
+ */
+export function wordMemo(analysis: Analysis): Map<string, readonly string[]> {
+  const usual = analysis.stem === DEFAULT_ANALYSIS.stem && analysis.aliases === DEFAULT_ANALYSIS.aliases && analysis.exact === DEFAULT_ANALYSIS.exact;
+  if (!usual) return new Map();
+  if (isolateMemo.size >= ISOLATE_MEMO_MAX) isolateMemo.clear();
+  return isolateMemo;
+}
+
 /**
  * The index terms of a text: its words without stop words and single letters, aliased and stemmed (Porter2).
- * `memo` keeps each word's terms for the rest of one build.
+ * `memo` keeps each word's terms (`wordMemo`).
  */
 export function terms(text: string, analysis: Analysis = DEFAULT_ANALYSIS, memo?: Map<string, readonly string[]>): string[] {
   const out: string[] = [];

@@ -11,10 +11,13 @@ import {
   TOOL_FIELD_COUNT,
   indexArrays,
   indexArraysBytes,
-  internTerm,
+  numberedTerms,
+  termsOf,
   type IndexText,
   type ToolIndex,
 } from "./search-index.ts";
+import { internTerm } from "./search-terms.ts";
+import { ShownTools } from "./shown-tools.ts";
 
 const HEADER = 8;
 
@@ -23,7 +26,7 @@ const indexTextSchema: z.ZodType<IndexText & { postings: number }> = z.object({
   v: z.literal(SEARCH_INDEX_VERSION),
   analysis: z.object({ stem: z.boolean(), aliases: z.boolean(), exact: z.boolean() }),
   tools: z.array(z.object({ name: z.string(), server: z.string(), line: z.string() })),
-  servers: z.array(z.object({ name: z.string(), lengths: z.array(z.number()), terms: z.array(z.string()), counts: z.array(z.number()) })),
+  servers: z.array(z.object({ name: z.string(), lengths: z.array(z.number()), terms: z.array(z.string()), counts: z.array(z.number().int().min(0).max(0xffff)) })),
   terms: z.array(z.string()),
   postings: z.number().int().nonnegative(),
 });
@@ -35,9 +38,9 @@ export function toolIndexBytes(index: ToolIndex): Uint8Array {
   const text: IndexText & { postings: number } = {
     v: index.v,
     analysis: index.analysis,
-    tools: index.tools,
-    servers: index.servers,
-    terms: index.terms,
+    tools: index.tools.list(),
+    servers: index.servers.map((s) => ({ ...s, counts: Array.from(s.counts) })),
+    terms: termsOf(index),
     postings: index.postingTools.length,
   };
   const json = new TextEncoder().encode(JSON.stringify(text));
@@ -84,7 +87,7 @@ function consistent(index: ToolIndex): boolean {
   const { starts, postingTools, postingCounts } = index;
   const n = index.tools.length;
   if (starts[0] !== 0 || starts[starts.length - 1] !== postingTools.length) return false;
-  for (let t = 0; t < index.terms.length; t++) {
+  for (let t = 0; t < index.termIds.length; t++) {
     if (starts[t + 1]! <= starts[t]!) return false;
     for (let p = starts[t]!; p < starts[t + 1]!; p++) {
       if (postingTools[p]! >= n || (p > starts[t]! && postingTools[p]! <= postingTools[p - 1]!)) return false;
@@ -102,7 +105,7 @@ export function readToolIndex(bytes: Uint8Array): ToolIndex | undefined {
   const size = indexArraysBytes(text.tools.length, text.terms.length, text.postings);
   if (bytes.length - at !== size) return undefined;
   const arrays = indexArrays(text.tools.length, text.terms.length, text.postings, bytes.slice(at).buffer);
-  const servers = text.servers.map((s) => ({ ...s, terms: s.terms.map(internTerm) }));
-  const index: ToolIndex = { v: text.v, analysis: text.analysis, tools: text.tools, servers, terms: text.terms.map(internTerm), ...arrays };
+  const servers = text.servers.map((s) => ({ ...s, terms: s.terms.map(internTerm), counts: Uint16Array.from(s.counts) }));
+  const index: ToolIndex = { v: text.v, analysis: text.analysis, tools: new ShownTools(text.tools), servers, ...numberedTerms(text.terms), ...arrays };
   return consistent(index) ? index : undefined;
 }

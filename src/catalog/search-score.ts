@@ -94,7 +94,7 @@ function serverFrequencies(pass: Pass, serversAt: ArrayLike<number>): { serverTf
     let tfs = serverTf.get(i);
     if (!tfs) serverTf.set(i, (tfs = new Float64Array(list[i]!.servers.length)));
     tfs[s] = tf;
-    df += u.preps[i]!.serverTools[s]!.length;
+    df += u.preps[i]!.serverSize[s]!;
   }
   return { serverTf, df };
 }
@@ -147,7 +147,7 @@ function creditPostings(pass: Pass, q: number, idf: number, postingsAt: ArrayLik
     const lengths = index.lengths;
     for (let p = index.starts[at]!; p < end; p++) {
       const tool = index.postingTools[p]!;
-      if (onlyServer !== undefined && index.tools[tool]!.server !== onlyServer) continue;
+      if (onlyServer !== undefined && index.tools.server(tool) !== onlyServer) continue;
       const packed = index.postingCounts[p]!;
       let tf = 0;
       for (let f = 0; f < TOOL_FIELD_COUNT; f++) {
@@ -169,10 +169,14 @@ function creditServers(pass: Pass, q: number, idf: number, serverTf: ReadonlyMap
   for (const [i, tfs] of serverTf) {
     const base = u.offsets[i]!;
     const servers = list[i]!.servers;
-    tfs.forEach((tf, s) => {
-      if (tf <= 0 || (onlyServer !== undefined && servers[s]!.name !== onlyServer)) return;
-      for (const tool of u.preps[i]!.serverTools[s]!) if (pass.seen[base + tool] !== q) credit(pass, q, idf, base + tool, i, tf);
-    });
+    const toolServer = u.preps[i]!.toolServer;
+    // One pass over the member's tools, each credited with its server's share (its tools are not listed per server).
+    for (let tool = 0; tool < toolServer.length; tool++) {
+      const s = toolServer[tool]!;
+      const tf = s >= 0 ? tfs[s]! : 0;
+      if (!(tf > 0) || (onlyServer !== undefined && servers[s]!.name !== onlyServer)) continue;
+      if (pass.seen[base + tool] !== q) credit(pass, q, idf, base + tool, i, tf);
+    }
   }
 }
 
@@ -196,7 +200,7 @@ function candidateOf(pass: Pass, k: number): Candidate {
   const key = pass.touched[k]!;
   const i = pass.owner[k]!;
   const tool = key - pass.u.offsets[i]!;
-  return { index: i, tool, score: pass.scores[key]!, name: pass.list[i]!.tools[tool]!.name };
+  return { index: i, tool, score: pass.scores[key]!, name: pass.list[i]!.tools.name(tool) };
 }
 
 /** The best `limit`, kept sorted by insertion (limit ≤ 25): a candidate is made only for a tool that enters. */

@@ -7,8 +7,8 @@ import { words } from "./search-analysis.ts";
 export interface Prepared {
   /** Per SEARCH_FIELDS field, the sum of its length over the index's tools (a server's counted once per tool). */
   totals: number[];
-  /** Per server entry, its tools. */
-  serverTools: number[][];
+  /** Per server entry, how many tools it has (its tools are those whose `toolServer` it is). */
+  serverSize: Uint32Array;
   /** Per tool, its server entry. */
   toolServer: Int32Array;
 }
@@ -20,19 +20,19 @@ function prepare(index: ToolIndex): Prepared {
   if (p) return p;
   const entry = new Map(index.servers.map((s, i) => [s.name, i]));
   const toolServer = new Int32Array(index.tools.length);
-  const serverTools: number[][] = index.servers.map(() => []);
+  const serverSize = new Uint32Array(index.servers.length);
   const totals = new Array<number>(SEARCH_FIELDS.length).fill(0);
-  index.tools.forEach((t, tool) => {
-    const s = entry.get(t.server) ?? -1;
+  for (let tool = 0; tool < index.tools.length; tool++) {
+    const s = entry.get(index.tools.server(tool)) ?? -1;
     toolServer[tool] = s;
     if (s >= 0) {
-      serverTools[s]!.push(tool);
+      serverSize[s]!++;
       const lengths = index.servers[s]!.lengths;
       for (let f = 0; f < SERVER_FIELD_COUNT; f++) totals[TOOL_FIELD_COUNT + f]! += lengths[f]!;
     }
     for (let f = 0; f < TOOL_FIELD_COUNT; f++) totals[f]! += index.lengths[tool * TOOL_FIELD_COUNT + f]!;
-  });
-  p = { totals, serverTools, toolServer };
+  }
+  p = { totals, serverSize, toolServer };
   prepared.set(index, p);
   return p;
 }
@@ -50,9 +50,9 @@ export interface Union {
   count: number;
   totals: number[];
   /** Per term, where it has postings: `[member, term position]` flattened. */
-  terms: Map<string, Positions>;
+  terms: PositionTable;
   /** Per term, the servers having it: `[member, server entry, term position]` flattened. */
-  serverTerms: Map<string, Positions>;
+  serverTerms: PositionTable;
   /** The words of every server's name (for `serverPrefixes`). */
   serverWords: string[];
 }
@@ -63,11 +63,41 @@ const UNIONS_KEPT = 4;
 export type Positions = Uint16Array | Uint32Array;
 
 /**
- * The lists as typed arrays: a table of a whole team's terms is a million numbers, an eighth or a quarter of the bytes
- * this way.
+ * Per term, its list of positions, every list in one typed array: a table of a whole team's terms is a million
+ * numbers, an eighth or a quarter of the bytes of arrays of numbers, and a typed array per term would cost more than
+ * its numbers.
  */
-const packed = (map: ReadonlyMap<string, number[]>): Map<string, Positions> =>
-  new Map([...map].map(([k, v]) => [k, v.every((n) => n < 1 << 16) ? Uint16Array.from(v) : Uint32Array.from(v)]));
+export class PositionTable {
+  readonly #slots = new Map<string, number>();
+  /** List k is numbers[starts[k]] to numbers[starts[k + 1]] (exclusive). */
+  readonly #starts: Uint32Array;
+  readonly numbers: Positions;
+
+  constructor(lists: ReadonlyMap<string, number[]>) {
+    this.#starts = new Uint32Array(lists.size + 1);
+    let total = 0;
+    let wide = false;
+    for (const list of lists.values()) {
+      total += list.length;
+      wide ||= list.some((n) => n >= 1 << 16);
+    }
+    this.numbers = wide ? new Uint32Array(total) : new Uint16Array(total);
+    let at = 0;
+    for (const [term, list] of lists) {
+      this.#starts[this.#slots.size] = at;
+      this.#slots.set(term, this.#slots.size);
+      this.numbers.set(list, at);
+      at += list.length;
+    }
+    this.#starts[this.#slots.size] = at;
+  }
+
+  /** The term's positions, if it has any. */
+  get(term: string): Positions | undefined {
+    const slot = this.#slots.get(term);
+    return slot === undefined ? undefined : this.numbers.subarray(this.#starts[slot]!, this.#starts[slot + 1]!);
+  }
+}
 const unions = new WeakMap<ToolIndex, Union[]>();
 
 /** The set `list` as one: the kept union of the same indexes in the same order, else a new one (then kept). */
@@ -92,14 +122,15 @@ export function unionOf(list: readonly ToolIndex[]): Union {
     offsets.push(count);
     count += index.tools.length;
     p.totals.forEach((t, f) => (totals[f]! += t));
-    index.terms.forEach((term, at) => push(terms, term, i, at));
+    const strings = index.table.strings;
+    index.termIds.forEach((id, at) => push(terms, strings[id]!, i, at));
     index.servers.forEach((server, s) => {
       server.terms.forEach((term, at) => push(serverTerms, term, i, s, at));
       for (const w of words(server.name)) serverWords.add(w);
     });
     return p;
   });
-  const union: Union = { members: [...list], preps, offsets, count, totals, terms: packed(terms), serverTerms: packed(serverTerms), serverWords: [...serverWords] };
+  const union: Union = { members: [...list], preps, offsets, count, totals, terms: new PositionTable(terms), serverTerms: new PositionTable(serverTerms), serverWords: [...serverWords] };
   if (first) unions.set(first, [union, ...kept].slice(0, UNIONS_KEPT));
   return union;
 }

@@ -55,8 +55,8 @@ const asList = (indexes: ToolIndex | readonly ToolIndex[]): readonly ToolIndex[]
   Array.isArray(indexes) ? indexes : [indexes as ToolIndex];
 
 function hit(list: readonly ToolIndex[], c: Candidate): SearchHit {
-  const entry = list[c.index]!.tools[c.tool]!;
-  return { name: entry.name, server: entry.server, description: entry.line, score: Math.round(c.score * 1000) / 1000 };
+  const tools = list[c.index]!.tools;
+  return { name: c.name, server: tools.server(c.tool), description: tools.line(c.tool), score: Math.round(c.score * 1000) / 1000 };
 }
 
 /** The candidates for `query`: the best `limit` in order, or every one unsorted (see score). */

@@ -105,7 +105,7 @@ export function blendCandidates(
   };
   const allowed = onlyServer === undefined ? undefined : (k: number) => {
     const { i, tool } = toolOf(k);
-    return list[i]!.tools[tool]!.server === onlyServer;
+    return list[i]!.tools.server(tool) === onlyServer;
   };
   if (scratch.length < count) scratch = new Float32Array(count);
   list.forEach((_, i) => {
@@ -133,7 +133,7 @@ export function blendCandidates(
     const lex = words.get(k);
     const meant = high > 0 ? Math.max(0, cosineAt(k)) / high : 0;
     const score = blend.lexical * (lex !== undefined && top > 0 ? lex / top : 0) + (1 - blend.lexical) * meant;
-    out.push({ index: i, tool, score, name: list[i]!.tools[tool]!.name });
+    out.push({ index: i, tool, score, name: list[i]!.tools.name(tool) });
   }
   out.sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return limit === undefined ? out : out.slice(0, limit);

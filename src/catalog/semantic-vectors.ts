@@ -120,7 +120,7 @@ export function vectorsOf(index: ToolIndex, embedder: Embedder): Promise<ToolVec
   const kept = byModel.get(embedder.modelId);
   if (kept) return kept;
   builds++;
-  const making = embedTools(embedder, index.tools);
+  const making = embedTools(embedder, index.tools.list());
   byModel.set(embedder.modelId, making);
   making.catch(() => {
     if (byModel.get(embedder.modelId) === making) byModel.delete(embedder.modelId);

@@ -1,11 +1,12 @@
 // The isolate's search indexes, one per catalog content: every session and toolset object of a team (and any team
 // with the very same catalog) in one isolate searches ONE index of a catalog, built at the first search of any of
-// them. An object's catalog is a fresh object (read from KV or from its upstream), so the key is a digest of the
-// text the index is made of, not the object. Bounded by bytes, least recently used first out, so many teams cannot
-// fill the isolate; an index pushed out is built again by whoever searches it next.
+// them. An object's catalog is a fresh object (read from KV or from its upstream), so the key is made of digests of
+// the texts the index is made of, not of the object; the digests travel with the catalog (catalog-digest.ts).
+// Bounded by bytes, least recently used first out, so many teams cannot fill the isolate; an index pushed out is
+// built again by whoever searches it next.
 import { BoundedCache } from "../lib/bounded-cache.ts";
-import { oneLine } from "./render.ts";
-import { indexTools, schemaText, type SearchInput, type ToolIndex } from "./search-index.ts";
+import { contentDigest } from "./catalog-digest.ts";
+import { indexTools, type SearchInput, type ToolIndex } from "./search-index.ts";
 
 /**
  * What the isolate keeps of all indexes together, in estimated bytes (typed arrays and strings): room for a team of
@@ -26,8 +27,18 @@ const keptBy = (bound: number) => new BoundedCache<string, SharedEntry>({ max: I
 let entries = keptBy(SHARED_INDEX_BYTES);
 let builds = 0;
 
+let loads = 0;
+/** The last entry's id: builds and loads. */
+let made = 0;
+
 /** How many indexes this isolate has built (tests count a session's builds by it). */
 export const sharedIndexBuilds = (): number => builds;
+
+/** How many indexes this isolate has taken from their stored bytes instead of building them. */
+export const sharedIndexLoads = (): number => loads;
+
+/** Whether an index is kept under `key` (a stored one is then not worth reading). */
+export const keptUnder = (key: string): boolean => entries.has(key);
 
 /** The indexes kept and their estimated bytes. */
 export const sharedIndexUse = (): { indexes: number; bytes: number } => ({ indexes: entries.size, bytes: entries.weight });
@@ -38,60 +49,32 @@ export function clearSharedIndexes(bound = SHARED_INDEX_BYTES): void {
 }
 
 /**
- * Two 32-bit FNV-1a hashes of different offsets over the texts' UTF-16 units, each text ended by a unit no text
- * has, with the total length: the content key.
+ * The key of the index of one upstream's tools: how they are shown (`shownAs`: the mode, the server's name and
+ * description) and their digests in order (`toolDigests`, catalog-digest.ts), so it is made without reading their texts.
  */
-export function contentDigest(texts: readonly string[]): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
-  let length = 0;
-  for (const text of texts) {
-    for (let i = 0; i <= text.length; i++) {
-      const c = i < text.length ? text.charCodeAt(i) : 0x1ffff;
-      a = Math.imul(a ^ c, 0x01000193);
-      b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
-    }
-    length += text.length + 1;
-  }
-  return `${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}.${length.toString(36)}`;
+export function indexKey(shownAs: readonly string[], digests: readonly string[]): string {
+  return contentDigest([String(shownAs.length), ...shownAs, ...digests]);
 }
 
 /**
- * The key of the index of `inputs`: every text an index is made of (names, server, descriptions, the schema's
- * words), not the schemas' other parts, which no index reads (so no JSON of the whole catalog is made to key it).
- */
-export function indexKey(inputs: readonly SearchInput[]): string {
-  const texts: string[] = [];
-  for (const t of inputs) {
-    texts.push(t.name, t.server, t.serverDescription ?? "\u0000", t.tool, t.description ?? "\u0000");
-    const schema = schemaText(t.inputSchema);
-    texts.push(String(schema.length), ...schema);
-  }
-  return contentDigest(texts);
-}
-
-/**
- * An index's estimated bytes: its buffer, its own strings (two bytes a character, a header each) and a reference per
- * term (terms are the isolate's, shared: `internTerm`). Within a fifth of the heap measured at 20,041 tools.
+ * An index's estimated bytes: its buffer, its term numbers, what its hits show (shown-tools.ts), its servers' counts
+ * and a reference per server term (terms are the isolate's, shared: search-terms.ts).
  */
 function estimate(index: ToolIndex): number {
-  let own = 0;
-  for (const t of index.tools) own += 2 * (t.name.length + t.line.length) + 2 * 24 + 32;
-  let terms = index.terms.length;
-  for (const s of index.servers) terms += s.terms.length * 3;
-  return index.buffer.byteLength + own + 8 * terms;
+  const own = index.tools.bytes();
+  let servers = 0;
+  for (const s of index.servers) servers += 8 * s.terms.length + s.counts.byteLength;
+  return index.buffer.byteLength + index.termIds.byteLength + own + servers;
 }
 
 /**
- * Whether a kept index shows exactly what `inputs` would: its hits' names, servers and lines. A digest is not
- * proof, and what a hit shows must never come from a catalog other than the searched one.
+ * Whether a kept index shows the tools named `names` (in order) of `server`: a hit's name and server never come
+ * from another catalog, whatever the key. Names only: a line is a fresh cut of its description, and cutting 20,000
+ * of them takes longer than a search; the key (every text's digest) answers for the rest.
  */
-function shows(index: ToolIndex, inputs: readonly SearchInput[]): boolean {
-  if (index.tools.length !== inputs.length) return false;
-  return inputs.every((t, i) => {
-    const shown = index.tools[i]!;
-    return shown.name === t.name && shown.server === t.server && shown.line === oneLine(t.description);
-  });
+export function showsTools(index: ToolIndex, server: string, names: readonly string[]): boolean {
+  if (index.tools.length !== names.length) return false;
+  return names.every((name, i) => index.tools.nameIs(i, name) && index.tools.server(i) === server);
 }
 
 /** The entry under `key` if it is build `id`, marked as just used; else undefined (pushed out or built anew). */
@@ -103,17 +86,28 @@ export function keptIndex(key: string, id: number): SharedEntry | undefined {
 }
 
 /**
- * The index of `inputs` under `key` (`indexKey(inputs)`): the kept one if it shows these tools, else built. A build
+ * The index under `key` (`indexKey`): the kept one if `shows` it is the caller's, else built from `inputs()`. A build
  * is kept (the least recently used pushed out past SHARED_INDEX_BYTES) unless the key holds an index showing other
  * tools: then the new one is this caller's alone.
  */
-export function sharedIndex(key: string, inputs: readonly SearchInput[]): SharedEntry {
+export function sharedIndex(key: string, inputs: () => readonly SearchInput[], shows: (index: ToolIndex) => boolean): SharedEntry {
   const kept = entries.get(key);
-  if (kept && shows(kept.index, inputs)) return keptIndex(key, kept.id)!;
-  const index = indexTools(inputs);
+  if (kept && shows(kept.index)) return keptIndex(key, kept.id)!;
+  const index = indexTools(inputs());
   builds++;
-  const entry = { index, bytes: estimate(index), id: builds };
+  const entry = { index, bytes: estimate(index), id: ++made };
   if (kept) return entry;
   entries.set(key, entry);
   return entry;
+}
+
+/**
+ * Keeps `index`, read back from its stored bytes (checked: search-index-bytes.ts) for a catalog whose key is `key`
+ * and whose tools it `shows`, unless one is kept under that key already; says whether it was kept.
+ */
+export function adoptIndex(key: string, index: ToolIndex, shows: (index: ToolIndex) => boolean): boolean {
+  if (entries.has(key) || !shows(index)) return false;
+  loads++;
+  entries.set(key, { index, bytes: estimate(index), id: ++made });
+  return true;
 }

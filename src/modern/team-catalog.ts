@@ -22,6 +22,7 @@ import { checkPins } from "../store/pins.ts";
 import { relayedCapabilities } from "../upstream/client.ts";
 import { callerCatalog } from "../upstream/caller-catalog.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
+import { handOnDigests } from "../catalog/catalog-digest.ts";
 import { isLazy } from "../upstream/records.ts";
 import { exposedName } from "../catalog/names.ts";
 import { META_NAMES, modernDefinitions } from "../views/definitions.ts";
@@ -65,7 +66,7 @@ async function teamShown(kv: KvLike, team: string, config: ResolvedConfig, spec:
  */
 export async function teamReadings(kvNamespace: KVNamespace, team: string, config: ResolvedConfig, subject?: Subject): Promise<ServerReading[]> {
   const kv = bindingKv(kvNamespace);
-  const cache = kvCatalogCache(kv, team, { capabilities: () => relayedCapabilities(modernHost().capabilities()) });
+  const cache = kvCatalogCache(kv, team, { capabilities: () => relayedCapabilities(modernHost().capabilities()), searchMode: config.mode });
   const eager = config.upstreams.filter((spec) => !isLazy(spec));
   const access = subject && toolAccess(config, subject);
   const readings = await Promise.all(
@@ -73,7 +74,8 @@ export async function teamReadings(kvNamespace: KVNamespace, team: string, confi
       const reading = await cache.latest(spec);
       if (!reading.newer) return { server: spec.name, catalog: undefined };
       const shown = await teamShown(kv, team, config, spec, reading.newer);
-      return { server: spec.name, catalog: access ? callerCatalog(access, config.mode, spec.name, shown) : shown, checkedAt: reading.checkedAt ?? 0 };
+      const catalog = handOnDigests(reading.newer, access ? callerCatalog(access, config.mode, spec.name, shown) : shown);
+      return { server: spec.name, catalog, checkedAt: reading.checkedAt ?? 0 };
     }),
   );
   return readings.filter((r) => r.catalog?.hiddenFromCaller !== true);

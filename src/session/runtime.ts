@@ -40,6 +40,7 @@ import { canonicalJson, checkPins } from "../store/pins.ts";
 import { UpstreamClient, relayedCapabilities } from "../upstream/client.ts";
 import { DEFAULT_GATE_LIMITS, FetchGate } from "../upstream/fetch-gate.ts";
 import { applyToolPolicy } from "../upstream/policy.ts";
+import { handOnDigests } from "../catalog/catalog-digest.ts";
 import { callerCatalog } from "../upstream/caller-catalog.ts";
 import { toolAccess } from "../config/tool-access.ts";
 import { UpstreamRegistry } from "../upstream/registry.ts";
@@ -118,13 +119,16 @@ async function createUpstreams(
 
   // The caller's policies, read at each decision: the subject is the object's, made the latest a request brought.
   const access = () => toolAccess(record.config, subject);
-  /** Filters (the team's, then the caller's policies), safe text, and (when the team pins) pinned definitions only. */
+  /**
+   * Filters (the team's, then the caller's policies), safe text, and (when the team pins) pinned definitions only; the
+   * tools kept unchanged keep the digests their search index is found by (catalog-digest.ts).
+   */
   const policy = async (spec: UpstreamSpec, catalog: UpstreamCatalog): Promise<UpstreamCatalog> => {
     const visible = callerCatalog(access(), record.config.mode, spec.name, applyToolPolicy(spec, catalog));
-    if (!record.config.pinTools) return visible;
+    if (!record.config.pinTools) return handOnDigests(catalog, visible);
     const pins = await checkPins(kv, record.team, spec.name, visible.tools);
     const notes = pins.withheld.map((name) => `tool ${name} withheld: its definition changed since it was pinned; an admin must approve it`);
-    return { ...visible, tools: pins.allowed, notes: [...visible.notes, ...notes] };
+    return handOnDigests(catalog, { ...visible, tools: pins.allowed, notes: [...visible.notes, ...notes] });
   };
 
   const connect = (spec: UpstreamSpec, signal?: AbortSignal) => connectUpstream(env, record, spec, { hooks: bridge, gate, eras }, signal);
@@ -134,7 +138,9 @@ async function createUpstreams(
   const registry: UpstreamRegistry = new UpstreamRegistry(record.config, store, {
     connect,
     policy,
-    cache: perUserUncached(kvCatalogCache(kv, record.team, { capabilities: declared, toolsChanged: toldToTeam(env, record.team, declared) })),
+    cache: perUserUncached(
+      kvCatalogCache(kv, record.team, { capabilities: declared, toolsChanged: toldToTeam(env, record.team, declared), searchMode: record.config.mode }),
+    ),
     onChange: (change) => void bridge.announce(change),
     hides: (server) => access().serverHidden(server, []),
     ...(onConnect ? { onConnect: (name: string, client: UpstreamClient) => onConnect(registry, links, name, client) } : {}),

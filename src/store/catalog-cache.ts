@@ -7,15 +7,18 @@
 // reads it anew. Written only when the catalog changed or its stamp is half as old as that: KV takes about one write
 // per second per key, and many sessions of a team start at once. A changed tool list is told (`toolsChanged`). A
 // cached catalog that does not parse is a cache miss (the upstream is read as if nothing were cached), logged once.
+// An entry carries its tools' digests, made once as it is written, which key the isolate's search indexes.
 import * as z from "zod";
 import type { ClientCapabilities, Implementation, Prompt, Resource, ResourceTemplateType as ResourceTemplate, ServerCapabilities, Tool } from "@modelcontextprotocol/server";
 import { sha256Hex } from "../lib/bytes.ts";
 import { jsonOrUndefined, kvKeys, logUnreadable } from "../config/keys.ts";
-import type { UpstreamSpec } from "../config/validate.ts";
+import type { ConfigMode, UpstreamSpec } from "../config/validate.ts";
 import type { UpstreamCatalog } from "../catalog/catalog.ts";
+import { TOOL_DIGEST_VERSION, keepToolDigests, toolDigests } from "../catalog/catalog-digest.ts";
 import type { CatalogCache, TeamReading } from "../upstream/startup.ts";
 import { accepted, type KvLike, type Same } from "./kv.ts";
 import { canonicalJson } from "./pins.ts";
+import { StoredIndex, indexToStore, loadStoredIndex } from "./stored-index.ts";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 /** An SDK item, checked by the string field that identifies it (its full shape is the upstream's business). */
@@ -51,7 +54,16 @@ const STAMP_MS = CATALOG_FRESH_MS / 2;
  * `team/<team>/catalog/<server>`: the catalog, the hash of the entry's config it came from, when it was saved (this
  * content), and when the team last read it from the upstream (absent in entries written before: `savedAt`).
  */
-const CachedCatalog = z.object({ config: z.string(), catalog: StoredCatalog, savedAt: z.string(), checkedAt: z.string().optional() });
+const CachedCatalog = z.object({
+  config: z.string(),
+  catalog: StoredCatalog,
+  savedAt: z.string(),
+  checkedAt: z.string().optional(),
+  /** The catalog's tool digests (`toolDigests`, catalog-digest.ts) of TOOL_DIGEST_VERSION, made once where it was written. */
+  digests: z.object({ v: z.number(), tools: z.array(z.string()) }).optional(),
+  /** The catalog's search index as the team's filters show it (stored-index.ts), when the writer knew the mode. */
+  index: StoredIndex.optional(),
+});
 type CachedCatalog = z.output<typeof CachedCatalog>;
 
 /**
@@ -76,6 +88,8 @@ export interface CatalogCacheOptions {
   /** The client capabilities the proxy declares to upstreams (each set its own entries); none by default. */
   capabilities?: () => ClientCapabilities;
   toolsChanged?: ToolsChanged;
+  /** The mode the team's config names tools in: each entry then carries its search index (stored-index.ts). */
+  searchMode?: ConfigMode;
 }
 
 /** The key part of a set of declared client capabilities: none for none (the key of entries written before). */
@@ -91,7 +105,16 @@ interface Current {
   checkedAt: number;
 }
 
-export function kvCatalogCache(kv: KvLike, team: string, { capabilities = () => ({}), toolsChanged }: CatalogCacheOptions = {}): CatalogCache {
+/**
+ * What an entry read anew brings the search: its tools' digests, by which every object that searches the catalog keys
+ * its index (no text hashed again), and its stored index, taken by an isolate that has none for it (no build).
+ */
+function takeSearchParts(spec: UpstreamSpec, entry: CachedCatalog, searchMode: ConfigMode | undefined): void {
+  if (entry.digests?.v === TOOL_DIGEST_VERSION) keepToolDigests(entry.catalog.tools, entry.digests.tools);
+  if (entry.index && searchMode) loadStoredIndex(spec, entry.catalog, searchMode, entry.index);
+}
+
+export function kvCatalogCache(kv: KvLike, team: string, { capabilities = () => ({}), toolsChanged, searchMode }: CatalogCacheOptions = {}): CatalogCache {
   /** What this cache last saw at each key (read or written): the catalog's JSON, when the team last read it. */
   const seen = new Map<string, { json: string; checkedAt: number }>();
   /** The text last read at each key and what it holds, so an entry read again unchanged is not parsed again. */
@@ -109,6 +132,7 @@ export function kvCatalogCache(kv: KvLike, team: string, { capabilities = () => 
       entry && entry.config === (await configHash(spec))
         ? { entry, json: JSON.stringify(entry.catalog), checkedAt: Date.parse(entry.checkedAt ?? entry.savedAt) || 0 }
         : undefined;
+    if (current) takeSearchParts(spec, current.entry, searchMode);
     texts.set(key, { text, current });
     return current;
   }
@@ -152,7 +176,14 @@ export function kvCatalogCache(kv: KvLike, team: string, { capabilities = () => 
         return undefined;
       }
       const stamp = new Date(readAt).toISOString();
-      const entry: CachedCatalog = { config: await configHash(spec), catalog, savedAt: current && same ? current.entry.savedAt : stamp, checkedAt: stamp };
+      const entry: CachedCatalog = {
+        config: await configHash(spec),
+        catalog,
+        savedAt: current && same ? current.entry.savedAt : stamp,
+        checkedAt: stamp,
+        digests: { v: TOOL_DIGEST_VERSION, tools: [...toolDigests(catalog.tools)] },
+        ...(searchMode ? { index: indexToStore(spec, catalog, searchMode, current?.entry.index) } : {}),
+      };
       seen.set(key, { json, checkedAt: readAt });
       await kv.put(key, JSON.stringify(entry));
       const tools = JSON.stringify(catalog.tools);

@@ -1,40 +1,29 @@
 // discover_tool's search: one index per upstream catalog content, shared by every object of the isolate that shows
 // that catalog (src/catalog/shared-indexes.ts), built the first time any of them searches it; every loaded upstream's
-// index searched together (src/catalog/search.ts ranks). A catalog object remembers only its index's key, so an index
-// the isolate pushed out is built again rather than held by one session beside the shared copy. With a semantic stage
-// (semantic-stage.ts), the query's meaning is blended in; its tool vectors are kept with the shared index.
+// index searched together (src/catalog/search.ts ranks). A catalog's index is found by its tools' digests, made where
+// the catalog came in (src/catalog/catalog-digest.ts), so a new session's first search reads no tool's text. A tools
+// list remembers only its index's key, so an index the isolate pushed out is built again rather than held by one
+// session beside the shared copy. With a semantic stage (semantic-stage.ts), the query's meaning is blended in; its
+// tool vectors are kept with the shared index.
 import type { ReadyUpstream, UpstreamCatalog } from "../catalog/catalog.ts";
+import { catalogIndexKey, catalogInputs, shownParts, showsCatalog, type ShownAs } from "../catalog/catalog-index.ts";
 import type { ConfigMode } from "../config/validate.ts";
-import { exposedName } from "../catalog/names.ts";
-import { searchTools, type SearchHit, type SearchInput, type ToolIndex } from "../catalog/search.ts";
-import { indexKey, keptIndex, sharedIndex } from "../catalog/shared-indexes.ts";
+import { searchTools, type SearchHit, type ToolIndex } from "../catalog/search.ts";
+import { keptIndex, sharedIndex } from "../catalog/shared-indexes.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import { queryMeaning, type SearchEmbedder } from "./semantic-stage.ts";
 
-/** Per catalog object, its index's key and what it was made under (the same catalog may show under another name). */
-const keys = new WeakMap<UpstreamCatalog, { key: string; made: string; id: number }>();
+/** Per tools list, its index's key and what it was made under (the same catalog may show under another name). */
+const keys = new WeakMap<UpstreamCatalog["tools"], { key: string; made: string; id: number }>();
 
-function searchInputs(mode: ConfigMode, upstream: string, catalog: UpstreamCatalog, serverDescription: string | undefined): SearchInput[] {
-  return catalog.tools.map((tool) => ({
-    name: exposedName(mode, upstream, tool.name),
-    server: upstream,
-    serverDescription,
-    tool: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-  }));
-}
-
-function indexOf(mode: ConfigMode, upstream: string, catalog: UpstreamCatalog, serverDescription: string | undefined): ToolIndex {
-  const made = JSON.stringify([mode, upstream, serverDescription ?? null]);
-  const known = keys.get(catalog);
-  const same = known?.made === made;
-  const kept = same ? keptIndex(known.key, known.id) : undefined;
+function indexOf(as: ShownAs, catalog: UpstreamCatalog): ToolIndex {
+  const made = JSON.stringify(shownParts(as));
+  const known = keys.get(catalog.tools);
+  const kept = known?.made === made ? keptIndex(known.key, known.id) : undefined;
   if (kept) return kept.index;
-  const inputs = searchInputs(mode, upstream, catalog, serverDescription);
-  const key = same ? known.key : indexKey(inputs);
-  const entry = sharedIndex(key, inputs);
-  keys.set(catalog, { key, made, id: entry.id });
+  const key = catalogIndexKey(as, catalog.tools);
+  const entry = sharedIndex(key, () => catalogInputs(as, catalog.tools), (index) => showsCatalog(index, as, catalog.tools));
+  keys.set(catalog.tools, { key, made, id: entry.id });
   return entry.index;
 }
 
@@ -71,7 +60,7 @@ export async function searchUpstreamsBy(
 
 /** The shared index of each given upstream's catalog, in order. */
 function upstreamIndexes(mode: ConfigMode, ready: readonly ReadyUpstream[], description: (server: string) => string | undefined): ToolIndex[] {
-  return ready.map((u) => indexOf(mode, u.name, u.catalog, description(u.name)));
+  return ready.map((u) => indexOf({ mode, server: u.name, description: description(u.name) }, u.catalog));
 }
 
 /** The given upstreams' tools that best match `query` by words alone (BM25F), best first, over any set of catalogs. */

@@ -19,6 +19,7 @@ import {
   type SearchInput,
   type ToolIndex,
 } from "../../src/catalog/search.ts";
+import { termsOf } from "../../src/catalog/search-index.ts";
 
 const tool = (server: string, name: string, description: string, properties: Record<string, string> = {}): SearchInput => ({
   name: `${server}/${name}`,
@@ -197,7 +198,7 @@ describe("searchTools", () => {
     const index = indexTools(GIT);
     expect(index.servers.map((s) => s.name)).toEqual(["git"]);
     expect(index.servers[0]!.terms).toContain("host");
-    expect(index.terms).not.toContain("host");
+    expect(termsOf(index)).not.toContain("host");
     // A tool with the word in its own fields and its server's ranks above its siblings with it only in the server's.
     const hits = searchTools(index, "hosting branches");
     expect(hits[0]?.name).toBe("git/list_branches");
@@ -278,7 +279,7 @@ describe("the stored form", () => {
     }
   });
 
-  it("takes 32-bit positions and tool numbers past 65,536, in memory and stored", () => {
+  it("takes 8-, 16- and 32-bit tool numbers and 32-bit positions past 65,536, in memory and stored", () => {
     const many = Array.from({ length: 65_600 }, (_, n) => tool("big", `item_${n}`, n === 65_599 ? "The last needle." : "An item."));
     const index = indexTools(many);
     expect(index.postingTools).toBeInstanceOf(Uint32Array);
@@ -287,8 +288,12 @@ describe("the stored form", () => {
     const read = readToolIndex(toolIndexBytes(index))!;
     expect(read.postingTools).toBeInstanceOf(Uint32Array);
     expect(searchTools(read, "needle 65598", { limit: 25 })).toEqual(searchTools(index, "needle 65598", { limit: 25 }));
-    expect(indexTools(FILES).postingTools).toBeInstanceOf(Uint16Array);
+    // Fewer than 256 tools (an upstream's index, almost always): a byte a tool number; fewer than 65,536: two.
+    expect(indexTools(FILES).postingTools).toBeInstanceOf(Uint8Array);
     expect(indexTools(FILES).starts).toBeInstanceOf(Uint16Array);
+    const some = indexTools(many.slice(65_300));
+    expect(some.postingTools).toBeInstanceOf(Uint16Array);
+    expect(searchTools(readToolIndex(toolIndexBytes(some))!, "needle").map((h) => h.name)).toEqual(["big/item_65599"]);
   });
 
   /** The stored bytes with their text part changed by `edit`, the arrays kept. */

@@ -33,7 +33,7 @@ const SHOP = [
 ];
 
 const vectorsFor = (indexes: readonly ToolIndex[], rows = quantise): ToolVectors[] =>
-  indexes.map((index) => rows(index.tools.map((t) => embedder.embedOne(toolText(t))), embedder.dimension, embedder.modelId));
+  indexes.map((index) => rows(index.tools.list().map((t) => embedder.embedOne(toolText(t))), embedder.dimension, embedder.modelId));
 const meaningOf = (query: string, vectors: readonly ToolVectors[]) => ({ vector: embedder.embedOne(query), vectors });
 const names = (hits: ReadonlyArray<{ name: string }>) => hits.map((h) => h.name);
 

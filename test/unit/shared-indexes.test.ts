@@ -4,8 +4,13 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadCorpus } from "../../harness/replay-server.ts";
 import type { ReadyUpstream, UpstreamCatalog } from "../../src/catalog/catalog.ts";
-import { indexTools, type SearchInput } from "../../src/catalog/search-index.ts";
-import { clearSharedIndexes, indexKey, sharedIndex, sharedIndexBuilds, sharedIndexUse } from "../../src/catalog/shared-indexes.ts";
+import { indexTools, termsOf, type SearchInput } from "../../src/catalog/search-index.ts";
+import { handOnDigests, toolDigest, toolDigests, toolDigestsMade } from "../../src/catalog/catalog-digest.ts";
+import { clearSharedIndexes, indexKey, sharedIndex, sharedIndexBuilds, sharedIndexUse, showsTools } from "../../src/catalog/shared-indexes.ts";
+import type { UpstreamSpec } from "../../src/config/validate.ts";
+import { kvCatalogCache } from "../../src/store/catalog-cache.ts";
+import type { KvLike } from "../../src/store/kv.ts";
+import { applyToolPolicy } from "../../src/upstream/policy.ts";
 import { searchUpstreams } from "../../src/views/tool-search.ts";
 
 const SERVERS = ["zereight__mcp-gitlab", "mcp-server-kubernetes", "azure-devops__mcp"];
@@ -65,26 +70,74 @@ describe("one index per catalog content in an isolate", () => {
   });
 
   it("keys an index by every text it is made of, and nothing else", () => {
-    const tool = (description: string, type: string): SearchInput[] => [
-      { name: "a/get", server: "a", tool: "get", description: "Get it.", inputSchema: { type: "object", properties: { id: { type, description } } } },
+    const tool = (description: string, type: string) => [
+      { name: "get", description: "Get it.", inputSchema: { type: "object", properties: { id: { type, description } } } },
     ];
-    expect(indexKey(tool("The id.", "string"))).toBe(indexKey(tool("The id.", "string")));
-    expect(indexKey(tool("The id.", "string"))).not.toBe(indexKey(tool("The key.", "string")));
+    const key = (tools: ReturnType<typeof tool>, shownAs = ["multi", "a", "The a server."]) => indexKey(shownAs, toolDigests(tools));
+    expect(key(tool("The id.", "string"))).toBe(key(tool("The id.", "string")));
+    expect(key(tool("The id.", "string"))).not.toBe(key(tool("The key.", "string")));
     // A schema's type is no part of any field: the same index.
-    expect(indexKey(tool("The id.", "string"))).toBe(indexKey(tool("The id.", "number")));
-    expect(indexKey([{ name: "a/b", server: "a", tool: "b" }])).not.toBe(indexKey([{ name: "a/b", server: "a", tool: "b", description: "" }]));
-    expect(indexKey([{ name: "ab", server: "c", tool: "d" }])).not.toBe(indexKey([{ name: "a", server: "bc", tool: "d" }]));
+    expect(key(tool("The id.", "string"))).toBe(key(tool("The id.", "number")));
+    expect(key(tool("The id.", "string"), ["multi", "b", "The a server."])).not.toBe(key(tool("The id.", "string")));
+    expect(indexKey(["multi", "a"], toolDigests([{ name: "b" }]))).not.toBe(indexKey(["multi", "a"], toolDigests([{ name: "b", description: "" }])));
+    expect(indexKey(["multi", "ab"], toolDigests([{ name: "c" }]))).not.toBe(indexKey(["multi", "a"], toolDigests([{ name: "bc" }])));
   });
 
   it("never serves a kept index to a catalog whose tools it does not show, whatever the key", () => {
     const a: SearchInput[] = [{ name: "a/read", server: "a", tool: "read", description: "Read a file." }];
     const b: SearchInput[] = [{ name: "b/secret", server: "b", tool: "secret", description: "Another team's tool." }];
-    const key = indexKey(a);
-    expect(sharedIndex(key, a).index.tools[0]!.name).toBe("a/read");
+    const key = indexKey(["multi", "a"], toolDigests([{ name: "read", description: "Read a file." }]));
+    const shared = (inputs: SearchInput[]) => sharedIndex(key, () => inputs, (index) => showsTools(index, inputs[0]!.server, inputs.map((t) => t.name)));
+    expect(shared(a).index.tools.name(0)).toBe("a/read");
     // Another content under the same key (a digest collision): its own index, and the kept one stays.
-    expect(sharedIndex(key, b).index.tools[0]!.name).toBe("b/secret");
-    expect(sharedIndex(key, a).index.tools[0]!.name).toBe("a/read");
-    expect(indexKey(a)).not.toBe(indexKey(b));
-    expect(indexTools(a).terms).toEqual(sharedIndex(key, a).index.terms);
+    expect(shared(b).index.tools.name(0)).toBe("b/secret");
+    expect(shared(a).index.tools.name(0)).toBe("a/read");
+    expect(termsOf(indexTools(a))).toEqual(termsOf(shared(a).index));
+  });
+});
+
+describe("a new session keys its catalogs by the digests they came with", () => {
+  const spec = (name: string) => ({ name, transport: "streamable-http", url: `https://${name}.example/mcp`, headers: {}, timeout: 5_000 }) as UpstreamSpec;
+  const memoryKv = (): KvLike => {
+    const values = new Map<string, string>();
+    return { get: async (k) => values.get(k) ?? null, put: async (k, v) => void values.set(k, v), delete: async (k) => void values.delete(k), list: async () => [] };
+  };
+  /** A session's catalogs as it shows them: read from the team's cache, then the team's filters and safe text (the registry's policy). */
+  async function cachedSession(kv: KvLike): Promise<ReadyUpstream[]> {
+    const cache = kvCatalogCache(kv, "t");
+    return Promise.all(
+      NAMES.map(async (name) => {
+        const cached = (await cache.get(spec(name)))!;
+        return { name, catalog: handOnDigests(cached, applyToolPolicy(spec(name), cached)) };
+      }),
+    );
+  }
+
+  it("hashes no tool's text at a new session's first search, and builds nothing", async () => {
+    const kv = memoryKv();
+    const writer = kvCatalogCache(kv, "t");
+    for (const [i, u] of session().entries()) {
+      const catalog: UpstreamCatalog = { capabilities: {}, tools: u.catalog.tools, resources: [], resourceTemplates: [], prompts: [], notes: [] };
+      await writer.put(spec(NAMES[i]!), catalog, Date.now());
+    }
+    const answer = search(await cachedSession(kv), "list merge requests");
+    const builds = sharedIndexBuilds();
+    const made = toolDigestsMade();
+    const later = await cachedSession(kv);
+    expect(search(later, "list merge requests")).toEqual(answer);
+    expect(toolDigestsMade() - made).toBe(0);
+    expect(sharedIndexBuilds() - builds).toBe(0);
+  });
+
+  it("makes a tool's digest from its text when a view changed it, and keeps the others'", () => {
+    const from = session()[0]!.catalog;
+    const known = toolDigests(from.tools);
+    const changed = { ...from.tools[1]!, description: "Something else entirely." };
+    const to = { ...from, tools: [from.tools[0]!, changed, ...from.tools.slice(3).map((t) => ({ ...t }))] };
+    const digests = toolDigests(handOnDigests(from, to).tools);
+    expect(digests[0]).toBe(known[0]);
+    expect(digests[1]).toBe(toolDigest(changed));
+    expect(digests[1]).not.toBe(known[1]);
+    expect(digests.slice(2)).toEqual(known.slice(3));
   });
 });
