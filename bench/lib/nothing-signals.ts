@@ -5,8 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StaticEmbedder } from "../../src/catalog/embedder.ts";
-import { judgedSearch, type SearchHit, type ToolIndex } from "../../src/catalog/search.ts";
-import { USEFULNESS } from "../../src/catalog/search-usefulness.ts";
+import { SEARCH_LIMIT_DEFAULT, judgedSearch, type SearchHit, type ToolIndex } from "../../src/catalog/search.ts";
 import type { ToolVectors } from "../../src/catalog/semantic-vectors.ts";
 import type { Query } from "../selection.ts";
 
@@ -45,7 +44,7 @@ export function gather(
     const chosen = indexes.map((_, i) => i).filter(keep);
     const list = chosen.map((i) => indexes[i]!);
     const meaning = vectors ? { vector: embedder.embedOne(query), vectors: chosen.map((i) => vectors[i]!) } : undefined;
-    const { hits, judged } = judgedSearch(list, query, { limit: USEFULNESS.top, meaning });
+    const { hits, judged } = judgedSearch(list, query, { limit: SEARCH_LIMIT_DEFAULT, meaning });
     const [first, second] = hits;
     const gap = first && first.score > 0 ? (first.score - (second?.score ?? 0)) / first.score : 0;
     const twin = kind === "negative" && first !== undefined && right.some((r) => toolOf(r) === toolOf(first.name));

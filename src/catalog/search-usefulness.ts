@@ -39,7 +39,7 @@ export interface UsefulnessRule {
  * the pair of thresholds with the most detections of queries whose right tools were taken out, among those that flag
  * at most 5% of the queries whose right tool is there. The figures are in docs/architecture.md.
  */
-export const USEFULNESS: UsefulnessRule = { top: 5, coverage: 0.25, cosine: 0.39, coverageAlone: 0.16 };
+export const USEFULNESS: UsefulnessRule = { top: 5, coverage: 0.26, cosine: 0.385, coverageAlone: 0.16 };
 
 /** How many tools have `term` in their own fields or their server's (a tool with both counted twice: an estimate). */
 function frequency(u: Union, list: readonly ToolIndex[], term: string): number {
