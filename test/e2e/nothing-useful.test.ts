@@ -35,7 +35,7 @@ afterAll(() => stack?.stop());
 describe("a search that finds nothing useful, through wrangler dev", () => {
   it("says so first and names the closest servers, in discover_tool and the code view's search", async () => {
     const session = await connectClient(stack.mcpUrl("nothing"), token);
-    const found = (await session.client.callTool({ name: "discover_tool", arguments: { query: ABSENT } })) as {
+    const found = (await session.client.callTool({ name: "discover_tool", arguments: { query: ABSENT } })) as unknown as {
       structuredContent: { tools: unknown[]; useful?: boolean; closest?: Array<{ server: string; loaded: boolean }> };
     };
     expect(text(found).split("\n")[0]).toBe(`No loaded tool does what "${ABSENT}" asks.`);
