@@ -18,7 +18,8 @@ import { gather, loadNothingQueries, type Signals } from "./lib/nothing-signals.
 import { isSmoke, median, writeResult } from "./lib/results.ts";
 import { vectorsOf } from "./lib/semantic-path.ts";
 import { isMain } from "./report.ts";
-import { QUERIES_FILE, buildAll, corpusUpstreams, loadQueries } from "./selection.ts";
+import { judgedSearch, searchTools } from "../src/catalog/search.ts";
+import { QUERIES_FILE, buildAll, corpusUpstreams, loadQueries, syntheticCopies, type Query } from "./selection.ts";
 import { countTokens } from "./tokens.ts";
 
 /** The false-alarm rate on positives a rule may have. */
@@ -93,6 +94,32 @@ function tokens(setting: string, signals: readonly Signals[], describe: (server:
   return { setting, flagged: flagged.length, todayP50: median(today), nowP50: median(now) };
 }
 
+interface Cost {
+  tools: number;
+  /** searchTools alone and judgedSearch (the same search and its judgement), p50 ms over the dev queries, words only. */
+  searchP50: number;
+  judgedP50: number;
+}
+
+/** What the judgement adds to a search at the scale bench's size (the corpus among renamed copies). */
+function cost(dev: readonly Query[], total: number): Cost {
+  const corpus = corpusUpstreams();
+  const indexes = buildAll([...corpus, ...syntheticCopies(corpus, total)]);
+  const plain: number[] = [];
+  const judged: number[] = [];
+  for (let round = 0; round < 2; round++) {
+    for (const q of dev) {
+      const t0 = performance.now();
+      searchTools(indexes, q.q);
+      const t1 = performance.now();
+      judgedSearch(indexes, q.q);
+      plain.push(t1 - t0);
+      judged.push(performance.now() - t1);
+    }
+  }
+  return { tools: indexes.reduce((k, i) => k + i.tools.length, 0), searchP50: median(plain), judgedP50: median(judged) };
+}
+
 interface Figures {
   queries: number;
   absentQueries: number;
@@ -103,6 +130,7 @@ interface Figures {
   shipped: UsefulnessRule;
   rows: Row[];
   tokens: Tokens[];
+  cost: Cost;
 }
 
 const pct = (x: number) => (100 * x).toFixed(1);
@@ -130,6 +158,8 @@ function markdown(f: Figures): string {
       ["Stage", "Flagged", "Today p50", "Nothing-useful p50"],
       f.tokens.map((t) => [t.setting, String(t.flagged), String(t.todayP50), String(t.nowP50)]),
     ),
+    `The judgement's cost at ${f.cost.tools.toLocaleString("en-US")} tools (words only, p50 over the dev queries, twice): ` +
+      `a search ${f.cost.searchP50.toFixed(2)} ms, the same search judged ${f.cost.judgedP50.toFixed(2)} ms.`,
   ].join("\n\n");
 }
 
@@ -165,6 +195,7 @@ function main(): void {
     shipped: USEFULNESS,
     rows,
     tokens: [tokens("off", off, (s) => descriptions.get(s)), tokens("static", on, (s) => descriptions.get(s))],
+    cost: cost(dev, smoke ? 2_000 : 20_000),
   };
   const text = markdown(figures);
   console.log(text);
