@@ -31,6 +31,14 @@ function structuredNames(structured: Record<string, unknown> | undefined, key: s
 
 /** The answer's text up to the paragraph that offers servers not loaded yet, and that paragraph. */
 function splitOffered(text: string): [string, string] {
+  // A nothing-useful answer: its hits come last, as weak matches; the closest servers not loaded yet are marked.
+  if (/^No loaded \w+ does what /.test(text)) {
+    const parts = text.split("\n\n");
+    const weak = parts.find((p) => p.startsWith("Weak matches")) ?? "";
+    const closest = (parts.find((p) => p.startsWith("Closest servers")) ?? "").split("\n");
+    const lazy = closest.filter((line) => line.includes(" (not loaded)")).map((line) => line.replace(" (not loaded)", ""));
+    return [weak.split("\n").slice(1).join("\n"), [closest[0] ?? "", ...lazy].join("\n")];
+  }
   const at = text.search(/^.*not loaded yet.*$/im);
   return at < 0 ? [text, ""] : [text.slice(0, at), text.slice(at)];
 }

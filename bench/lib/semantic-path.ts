@@ -15,7 +15,7 @@ export interface PathRow {
   scores: Scores;
 }
 
-const vectorsOf = (indexes: readonly ToolIndex[], embedder: StaticEmbedder, rows = quantise): ToolVectors[] =>
+export const vectorsOf = (indexes: readonly ToolIndex[], embedder: StaticEmbedder, rows = quantise): ToolVectors[] =>
   indexes.map((index) => rows(index.tools.list().map((t) => embedder.embedOne(toolText(t))), embedder.dimension, embedder.modelId));
 
 /** The weights tried around BLEND: BM25F's share, and how many nearest tools join. */

@@ -12,12 +12,14 @@ import { queryTerms } from "./search-query.ts";
 import { DEFAULT_RANKING, better, score, type Candidate, type Ranking } from "./search-score.ts";
 import { unionOf } from "./search-union.ts";
 import { BLEND, blendCandidates, type QueryMeaning } from "./semantic-blend.ts";
+import { USEFULNESS, judgeHits, type Usefulness, type UsefulnessRule } from "./search-usefulness.ts";
 
 // The parts callers build and tune a search with (views/tool-search.ts, bench/selection.ts), from one place.
 export { DEFAULT_ANALYSIS, terms, words, type Analysis } from "./search-analysis.ts";
 export { SEARCH_FIELDS, SEARCH_INDEX_VERSION, indexTools, splitDescription, type SearchInput, type ToolIndex } from "./search-index.ts";
 export { readToolIndex, toolIndexBytes } from "./search-index-bytes.ts";
 export { DEFAULT_RANKING, type Ranking } from "./search-score.ts";
+export { USEFULNESS, usefulBy, type Usefulness, type UsefulnessRule } from "./search-usefulness.ts";
 
 export const SEARCH_LIMIT_DEFAULT = 8;
 export const SEARCH_LIMIT_MAX = 25;
@@ -29,6 +31,8 @@ export interface SearchOptions {
   server?: string | undefined;
   /** Another ranking than DEFAULT_RANKING (the benchmark's tuning). */
   ranking?: Ranking | undefined;
+  /** How a judged search tells useful hits from weak ones (USEFULNESS unless a benchmark tries another). */
+  usefulness?: UsefulnessRule | undefined;
   /** The query's meaning: BM25F's matches and the tools nearest by meaning, blended (semantic-blend.ts). Without it, BM25F alone. */
   meaning?: QueryMeaning | undefined;
 }
@@ -83,4 +87,18 @@ export function rankTools(indexes: ToolIndex | readonly ToolIndex[], query: stri
   return candidates(list, query, options, undefined)
     .sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0))
     .map((c) => hit(list, c));
+}
+
+/**
+ * searchTools' hits with the judgement of them (search-usefulness.ts): whether they are worth calling or nothing
+ * searched does what the query asks, and the two signals that say so.
+ */
+export function judgedSearch(indexes: ToolIndex | readonly ToolIndex[], query: string, options: SearchOptions = {}): { hits: SearchHit[]; judged: Usefulness } {
+  const list = asList(indexes);
+  const rule = options.usefulness ?? USEFULNESS;
+  const limit = searchLimit(options.limit);
+  // Judged on the rule's top hits whatever the limit, so `limit: 1` is judged as the default is.
+  const found = candidates(list, query, options, Math.max(limit, rule.top));
+  const judged = judgeHits(list, query, found, options.ranking ?? DEFAULT_RANKING, list[0]?.analysis ?? DEFAULT_ANALYSIS, options.meaning, rule);
+  return { hits: found.slice(0, limit).map((c) => hit(list, c)), judged };
 }

@@ -3,9 +3,11 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { defined } from "../catalog/listing.ts";
 import { renderSearchHits, renderToolDetails, type ToolDetails } from "../catalog/render.ts";
+import { closestServers, renderNothingUseful } from "../catalog/render-nothing-useful.ts";
 import { serverIndex } from "../catalog/server-index.ts";
 import type { TokenCounter } from "../catalog/tokenizer.ts";
 import type { ExposedTool, UpstreamRegistry } from "../upstream/registry.ts";
+import { DISCOVER_TOOL, LOAD_MCP } from "./definitions.ts";
 import { findTool, type ToolNames } from "./find-tool.ts";
 import { searchLazyServers } from "./server-search.ts";
 import { isResult, toolError } from "./tool-errors.ts";
@@ -27,13 +29,25 @@ export async function searchAnswer(
 ): Promise<CallToolResult> {
   await registry.ensureEager();
   if (args.server !== undefined && !registry.ready().some((u) => u.name === args.server)) return serverNotLoaded(registry, names, args.server);
-  const hits = await searchCatalog(registry, args.query, { limit: args.limit, server: args.server }, semantic);
+  const { hits, judged } = await searchCatalog(registry, args.query, { limit: args.limit, server: args.server }, semantic);
   const servers = args.server === undefined ? searchLazyServers(registry, args.query, LAZY_HITS) : [];
-  return {
-    content: [{ type: "text", text: renderSearchHits(args.query, hits, servers) }],
-    structuredContent: { query: args.query, tools: hits, ...(servers.length > 0 ? { servers } : {}) },
-  };
+  const lazyServers = servers.length > 0 ? { servers } : {};
+  if (judged.useful) {
+    return { content: [{ type: "text", text: renderSearchHits(args.query, hits, servers) }], structuredContent: { query: args.query, tools: hits, ...lazyServers } };
+  }
+  // Nothing loaded does it: said first, with the servers to look in and the weak hits marked as weak.
+  const closest = closestServers(hits, servers, (name) => registry.description(name));
+  const text = renderNothingUseful(args.query, closest, hits, META_WORDING);
+  return { content: [{ type: "text", text }], structuredContent: { query: args.query, tools: hits, ...lazyServers, useful: false, closest } };
 }
+
+/** How discover_tool's nothing-useful answer names servers and the calls that open them. */
+const META_WORDING = {
+  thing: "tool",
+  shown: (server: string) => server,
+  openLoaded: `${DISCOVER_TOOL} {"server": "<name>"}`,
+  openLazy: `${LOAD_MCP} {"mcp_name": "<name>"}`,
+};
 
 /** A server named by a call that reaches no loaded one: the era's load hint for a lazy one, else the servers there are. */
 function serverNotLoaded(registry: UpstreamRegistry, names: ToolNames, server: string): CallToolResult {

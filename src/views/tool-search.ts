@@ -8,7 +8,7 @@
 import type { ReadyUpstream, UpstreamCatalog } from "../catalog/catalog.ts";
 import { catalogIndexKey, catalogInputs, shownParts, showsCatalog, type ShownAs } from "../catalog/catalog-index.ts";
 import type { ConfigMode } from "../config/validate.ts";
-import { searchTools, type SearchHit, type ToolIndex } from "../catalog/search.ts";
+import { judgedSearch, searchTools, type SearchHit, type ToolIndex, type Usefulness } from "../catalog/search.ts";
 import { keptIndex, sharedIndex } from "../catalog/shared-indexes.ts";
 import type { UpstreamRegistry } from "../upstream/registry.ts";
 import { queryMeaning, type SearchEmbedder } from "./semantic-stage.ts";
@@ -29,16 +29,18 @@ function indexOf(as: ShownAs, catalog: UpstreamCatalog): ToolIndex {
 
 /**
  * The loaded upstreams' tools that best match `query`, best first (lazy servers join once loaded); by words and, with
- * an `embedder` (the team's semantic stage), by meaning.
+ * an `embedder` (the team's semantic stage), by meaning; and whether they are worth calling (search-usefulness.ts).
  */
 export async function searchCatalog(
   registry: UpstreamRegistry,
   query: string,
   options: { limit?: number | undefined; server?: string | undefined },
   embedder?: SearchEmbedder | undefined,
-): Promise<SearchHit[]> {
+): Promise<{ hits: SearchHit[]; judged: Usefulness }> {
   const ready = registry.ready().filter((u) => options.server === undefined || u.name === options.server);
-  return searchUpstreamsBy(registry.mode, ready, (name) => registry.description(name), query, options.limit, embedder);
+  const all = upstreamIndexes(registry.mode, ready, (name) => registry.description(name));
+  const meaning = embedder ? await queryMeaning(all, query, embedder) : undefined;
+  return judgedSearch(all, query, { ...(options.limit === undefined ? {} : { limit: options.limit }), meaning });
 }
 
 /**

@@ -45,6 +45,18 @@ describe("reading the top hit and what is offered", () => {
     expect(offeredServers(answer)).toEqual(["azure-devops"]);
   });
 
+  it("reads a nothing-useful answer: its weak hits, and the closest servers not loaded yet", () => {
+    const text = [
+      'No loaded API does what "send a fax" asks.',
+      'Closest servers (see a server\'s APIs with describe {"path": "<namespace>"}):\n- fax (not loaded): Send faxes\n- stripe: Payments',
+      "Weak matches, probably not what was asked:\n- stripe.send_invoice: Send an invoice\n- github.create_issue: Create an issue",
+    ].join("\n\n");
+    expect(searchPaths({ text, isError: false })).toEqual(["stripe.send_invoice", "github.create_issue"]);
+    expect(offeredServers({ text, isError: false })).toEqual(["fax"]);
+    const meta = text.replace("API", "tool").replace("stripe.send_invoice", "stripe/send_invoice").replace("github.create_issue", "github/create_issue");
+    expect(searchHits({ text: meta, isError: false })).toEqual(["stripe/send_invoice", "github/create_issue"]);
+  });
+
   it("reads the code view's search: paths best first, then the namespaces not loaded yet", () => {
     const text = "github.get_pull_request_files: Get the list of files\ngithub.get_pull_request: Get one\n\nNamespaces not loaded yet that match (search one by name):\ngitlab: GitLab through its API";
     expect(searchPaths({ text, isError: false })).toEqual(["github.get_pull_request_files", "github.get_pull_request"]);

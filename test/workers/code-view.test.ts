@@ -56,7 +56,8 @@ describe("choosing the code view", () => {
     const again = await connectAt("cv-budget", token, "?view=code");
     expect((await again.client.listTools()).tools).toEqual(tools);
     // The last, unnamed, is found by search and called from a program (loaded then).
-    expect(text(await search(s, "payroll ledger"))).toContain("graph119: Payroll ledger of the finance department");
+    // Nothing loaded does it, so the answer says so and names it among the closest, not loaded yet.
+    expect(text(await search(s, "payroll ledger"))).toContain("- graph119 (not loaded): Payroll ledger of the finance department");
     expect(text(await execute(s, "return (await graph119.read_graph()).tool;"))).toBe('"read_graph"');
     await Promise.all([s.client.close(), again.client.close()]);
   });
@@ -118,8 +119,10 @@ describe("search and describe", () => {
       expect(found.map((line) => line.split(":")[0])).toEqual(ranked.tools.map((t) => t.name.replace("memory/", "memory.")));
     }
     const people = text(await search(code, "people directory teams"));
-    expect(people).toContain("Namespaces not loaded yet that match");
-    expect(people).toContain("people: Directory of people and their teams");
+    // No loaded API does it: said first, the lazy namespace that matches named first among the closest, with the call
+    // that shows a namespace's methods.
+    expect(people.split("\n")[0]).toBe('No loaded API does what "people directory teams" asks.');
+    expect(people).toContain('Closest servers (see a server\'s APIs with describe {"path": "<namespace>"}):\n- people (not loaded): Directory of people and their teams');
     // Narrowed to one namespace; a lazy one is loaded first (as describe and execute load it) and searched; a name
     // that is no namespace is an error naming those that are loaded.
     expect(text(await search(code, "graph", { server: "memory", limit: 2 })).split("\n")).toHaveLength(2);

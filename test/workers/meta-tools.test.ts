@@ -58,7 +58,8 @@ describe("config-file mode", () => {
 
     const none = await search({ query: "zzzqqq" });
     expect(none.isError).toBeFalsy();
-    expect(text(none)).toContain("No loaded tool matches");
+    expect(text(none)).toBe('No loaded tool does what "zzzqqq" asks.');
+    expect(none.structuredContent).toEqual({ query: "zzzqqq", tools: [], useful: false, closest: [] });
     const wrongServer = await search({ query: "graph", server: "nowhere" });
     expect(wrongServer.isError).toBe(true);
     expect(text(wrongServer)).toContain('No loaded server is named "nowhere"; loaded: memory, everything.');

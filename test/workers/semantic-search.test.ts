@@ -32,8 +32,11 @@ async function discover(client: Caller, query: string, limit: number): Promise<H
 
 /** The code view's search for `query`: its `namespace.method` paths, best first. */
 async function codeSearch(client: Caller, query: string, limit: number): Promise<string[]> {
-  const found = await client.callTool({ name: "search", arguments: { query, limit } });
-  return text(found).split("\n\n")[0]!.split("\n").map((line) => line.split(":")[0]!);
+  const found = text(await client.callTool({ name: "search", arguments: { query, limit } }));
+  // An answer judged not useful lists its hits last, as weak matches ("- path: line").
+  const weak = found.startsWith("No loaded API") ? found.split("\n\n").find((p) => p.startsWith("Weak matches")) : undefined;
+  const lines = weak === undefined ? found.split("\n\n")[0]!.split("\n") : weak.split("\n").slice(1).map((line) => line.slice(2));
+  return lines.map((line) => line.split(":")[0]!);
 }
 
 const names = (hits: readonly Hit[]) => hits.map((h) => h.name);
