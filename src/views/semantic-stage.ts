@@ -63,7 +63,7 @@ export function teamSearchEmbedder(
   { team, defer }: TeamStageParts,
 ): SearchEmbedder | undefined {
   // The binding as the embedder calls it: `Ai.run`'s overloads name every model, the embedder only its own.
-  const workersAi = (ai: EmbeddingBinding) => teamWorkersAiEmbedder({ AI: ai, TEAMS: env.TEAMS }, team, { dimensions: WORKERS_AI_DIMENSIONS, ...(defer ? { defer } : {}) });
+  const workersAi = (ai: EmbeddingBinding) => teamWorkersAiEmbedder({ AI: ai, TEAMS: env.TEAMS }, team, { dimensions: WORKERS_AI_DIMENSIONS, keepInIsolate: false, ...(defer ? { defer } : {}) });
   return searchEmbedder(semantic ?? SEMANTIC_DEFAULT, { assets: env.ASSETS, ai: env.AI as EmbeddingBinding | undefined, workersAi });
 }
 
