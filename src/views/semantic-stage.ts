@@ -118,7 +118,7 @@ export async function queryMeaning(indexes: readonly ToolIndex[], query: string,
     making.catch(() => failedUntil.set(model.modelId, Date.now() + SEMANTIC_RETRY_MS));
     const made = await within(making, waitMs);
     if (made === "late") {
-      if (tools.some((t) => !toldLate.has(t))) wordsOnly(`the model took over ${waitMs} ms; its tool vectors are still being made`);
+      if (tools.some((t) => !toldLate.has(t))) wordsOnly(`the model took over ${waitMs} ms; the vectors go on being made for later searches`);
       for (const t of tools) toldLate.add(t);
       return undefined;
     }

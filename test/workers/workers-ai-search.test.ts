@@ -8,6 +8,7 @@
 // until the test lets them go.
 import { env } from "cloudflare:workers";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { getPage, signIn } from "./dashboard-helpers.ts";
 import { connect, connectAt, replayUrl, seedTeam, text } from "./helpers.ts";
 import { modernClient } from "./modern-client.ts";
 import { aiStandIn } from "./ai-stand-in.ts";
@@ -102,6 +103,28 @@ describe("a workers-ai team's search over the AI binding", () => {
     await vi.waitFor(async () => expect(names(await discover(client, "hand the money back", 2))).toContain("stripe/create_refund"), { timeout: 20_000, interval: 100 });
     expect(new Set(ai.texts("documents")).size).toBe(ai.texts("documents").length);
     await Promise.all([client.close(), modern.close(), off.close()]);
+  });
+
+  it("ranks the dashboard's search box by the binding too, a query once a search", async () => {
+    // stripe's tools under a server name of their own: a catalog content no other test searched.
+    const token = await seedTeam("wai-dash", { mcp: { payments: { url: replayUrl("stripe") } }, search: { semantic: "workers-ai" } });
+    // A 2026 list fills the team's catalog cache, which the page searches.
+    const client = await modernClient("wai-dash", token);
+    await client.listTools();
+    expect(names(await discover(client, "hand the money back", 2))).toContain("payments/create_refund");
+    await client.close();
+    const address = "192.0.2.41";
+    const cookie = await signIn(address);
+    const search = async () => {
+      const res = await getPage(`/dashboard/teams/wai-dash/tools?q=${encodeURIComponent("give them their money back")}`, { address, cookie });
+      expect(res.status).toBe(200);
+      return [...(await res.text()).matchAll(/<li data-tool="([^"]+)"/g)].map((m) => m[1]);
+    };
+    // The cache is written beside the list's answer: wait for the page to see it.
+    await vi.waitFor(async () => expect(await search()).not.toEqual([]), { timeout: 10_000, interval: 50 });
+    const asked = queries().length;
+    expect((await search()).slice(0, 2)).toContain("payments/create_refund");
+    expect(queries().slice(asked).map((c) => c.texts)).toEqual([["give them their money back"]]);
   });
 
   it("answers by words when the binding fails, with one log line quoting nothing, and does not ask it again at every search", async () => {
