@@ -54,7 +54,7 @@ export interface TeamStageParts {
 
 /**
  * A team's stage in this Worker: its config's `search.semantic`, else the deployment's SEMANTIC_DEFAULT, over the
- * Worker's assets and AI binding (workers-ai: the tool vectors cached in the isolate and in KV under the team). The
+ * Worker's assets and AI binding (workers-ai: the tool vectors kept with the index, and in KV under the team). The
  * one place sessions and the dashboard's search box make it.
  */
 export function teamSearchEmbedder(
@@ -105,7 +105,7 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T | "late"> {
 /**
  * The meaning of `query` over `indexes` (each index's tool vectors made at its first search with this embedder, then
  * kept with the index; the query in the embedder's query form, never kept), or undefined when the embedder fails or
- * takes more than `waitMs`: the search is then BM25F's alone. Said in one log line without the query.
+ * (a remote one) takes more than `waitMs`: the search is then BM25F's alone. Said in one log line without the query.
  */
 export async function queryMeaning(indexes: readonly ToolIndex[], query: string, embedder: SearchEmbedder, waitMs = SEMANTIC_WAIT_MS): Promise<QueryMeaning | undefined> {
   const wordsOnly = (reason: string) => log({ event: "semantic_search", stage: embedder.stage, outcome: "words_only", reason });
@@ -116,7 +116,8 @@ export async function queryMeaning(indexes: readonly ToolIndex[], query: string,
     const making = Promise.all([queryVector(model, query), Promise.all(tools)]);
     // A failure, awaited here or after a late answer, holds the stage off for a while.
     making.catch(() => failedUntil.set(model.modelId, Date.now() + SEMANTIC_RETRY_MS));
-    const made = await within(making, waitMs);
+    // The static model runs here, at most a few hundred milliseconds at 20,041 tools: only a remote one is bounded.
+    const made = embedder.stage === "static" ? await making : await within(making, waitMs);
     if (made === "late") {
       if (tools.some((t) => !toldLate.has(t))) wordsOnly(`the model took over ${waitMs} ms; the vectors go on being made for later searches`);
       for (const t of tools) toldLate.add(t);
