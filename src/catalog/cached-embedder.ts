@@ -39,6 +39,9 @@ export const createIsolateVectors = (maxWeight = ISOLATE_VECTOR_BYTES): IsolateV
   pending: new Map(),
 });
 
+/** Texts given to the embedder at once: many calls of a remote model's batch (32 of Qwen3's), few float32 vectors. */
+const EMBED_SHARE = 1_024;
+
 /** The isolate's own, shared by every cached embedder made without one. */
 const ISOLATE_VECTORS = createIsolateVectors();
 
@@ -80,8 +83,14 @@ export function cachedEmbedder(embedder: Embedder, store: VectorStore | undefine
     }
     const missing = [...wanted].filter(([digest]) => !found.has(digest));
     if (missing.length === 0) return found;
-    const vectors = await embedder.embed(missing.map(([, text]) => text));
-    const made = new Map(missing.map(([digest], i) => [digest, toInt8(vectors[i]!)]));
+    // A share at a time, each made int8 before the next: float32 vectors of a whole catalog would be 80 MiB at 20,041
+    // texts of 1,024 dimensions, in a 128 MB isolate.
+    const made = new Map<string, Int8Array>();
+    for (let at = 0; at < missing.length; at += EMBED_SHARE) {
+      const share = missing.slice(at, at + EMBED_SHARE);
+      const vectors = await embedder.embed(share.map(([, text]) => text));
+      share.forEach(([digest], i) => made.set(digest, toInt8(vectors[i]!)));
+    }
     for (const [digest, steps] of made) found.set(digest, steps);
     if (store) {
       const writing = store.write(model, made);
