@@ -33,6 +33,11 @@ export const WORKERS_AI_DIMENSIONS = 256;
 export interface SearchEmbedder {
   stage: "static" | "workers-ai";
   load: () => Promise<Embedder>;
+  /**
+   * Where work that outlives a search goes (the request's or object's waitUntil): the vectors a late search left
+   * being made, which a Worker's request would otherwise drop once answered.
+   */
+  defer?: ((work: Promise<void>) => void) | undefined;
 }
 
 /**
@@ -64,7 +69,8 @@ export function teamSearchEmbedder(
 ): SearchEmbedder | undefined {
   // The binding as the embedder calls it: `Ai.run`'s overloads name every model, the embedder only its own.
   const workersAi = (ai: EmbeddingBinding) => teamWorkersAiEmbedder({ AI: ai, TEAMS: env.TEAMS }, team, { dimensions: WORKERS_AI_DIMENSIONS, keepInIsolate: false, ...(defer ? { defer } : {}) });
-  return searchEmbedder(semantic ?? SEMANTIC_DEFAULT, { assets: env.ASSETS, ai: env.AI as EmbeddingBinding | undefined, workersAi });
+  const stage = searchEmbedder(semantic ?? SEMANTIC_DEFAULT, { assets: env.ASSETS, ai: env.AI as EmbeddingBinding | undefined, workersAi });
+  return stage && defer ? { ...stage, defer } : stage;
 }
 
 /** Whether this isolate has said that a workers-ai team is answered by the static model (said once). */
@@ -121,6 +127,7 @@ export async function queryMeaning(indexes: readonly ToolIndex[], query: string,
     if (made === "late") {
       if (tools.some((t) => !toldLate.has(t))) wordsOnly(`the model took over ${waitMs} ms; the vectors go on being made for later searches`);
       for (const t of tools) toldLate.add(t);
+      embedder.defer?.(making.then(() => undefined, () => undefined));
       return undefined;
     }
     const [vector, vectors] = made;
