@@ -39,6 +39,9 @@ export const createIsolateVectors = (maxWeight = ISOLATE_VECTOR_BYTES): IsolateV
   pending: new Map(),
 });
 
+/** Texts given to the embedder at once: many calls of a remote model's batch (32 of Qwen3's), few float32 vectors. */
+const EMBED_SHARE = 1_024;
+
 /** The isolate's own, shared by every cached embedder made without one. */
 const ISOLATE_VECTORS = createIsolateVectors();
 
@@ -50,6 +53,12 @@ export interface CachedEmbedderOptions {
    * by default it is awaited.
    */
   defer?: (work: Promise<void>) => void;
+  /**
+   * Whether vectors found are kept in the isolate's cache after the call (default true). The search's embedder does
+   * not keep them: the tool vectors it makes from them (semantic-vectors.ts) are the isolate's one copy, kept with
+   * the shared index; the durable store serves an index made again. Vectors being found are shared either way.
+   */
+  keepInIsolate?: boolean;
 }
 
 /** An embedder whose queries go apart from its texts (a cached embedder's always do). */
@@ -74,8 +83,14 @@ export function cachedEmbedder(embedder: Embedder, store: VectorStore | undefine
     }
     const missing = [...wanted].filter(([digest]) => !found.has(digest));
     if (missing.length === 0) return found;
-    const vectors = await embedder.embed(missing.map(([, text]) => text));
-    const made = new Map(missing.map(([digest], i) => [digest, toInt8(vectors[i]!)]));
+    // A share at a time, each made int8 before the next: float32 vectors of a whole catalog would be 80 MiB at 20,041
+    // texts of 1,024 dimensions, in a 128 MB isolate.
+    const made = new Map<string, Int8Array>();
+    for (let at = 0; at < missing.length; at += EMBED_SHARE) {
+      const share = missing.slice(at, at + EMBED_SHARE);
+      const vectors = await embedder.embed(share.map(([, text]) => text));
+      share.forEach(([digest], i) => made.set(digest, toInt8(vectors[i]!)));
+    }
     for (const [digest, steps] of made) found.set(digest, steps);
     if (store) {
       const writing = store.write(model, made);
@@ -85,7 +100,7 @@ export function cachedEmbedder(embedder: Embedder, store: VectorStore | undefine
     return found;
   }
 
-  async function embed(texts: readonly string[]): Promise<Float32Array[]> {
+  async function embedSteps(texts: readonly string[]): Promise<Int8Array[]> {
     // 115 to 390 ms for 20,041 tool texts in workerd at a load of 5 on 2 cores (node:crypto's hash, made at once, was
     // no quicker there): paid at each call, which the search makes once per catalog content and isolate.
     const digests = await Promise.all(texts.map(sha256Hex));
@@ -111,17 +126,23 @@ export function cachedEmbedder(embedder: Embedder, store: VectorStore | undefine
       try {
         for (const [digest, steps] of await finding) {
           found.set(digest, steps);
-          kept.set(keyOf(digest), steps);
+          if (options.keepInIsolate !== false) kept.set(keyOf(digest), steps);
         }
       } finally {
         for (const digest of wanted.keys()) pending.delete(keyOf(digest));
       }
     }
     for (const [digest, one] of awaited) found.set(digest, await one);
-    return digests.map((digest) => fromInt8(found.get(digest)!));
+    return digests.map((digest) => found.get(digest)!);
   }
 
-  return { modelId: model, dimension: embedder.dimension, embed, embedQuery: (text) => queryVector(embedder, text) };
+  return {
+    modelId: model,
+    dimension: embedder.dimension,
+    embed: async (texts) => (await embedSteps(texts)).map(fromInt8),
+    embedSteps,
+    embedQuery: (text) => queryVector(embedder, text),
+  };
 }
 
 /** A query's vector: the embedder's query form when it has one, else the text's own. Never cached. */

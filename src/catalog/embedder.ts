@@ -21,6 +21,11 @@ export interface Embedder {
    * instruction, BGE's prefix: src/catalog/workers-ai-embedder.ts); absent, a query is embedded as any text.
    */
   embedQuery?(text: string): Promise<Float32Array>;
+  /**
+   * The texts' vectors as int8 steps (int8-vectors.ts), for an embedder that keeps them so (cached-embedder.ts):
+   * the search's tool vectors are packed from them without a float32 copy of the whole catalog.
+   */
+  embedSteps?(texts: readonly string[]): Promise<Int8Array[]>;
 }
 
 /** The static embedder also answers at once, for callers that are not async (and for its benchmark). */

@@ -61,8 +61,26 @@ export function quantise(vectors: readonly Float32Array[], dimension: number, mo
 /** Tools are embedded this many texts a call (a remote embedder's batch; the static one does not care). */
 const EMBED_BATCH = 100;
 
-/** The tool vectors of `tools` by `embedder`, in order. */
+/** Int8 steps as tool vectors: each row as it is, scaled by its norm's inverse (one copy, no float32 vectors). */
+export function packSteps(steps: readonly Int8Array[], dimension: number, modelId: string): ToolVectors {
+  const rows = new Int8Array(steps.length * dimension);
+  const scales = new Float32Array(steps.length);
+  steps.forEach((row, t) => {
+    let norm = 0;
+    for (let d = 0; d < dimension; d++) norm += row[d]! * row[d]!;
+    if (norm === 0) return;
+    rows.set(row.subarray(0, dimension), t * dimension);
+    scales[t] = 1 / Math.sqrt(norm);
+  });
+  return { modelId, dimension, rows, scales };
+}
+
+/**
+ * The tool vectors of `tools` by `embedder`, in order. An embedder that keeps int8 steps gets every text in one call
+ * (it batches its own remote calls, and reads its durable store once, not once a batch).
+ */
 export async function embedTools(embedder: Embedder, tools: readonly ToolText[]): Promise<ToolVectors> {
+  if (embedder.embedSteps) return packSteps(await embedder.embedSteps(tools.map(toolText)), embedder.dimension, embedder.modelId);
   const vectors: Float32Array[] = [];
   for (let i = 0; i < tools.length; i += EMBED_BATCH) vectors.push(...(await embedder.embed(tools.slice(i, i + EMBED_BATCH).map(toolText))));
   return quantise(vectors, embedder.dimension, embedder.modelId);

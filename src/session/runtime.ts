@@ -71,6 +71,8 @@ export interface ObjectParts {
   subject: Subject;
   /** The object's audit outbox: every call's entry is written there before its answer (src/session/audit-outbox.ts). */
   audit: AuditRecorder;
+  /** Work the object finishes beside an answer (the semantic stage's durable vector writes). */
+  waitUntil(work: Promise<unknown>): void;
 }
 
 /**
@@ -190,7 +192,7 @@ const sessionAudit = (record: SessionRecord, recorder: AuditRecorder, subject: S
 });
 
 /** `tag`: a runtime built by a reload tags its requests to the host (SessionTransport), so their answers find it. */
-export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, subject, audit }: ObjectParts, tag?: string): Promise<Runtime> {
+export async function createRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, subject, audit, waitUntil }: ObjectParts, tag?: string): Promise<Runtime> {
   const server = new Server(
     { name: PRODUCT.name, version: PRODUCT.version },
     // The JSON Schema validator is the SDK's own choice for workerd (`@cfworker/json-schema`: no code generation).
@@ -215,7 +217,7 @@ export async function createRuntime(env: Env, record: SessionRecord, store: Sess
   // Usage accounting (src/session/usage.ts): what the session can reach; a direct-view session is sent all of it.
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: sessionView(record) === "direct" });
   const audited = sessionAudit(record, audit, subject, "2025", () => server.getClientVersion());
-  const session: ViewSession = { registry, bridge, who, subject, links, meter, counter, audit: audited, semantic: teamSearchEmbedder(env, record.config.semantic) };
+  const session: ViewSession = { registry, bridge, who, subject, links, meter, counter, audit: audited, semantic: teamSearchEmbedder(env, record.config.semantic, { team: record.team, defer: waitUntil }) };
   serveView(server, sessionToolView(env, record, store, session));
   registerResources(server, registry, bridge, subscriptions, links);
   registerPrompts(server, registry, bridge);
@@ -271,14 +273,14 @@ export interface ModernRuntime {
  * that builds a server per request. Nothing reaches the client outside a request (`modernHost`); an upstream's
  * request for input parks its call in the object's `parks` until the host's next round (src/modern/parked-calls.ts).
  */
-export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, parks, subject, audit }: ObjectParts): Promise<ModernRuntime> {
+export async function createModernRuntime(env: Env, record: SessionRecord, store: SessionStore, { meter, links: objectLinks, parks, subject, audit, waitUntil }: ObjectParts): Promise<ModernRuntime> {
   const { registry, gate, links, bridge } = await createUpstreams(env, record, store, objectLinks, subject, (refresh) =>
     new HostBridge(modernHost((extra, message) => parks.park(extra, message)), record.config.mode, { subscriptions: new Set(), refresh }),
   );
   const who = { team: record.team, session: record.sessionId.slice(0, 11), principal: principalOf(record) };
   const counter = () => loadTokenCounter(env.ASSETS);
   meter.attach({ tools: () => registry.tools(), counter, sentWhole: false });
-  const semantic = teamSearchEmbedder(env, record.config.semantic);
+  const semantic = teamSearchEmbedder(env, record.config.semantic, { team: record.team, defer: waitUntil });
   const session: ViewSession = { registry, bridge, who, subject, counter, links, meter, audit: sessionAudit(record, audit, subject, "2026"), semantic };
   // A view's own rounds (code mode's consent) live as long as the paused run they name (an hour), not as long as a park.
   let viewCodec: ReturnType<typeof requestStateCodec> | undefined;

@@ -46,7 +46,7 @@ export function sessionParts(ctx: DurableObjectState, env: Env): SessionParts {
   const subject: Subject = { kind: "token", id: PLACEHOLDER_ID };
   // What the runtimes of this object's life share (a retired one and its successor included).
   const audit = new AuditOutbox(ctx.storage, env);
-  const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls(), subject, audit });
+  const runtimes = new ObjectRuntimes(env, store, { meter, links: new ResourceLinks(store), parks: new ParkedCalls(), subject, audit, waitUntil: (work) => ctx.waitUntil(work) });
   const activity = new SessionActivity(env, store, ctx.storage);
   const reports = new IndexReports(env, meter);
   const end = new SessionEnd(store, ctx.storage, runtimes, reports, meter, audit);

@@ -1,7 +1,10 @@
 // The pure parts of the workers-ai embedder's cache: int8 vectors keep cosines, a bucket's bytes read back (and a
 // value of another format or size reads as nothing), batches stay within a model's limits.
 import { describe, expect, it } from "vitest";
+import { cachedEmbedder, createIsolateVectors } from "../../src/catalog/cached-embedder.ts";
+import type { Embedder } from "../../src/catalog/embedder.ts";
 import { fromInt8, toInt8 } from "../../src/catalog/int8-vectors.ts";
+import { cosineOf, embedTools, quantise, toolText } from "../../src/catalog/semantic-vectors.ts";
 import { batchesOf } from "../../src/catalog/workers-ai-embedder.ts";
 import { bucketOf, decodeBucket, encodeBucket, VECTOR_BUCKETS } from "../../src/store/vector-cache.ts";
 
@@ -58,5 +61,41 @@ describe("batches", () => {
     expect(sizes(batchesOf(items(1, 1, 1, 1, 1), 2, 100))).toEqual([[1, 1], [1, 1], [1]]);
     expect(sizes(batchesOf(items(40, 40, 40, 500, 10), 32, 100))).toEqual([[40, 40], [40], [500], [10]]);
     expect(batchesOf([], 32, 100)).toEqual([]);
+  });
+});
+
+describe("the search's tool vectors from a cached embedder", () => {
+  const tools = Array.from({ length: 250 }, (_, i) => ({ name: `s/tool_${i}`, server: "s", line: `does thing ${i}` }));
+  /** An embedder of seeded unit vectors that counts its calls and texts. */
+  const counting = () => {
+    const seen = { calls: 0, texts: 0 };
+    const embedder: Embedder = {
+      modelId: "seeded",
+      dimension: 64,
+      embed: async (texts) => (seen.calls++, (seen.texts += texts.length), texts.map((t) => unit(t.length * 7919 + t.charCodeAt(t.length - 1), 64))),
+    };
+    return { embedder, seen };
+  };
+
+  it("are packed from its int8 steps in one call, with the float path's cosines", async () => {
+    const { embedder, seen } = counting();
+    const cached = cachedEmbedder(embedder, undefined, { isolate: createIsolateVectors() });
+    const packed = await embedTools(cached, tools);
+    // One call of every text (the embedder batches its own remote calls), not one per hundred.
+    expect(seen).toEqual({ calls: 1, texts: 250 });
+    const floats = quantise(await cached.embed(tools.map(toolText)), 64, "seeded");
+    const query = unit(99, 64);
+    const [a, b] = [await embedTools(cached, tools), packed];
+    expect(a.rows).toEqual(b.rows);
+    for (const t of [0, 17, 249]) expect(Math.abs(cosineOf(packed, t, query) - cosineOf(floats, t, query))).toBeLessThan(0.01);
+  });
+
+  it("are not kept a second time in the isolate's cache when the search says so", async () => {
+    const isolate = createIsolateVectors();
+    const { embedder } = counting();
+    await embedTools(cachedEmbedder(embedder, undefined, { isolate, keepInIsolate: false }), tools);
+    expect(isolate.kept.size).toBe(0);
+    await embedTools(cachedEmbedder(embedder, undefined, { isolate }), tools);
+    expect(isolate.kept.size).toBe(250);
   });
 });

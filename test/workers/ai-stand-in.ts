@@ -2,7 +2,8 @@
 // `run(model, inputs)` answers `{ shape, data }` as the real binding does for its embedding models, each vector the
 // static model's (loadStaticEmbedder, through the real ASSETS binding) padded with zeros to the model's dimension
 // (cosines unchanged) and scaled off unit length (so the embedder's own normalising is what makes it a unit vector).
-// It records every call, and answers with a fault or a malformed body when a test says so.
+// It records every call, and answers with a fault or a malformed body when a test says so, or holds its answers
+// until the test lets them go (a slow Workers AI, without a clock).
 import { env } from "cloudflare:workers";
 import { loadStaticEmbedder } from "../../src/catalog/embedder.ts";
 import { WORKERS_AI_MODELS, type EmbeddingBinding, type WorkersAiModel } from "../../src/catalog/workers-ai-embedder.ts";
@@ -24,6 +25,8 @@ export interface AiStandIn extends EmbeddingBinding {
   failingCall?: number | undefined;
   /** Set: every call answers this instead of vectors. */
   answerWith?: unknown;
+  /** From now on every call waits (recorded at once) until the function this gives is called. */
+  hold(): () => void;
 }
 
 const textsOf = (value: unknown): string[] | undefined =>
@@ -31,7 +34,16 @@ const textsOf = (value: unknown): string[] | undefined =>
 
 export function aiStandIn(): AiStandIn {
   const calls: StandInCall[] = [];
+  let held: Promise<void> | undefined;
   const standIn: AiStandIn = {
+    hold() {
+      let release = () => {};
+      held = new Promise((resolve) => (release = resolve));
+      return () => {
+        held = undefined;
+        release();
+      };
+    },
     calls,
     texts: (...fields) => calls.filter((c) => fields.length === 0 || fields.includes(c.field)).flatMap((c) => c.texts),
     async run(model, inputs) {
@@ -42,6 +54,7 @@ export function aiStandIn(): AiStandIn {
       if (!field || !texts || texts.length > spec.batch || texts.some((t) => t.length === 0)) throw new Error("3010: Invalid or incomplete input for the model");
       const instruction = typeof inputs.instruction === "string" ? inputs.instruction : undefined;
       calls.push({ model, field, texts, ...(instruction === undefined ? {} : { instruction }) });
+      if (held) await held;
       if (standIn.failWith && (standIn.failingCall === undefined || standIn.failingCall === calls.length)) throw standIn.failWith;
       if (standIn.answerWith !== undefined) return standIn.answerWith;
       const embedder = await loadStaticEmbedder(env.ASSETS);

@@ -37,7 +37,7 @@ export async function toolsPage(c: TeamPagesContext, status: Status, outcome?: E
   const query = asked === undefined || asked.trim() === "" ? undefined : SearchQuery.safeParse(asked);
   if (query && !query.success) return say(c, 400, "Search too long", "A search is at most 1,000 characters, as discover_tool takes it.");
   const catalog = await teamCatalog(c.env.TEAMS, team, loaded.config, await loadTokenCounter(c.env.ASSETS), settings(c.env).sessionTtlSeconds);
-  const hits = query ? await searchTeamCatalog(catalog, query.data, teamSearchEmbedder(c.env, loaded.config.semantic)) : [];
+  const hits = query ? await searchTeamCatalog(catalog, query.data, teamSearchEmbedder(c.env, loaded.config.semantic, { team, defer: (work) => c.executionCtx.waitUntil(work) })) : [];
   const waiting = (await store(c).listPins(team)).filter((pin) => pin.pending !== undefined);
   const edits = { version: stored.version, promoted: promotedNames(stored.raw), pinTools: loaded.config.pinTools === true, waiting, csrf: scope.csrf, base: scope.base };
   return page(c, status, <ToolsPage team={team} catalog={catalog} query={query?.data} hits={hits} edits={edits} outcome={outcome} scope={scope} />);
