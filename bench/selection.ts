@@ -194,7 +194,7 @@ export function syntheticCopies(corpus: readonly Upstream[], total: number): Ups
  * others (seeded picks), under a server named `synthetic-<n>` with the description of a third corpus server. They
  * read like real tools, share the corpus's words, and none is a copy of a tool a query expects.
  */
-function syntheticMixed(corpus: readonly Upstream[], total: number, seed: number): Upstream[] {
+export function syntheticMixed(corpus: readonly Upstream[], total: number, seed: number): Upstream[] {
   const rnd = random(seed);
   const all = corpus.flatMap((u) => u.tools);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
