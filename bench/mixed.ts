@@ -120,7 +120,7 @@ function markdown(f: Figures, devQueries: number): string {
     "",
     `\`npm run bench:mixed\`: the corpus alone and hidden among ~20,000 synthetic tools (_copies_ and _mixed_, as above), ` +
       `BM25F alone (\`search.semantic\` off) and with the static stage as the Worker runs it (int8 tool vectors, ` +
-      `${b.lexical} BM25F / ${(1 - b.lexical).toFixed(1)} cosine, BM25F's best ${b.pool} and the ${b.nearest} nearest), ` +
+      `${b.lexical} BM25F / ${(1 - b.lexical).toFixed(1)} cosine, BM25F's best ${b.pool} or ${b.poolShare * 100}% of the tools if more, and the ${b.nearest} nearest), ` +
       `${devQueries} dev queries; holdout rows only when the lead runs it with \`--holdout\`. Ranks past ${DEPTH} are misses; ` +
       "copies of one tool are folded into the first. The fall is hit@5 points below the same stage over the 421 corpus tools (goal ≤ 10 among mixed).",
     "",

@@ -298,6 +298,8 @@ export function variants(): Variant[] {
         synonyms: 0,
         serverPrefixes: false,
         filler: false,
+        undescribed: 1,
+        unnamed: 1,
       },
     },
   ];

@@ -25,8 +25,8 @@ interface Upstream {
 const SAMPLE = 8;
 
 export function missKinds(upstreams: readonly Upstream[], queries: readonly Query[], ranked: Record<string, string[][]>): MissKinds {
-  const info = new Map(
-    upstreams.flatMap((u) => u.tools.map((t) => [`${u.name}/${t.name}`, { tool: t.name, description: t.description, server: u.description, real: !u.name.startsWith("synthetic-") }] as const)),
+  const info = new Map<string, { tool: string; description: string | undefined; server: string | undefined; real: boolean }>(
+    upstreams.flatMap((u) => u.tools.map((t) => [`${u.name}/${t.name}`, { tool: t.name, description: t.description, server: u.description, real: !u.name.startsWith("synthetic-") }])),
   );
   const serverDescriptions = new Map(upstreams.filter((u) => !u.name.startsWith("synthetic-")).map((u) => [u.name, new Set(u.tools.map((t) => t.description))]));
   const siblings = new Map(upstreams.filter((u) => !u.name.startsWith("synthetic-")).map((u) => [u.name, new Set(u.tools.map((t) => t.name))]));

@@ -11,7 +11,7 @@ import type { ToolIndex } from "./search-index.ts";
 import { queryTerms } from "./search-query.ts";
 import { DEFAULT_RANKING, better, score, type Candidate, type Ranking } from "./search-score.ts";
 import { unionOf } from "./search-union.ts";
-import { BLEND, blendCandidates, type Blend, type QueryMeaning } from "./semantic-blend.ts";
+import { BLEND, blendCandidates, poolSize, type Blend, type QueryMeaning } from "./semantic-blend.ts";
 
 // The parts callers build and tune a search with (views/tool-search.ts, bench/selection.ts), from one place.
 export { DEFAULT_ANALYSIS, terms, words, type Analysis } from "./search-analysis.ts";
@@ -67,7 +67,8 @@ function candidates(list: readonly ToolIndex[], query: string, options: SearchOp
   const weighted = queryTerms(query, ranking, list[0]?.analysis ?? DEFAULT_ANALYSIS, () => unionOf(list).serverWords);
   if (options.meaning === undefined || list.length === 0) return score(list, weighted, ranking, options.server, limit);
   const blend = options.blend ?? BLEND;
-  return blendCandidates(list, score(list, weighted, ranking, options.server, blend.pool), options.meaning, options.server, limit, blend);
+  const pool = poolSize(blend, unionOf(list).count);
+  return blendCandidates(list, score(list, weighted, ranking, options.server, pool), options.meaning, options.server, limit, blend);
 }
 
 /**
