@@ -231,23 +231,8 @@ function candidateOf(pass: Pass, k: number): Candidate {
   return { index: i, tool, score: pass.scores[key]!, name: pass.list[i]!.tools.name(tool) };
 }
 
-/** Above this limit the best are found by a threshold, not by insertion (the semantic stage's pool at scale). */
-const INSERTION_LIMIT = 64;
-
-/** The best `limit` in order: every candidate at or above the `limit`-th best score, sorted, then cut. */
-function bestByThreshold(pass: Pass, limit: number): Candidate[] {
-  const values = Float64Array.from(pass.touched, (key) => pass.scores[key]!).sort();
-  const threshold = Math.max(Number.MIN_VALUE, values[values.length - limit] ?? 0);
-  const out: Candidate[] = [];
-  pass.touched.forEach((key, k) => {
-    if (pass.scores[key]! >= threshold) out.push(candidateOf(pass, k));
-  });
-  return out.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0)).slice(0, limit);
-}
-
-/** The best `limit`, kept sorted by insertion (limit ≤ 25): a candidate is made only for a tool that enters. */
+/** The best `limit`, kept sorted by insertion (25 for an answer, the semantic stage's pool): a candidate is made only for a tool that enters. */
 function bestCandidates(pass: Pass, limit: number): Candidate[] {
-  if (limit > INSERTION_LIMIT) return bestByThreshold(pass, limit);
   const out: Candidate[] = [];
   pass.touched.forEach((key, k) => {
     const value = pass.scores[key]!;

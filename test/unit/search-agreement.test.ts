@@ -4,7 +4,10 @@
 // BM25F candidates grows with the catalog.
 import { describe, expect, it } from "vitest";
 import { buildAll, corpusUpstreams, syntheticMixed } from "../../bench/selection.ts";
-import { DEFAULT_RANKING, indexTools, searchTools, type Ranking, type SearchInput, type ToolIndex } from "../../src/catalog/search.ts";
+import { DEFAULT_ANALYSIS, DEFAULT_RANKING, indexTools, rankTools, searchTools, type Ranking, type SearchInput, type ToolIndex } from "../../src/catalog/search.ts";
+import { queryTerms } from "../../src/catalog/search-query.ts";
+import { score } from "../../src/catalog/search-score.ts";
+import { unionOf } from "../../src/catalog/search-union.ts";
 import { BLEND, poolSize } from "../../src/catalog/semantic-blend.ts";
 
 const tool = (server: string, name: string, description: string, serverDescription?: string): SearchInput => ({
@@ -51,5 +54,15 @@ describe("the semantic stage's candidates at scale", () => {
   it("grows BM25F's pool with the catalog: 50 at least, 1% of the tools past 5,000", () => {
     expect(poolSize(BLEND, 421)).toBe(50);
     expect(poolSize(BLEND, 20_041)).toBe(201);
+  });
+
+  it("gives a pool as the first of BM25F's whole ranking, in order", () => {
+    const indexes = buildAll(corpusUpstreams());
+    for (const query of ["list the open merge requests", "create a new issue in the repository", "read a file"]) {
+      const weighted = queryTerms(query, DEFAULT_RANKING, DEFAULT_ANALYSIS, () => unionOf(indexes).serverWords);
+      const whole = rankTools(indexes, query).map((h) => h.name);
+      expect(whole.length).toBeGreaterThan(120);
+      expect(score(indexes, weighted, DEFAULT_RANKING, undefined, 120).map((c) => c.name)).toEqual(whole.slice(0, 120));
+    }
   });
 });
