@@ -7,6 +7,7 @@
 // runs it once, at the end). `--misses` prints what ranks above the right tool on the mixed team's missed dev queries.
 // `--smoke`: 20 queries, a 2,000-tool team, nothing written.
 import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { EMBEDDING_TABLE_PATH } from "../scripts/build-embedder.ts";
 import { staticEmbedder, type StaticEmbedder } from "../src/catalog/embedder.ts";
 import { readEmbeddingTable } from "../src/catalog/embedding-table.ts";
@@ -80,12 +81,15 @@ function ranked(indexes: readonly ToolIndex[], vectors: readonly ToolVectors[], 
 }
 
 interface Figures {
+  /** The 1-minute load average when the run started. */
+  load: number;
   blend: typeof BLEND;
   rows: Row[];
   misses?: MissKinds | undefined;
 }
 
 function measure(dev: readonly Query[], holdout: readonly Query[] | undefined, embedder: StaticEmbedder, smoke: boolean, misses: boolean): Figures {
+  const load = loadavg()[0]!;
   const corpus = corpusUpstreams();
   const total = smoke ? 2_000 : SCALE_TOOLS;
   const rows: Row[] = [];
@@ -103,7 +107,7 @@ function measure(dev: readonly Query[], holdout: readonly Query[] | undefined, e
       if (misses && team === "mixed" && set === "dev") kinds = missKinds(upstreams, queries, r);
     }
   }
-  return { blend: BLEND, rows, misses: kinds };
+  return { load, blend: BLEND, rows, misses: kinds };
 }
 
 const pct = (x: number): string => (100 * x).toFixed(1);
@@ -116,20 +120,36 @@ function markdown(f: Figures, devQueries: number): string {
   };
   const b = f.blend;
   return [
-    "### Hidden among 20,000 tools, with the semantic stage",
+    "## Tool selection among 20,000 tools, with the semantic stage",
     "",
     `\`npm run bench:mixed\`: the corpus alone and hidden among ~20,000 synthetic tools (_copies_ and _mixed_, as above), ` +
       `BM25F alone (\`search.semantic\` off) and with the static stage as the Worker runs it (int8 tool vectors, ` +
       `${b.lexical} BM25F / ${(1 - b.lexical).toFixed(1)} cosine, BM25F's best ${b.pool} or ${b.poolShare * 100}% of the tools if more, and the ${b.nearest} nearest), ` +
       `${devQueries} dev queries; holdout rows only when the lead runs it with \`--holdout\`. Ranks past ${DEPTH} are misses; ` +
-      "copies of one tool are folded into the first. The fall is hit@5 points below the same stage over the 421 corpus tools (goal ≤ 10 among mixed).",
+      "copies of one tool are folded into the first. The fall is hit@5 points below the same stage over the 421 corpus tools (goal ≤ 10 among mixed). " +
+      `Load average (1 min) at the start: ${f.load.toFixed(1)} on the machine's cores.`,
     "",
     table(
       ["team", "tools", "set", "stage", "hit@1 %", "hit@5 %", "MRR", "hit@5 fall (points)"],
       f.rows.map((r) => [r.team, r.tools.toLocaleString("en-US"), r.set, r.stage, pct(r.scores.hit1), pct(r.scores.hit5), r.scores.mrr.toFixed(3), fall(r)]),
       ["---", "--:", "---", "---", "--:", "--:", "--:", "--:"],
     ),
+    ...(f.misses ? ["", ...missTable(f.misses)] : []),
   ].join("\n");
+}
+
+/** With `--misses`: what ranks above the right tool among the first five on the mixed team's missed dev queries. */
+function missTable(m: MissKinds): string[] {
+  const stages = Object.keys(m.stages);
+  const kinds = [...new Set(stages.flatMap((s) => Object.keys(m.stages[s]!.above)))];
+  const count = (s: string, k: string) => m.stages[s]!.above[k] ?? 0;
+  kinds.sort((a, b) => count(stages[0]!, b) - count(stages[0]!, a));
+  return [
+    `What ranks above the right tool, among the first five, on the mixed team's missed dev queries (` +
+      stages.map((s) => `${m.stages[s]!.misses} missed with the stage ${s}`).join(", ") + "): a corpus tool, or a synthetic one by its name (the right tool's, a sibling's of its server, other), its description and its server's description.",
+    "",
+    table(["tool ranked above", ...stages.map((s) => `stage ${s}`)], kinds.map((k) => [k, ...stages.map((s) => String(count(s, k)))]), ["---", ...stages.map(() => "--:")]),
+  ];
 }
 
 function main(): void {
