@@ -288,6 +288,7 @@ export function variants(): Variant[] {
       ranking: withRanking({}, { server: { ...f.server, weight: 0 }, serverDescription: { ...f.serverDescription, weight: 0 } }),
     },
     { label: "servers without descriptions", ranking: DEFAULT_RANKING, noServerDescriptions: true },
+    { label: "no agreement shares (undescribed and unnamed 1)", ranking: withRanking({ undescribed: 1, unnamed: 1 }) },
     { label: "no stemming", ranking: DEFAULT_RANKING, analysis: { ...DEFAULT_ANALYSIS, stem: false } },
     { label: "no exact-form terms", ranking: DEFAULT_RANKING, analysis: { ...DEFAULT_ANALYSIS, exact: false } },
     {
