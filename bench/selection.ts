@@ -194,7 +194,7 @@ export function syntheticCopies(corpus: readonly Upstream[], total: number): Ups
  * others (seeded picks), under a server named `synthetic-<n>` with the description of a third corpus server. They
  * read like real tools, share the corpus's words, and none is a copy of a tool a query expects.
  */
-function syntheticMixed(corpus: readonly Upstream[], total: number, seed: number): Upstream[] {
+export function syntheticMixed(corpus: readonly Upstream[], total: number, seed: number): Upstream[] {
   const rnd = random(seed);
   const all = corpus.flatMap((u) => u.tools);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
@@ -288,6 +288,7 @@ export function variants(): Variant[] {
       ranking: withRanking({}, { server: { ...f.server, weight: 0 }, serverDescription: { ...f.serverDescription, weight: 0 } }),
     },
     { label: "servers without descriptions", ranking: DEFAULT_RANKING, noServerDescriptions: true },
+    { label: "no agreement shares (undescribed and unnamed 1)", ranking: withRanking({ undescribed: 1, unnamed: 1 }) },
     { label: "no stemming", ranking: DEFAULT_RANKING, analysis: { ...DEFAULT_ANALYSIS, stem: false } },
     { label: "no exact-form terms", ranking: DEFAULT_RANKING, analysis: { ...DEFAULT_ANALYSIS, exact: false } },
     {
@@ -298,6 +299,8 @@ export function variants(): Variant[] {
         synonyms: 0,
         serverPrefixes: false,
         filler: false,
+        undescribed: 1,
+        unnamed: 1,
       },
     },
   ];

@@ -5,7 +5,7 @@
 import type { StaticEmbedder } from "../../src/catalog/embedder.ts";
 import { SEARCH_LIMIT_MAX, searchTools, type ToolIndex } from "../../src/catalog/search.ts";
 import { BLEND, type Blend } from "../../src/catalog/semantic-blend.ts";
-import { blendCandidates } from "../../src/catalog/semantic-blend.ts";
+import { blendCandidates, poolSize } from "../../src/catalog/semantic-blend.ts";
 import { floatRows, quantise, toolText, type ToolVectors } from "../../src/catalog/semantic-vectors.ts";
 import { median, quantile } from "./results.ts";
 import { buildAll, corpusUpstreams, rankOf, scores, syntheticCopies, type Query, type Scores } from "../selection.ts";
@@ -45,7 +45,7 @@ export function pathQuality(queries: readonly Query[], embedder: StaticEmbedder)
   // The sweep: BM25F's every match (its own ranking, unsorted scores), blended with other weights.
   const lexical = new Map(queries.map((q) => [q.q, lexicalCandidates(indexes, q.q)]));
   const sweep = (blend: Blend) => {
-    const rank = (q: Query) => blendCandidates(indexes, lexical.get(q.q)!.slice(0, blend.pool), meaning(q, int8), undefined, limit, blend).map((c) => c.name);
+    const rank = (q: Query) => blendCandidates(indexes, lexical.get(q.q)!.slice(0, poolSize(blend, indexes.reduce((k, i) => k + i.tools.length, 0))), meaning(q, int8), undefined, limit, blend).map((c) => c.name);
     rows.push({ ranking: `sweep: ${label(blend)}`, scores: scored(queries, rank) });
   };
   for (const lexicalShare of SHARES) for (const nearest of NEAREST) sweep({ ...BLEND, lexical: lexicalShare, nearest });

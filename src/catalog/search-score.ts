@@ -21,6 +21,14 @@ export interface Ranking {
   serverPrefixes: boolean;
   /** Drop FILLER_WORDS from queries. */
   filler: boolean;
+  /**
+   * The share of its score a tool keeps when no query term is in its description (summary or rest): it matched by
+   * its name, parameters or server alone. Where many servers have tools of the same name, or many tools a server
+   * described in the query's words, the one whose own description agrees with the query is the one meant.
+   */
+  undescribed: number;
+  /** The share of its score a tool keeps when no query term is in its name (as `undescribed`, for the name). */
+  unnamed: number;
 }
 
 /** The ranking discover_tool uses, chosen on bench/selection's dev queries (`node bench/selection.ts`, BENCHMARKS.md). */
@@ -37,6 +45,8 @@ export const DEFAULT_RANKING: Ranking = {
   synonyms: 0.5,
   serverPrefixes: true,
   filler: true,
+  undescribed: 0.7,
+  unnamed: 0.7,
 };
 
 /** A tool that shares a term with the query: index `index` of the searched list, its tool `tool`. */
@@ -53,6 +63,7 @@ export const better = (a: Candidate, b: Candidate): boolean => a.score > b.score
 /** Scratch space of `score`, grown to the largest union searched and cleared after each search. */
 let scratchScores = new Float64Array(0);
 let scratchSeen = new Int32Array(0);
+let scratchAgreed = new Uint8Array(0);
 
 /** One scoring of a query: the union searched, its statistics, and the scores so far. */
 interface Pass {
@@ -68,6 +79,8 @@ interface Pass {
   scores: Float64Array;
   /** The last query term that credited each tool (0: none yet), so a server's share is not counted twice. */
   seen: Int32Array;
+  /** For each tool, NAMED if a query term is in its name, DESCRIBED if one is in its summary or description. */
+  agreed: Uint8Array;
   /** The tools credited, in the order first credited, and the member each is of. */
   touched: number[];
   owner: number[];
@@ -150,6 +163,7 @@ function creditPostings(pass: Pass, q: number, idf: number, postingsAt: ArrayLik
       if (onlyServer !== undefined && index.tools.server(tool) !== onlyServer) continue;
       const packed = index.postingCounts[p]!;
       let tf = 0;
+      pass.agreed[base + tool]! |= (packed & COUNT_MAX ? NAMED : 0) | ((packed >> COUNT_BITS) & DESCRIPTION_MASK ? DESCRIBED : 0);
       for (let f = 0; f < TOOL_FIELD_COUNT; f++) {
         const n = (packed >> (f * COUNT_BITS)) & COUNT_MAX;
         if (n === 0) continue;
@@ -181,6 +195,20 @@ function creditServers(pass: Pass, q: number, idf: number, serverTf: ReadonlyMap
 }
 
 const NONE = new Uint16Array(0);
+/** The summary's and description's counts in a posting's packed counts, shifted past the name's. */
+const DESCRIPTION_MASK = (1 << (2 * COUNT_BITS)) - 1;
+const NAMED = 1;
+const DESCRIBED = 2;
+
+/** A tool's score scaled by the ranking's shares for a name or description that shares nothing with the query. */
+function agreement(pass: Pass, ranking: Ranking): void {
+  if (ranking.undescribed === 1 && ranking.unnamed === 1) return;
+  for (const key of pass.touched) {
+    const agreed = pass.agreed[key]!;
+    const share = (agreed & NAMED ? 1 : ranking.unnamed) * (agreed & DESCRIBED ? 1 : ranking.undescribed);
+    pass.scores[key] = pass.scores[key]! * share;
+  }
+}
 
 /** Scores the `q`-th query term (weighted `weight`) into the pass. */
 function scoreTerm(pass: Pass, q: number, term: string, weight: number): void {
@@ -203,7 +231,7 @@ function candidateOf(pass: Pass, k: number): Candidate {
   return { index: i, tool, score: pass.scores[key]!, name: pass.list[i]!.tools.name(tool) };
 }
 
-/** The best `limit`, kept sorted by insertion (limit ≤ 25): a candidate is made only for a tool that enters. */
+/** The best `limit`, kept sorted by insertion (25 for an answer, the semantic stage's pool): a candidate is made only for a tool that enters. */
 function bestCandidates(pass: Pass, limit: number): Candidate[] {
   const out: Candidate[] = [];
   pass.touched.forEach((key, k) => {
@@ -235,6 +263,7 @@ function startPass(list: readonly ToolIndex[], u: Union, ranking: Ranking, onlyS
   if (scratchScores.length < u.count) {
     scratchScores = new Float64Array(u.count);
     scratchSeen = new Int32Array(u.count);
+    scratchAgreed = new Uint8Array(u.count);
   }
   return {
     list,
@@ -245,6 +274,7 @@ function startPass(list: readonly ToolIndex[], u: Union, ranking: Ranking, onlyS
     onlyServer,
     scores: scratchScores,
     seen: scratchSeen,
+    agreed: scratchAgreed,
     touched: [],
     owner: [],
   };
@@ -261,10 +291,12 @@ export function score(list: readonly ToolIndex[], query: ReadonlyMap<string, num
   const pass = startPass(list, u, ranking, onlyServer);
   let q = 0;
   for (const [term, weight] of query) scoreTerm(pass, ++q, term, weight);
+  agreement(pass, ranking);
   const out = limit === undefined ? allCandidates(pass) : bestCandidates(pass, limit);
   for (const key of pass.touched) {
     pass.scores[key] = 0;
     pass.seen[key] = 0;
+    pass.agreed[key] = 0;
   }
   return out;
 }

@@ -11,7 +11,7 @@ import type { ToolIndex } from "./search-index.ts";
 import { queryTerms } from "./search-query.ts";
 import { DEFAULT_RANKING, better, score, type Candidate, type Ranking } from "./search-score.ts";
 import { unionOf } from "./search-union.ts";
-import { BLEND, blendCandidates, type QueryMeaning } from "./semantic-blend.ts";
+import { BLEND, blendCandidates, poolSize, type Blend, type QueryMeaning } from "./semantic-blend.ts";
 import { USEFULNESS, judgeHits, type Usefulness, type UsefulnessRule } from "./search-usefulness.ts";
 
 // The parts callers build and tune a search with (views/tool-search.ts, bench/selection.ts), from one place.
@@ -35,6 +35,8 @@ export interface SearchOptions {
   usefulness?: UsefulnessRule | undefined;
   /** The query's meaning: BM25F's matches and the tools nearest by meaning, blended (semantic-blend.ts). Without it, BM25F alone. */
   meaning?: QueryMeaning | undefined;
+  /** Another blend than BLEND (the benchmark's sweep). */
+  blend?: Blend | undefined;
 }
 
 export interface SearchHit {
@@ -68,7 +70,9 @@ function candidates(list: readonly ToolIndex[], query: string, options: SearchOp
   const ranking = options.ranking ?? DEFAULT_RANKING;
   const weighted = queryTerms(query, ranking, list[0]?.analysis ?? DEFAULT_ANALYSIS, () => unionOf(list).serverWords);
   if (options.meaning === undefined || list.length === 0) return score(list, weighted, ranking, options.server, limit);
-  return blendCandidates(list, score(list, weighted, ranking, options.server, BLEND.pool), options.meaning, options.server, limit);
+  const blend = options.blend ?? BLEND;
+  const pool = poolSize(blend, unionOf(list).count);
+  return blendCandidates(list, score(list, weighted, ranking, options.server, pool), options.meaning, options.server, limit, blend);
 }
 
 /**

@@ -18,8 +18,13 @@ export interface QueryMeaning {
 export interface Blend {
   /** BM25F's share of a candidate's score (the cosine has the rest). */
   lexical: number;
-  /** How many of BM25F's best matches are candidates (its every match costs milliseconds at 20,000 tools). */
+  /** How many of BM25F's best matches are candidates at least (its every match costs milliseconds at 20,000 tools). */
   pool: number;
+  /**
+   * At least this share of the searched tools are candidates: a team with many instances of one server (gitlab-prod,
+   * gitlab-staging, ...) has as many matches of one tool, which would fill a fixed pool and leave the tool meant out.
+   */
+  poolShare: number;
   /** How many of the tools nearest the query by meaning join BM25F's matches. */
   nearest: number;
   /**
@@ -45,7 +50,10 @@ export interface Blend {
  * pass over a quarter of the components (an eighth to all gave the same) keeps the cost at 20,041 tools within
  * 2 ms a search. Dev figures in BENCHMARKS.md and the report of bench/semantic.ts.
  */
-export const BLEND: Blend = { lexical: 0.5, pool: 50, nearest: 5, minCosine: 0.25, firstPass: 0.25, shortlist: 50 };
+export const BLEND: Blend = { lexical: 0.5, pool: 50, poolShare: 0.01, nearest: 5, minCosine: 0.25, firstPass: 0.25, shortlist: 50 };
+
+/** How many of BM25F's best matches are candidates among `tools` searched tools. */
+export const poolSize = (blend: Blend, tools: number): number => Math.max(blend.pool, Math.ceil(blend.poolShare * tools));
 
 /** Scratch space for one search's first pass, grown to the largest set searched. */
 let scratch = new Float32Array(0);
