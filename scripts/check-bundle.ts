@@ -16,8 +16,9 @@ export const BUDGET = { kib: 1804.96, gzipKib: 349.13 } as const;
  * Packages whose code must not be in the bundle (scripts/check-layers.ts keeps src/ from importing the first two).
  * acorn is the code sandbox's parser: it runs in a Dynamic Worker from a static asset (src/views/code/instrument.ts), and
  * would cost the bundle about 33 KiB of gzip if anything in the Worker imported src/views/code/checkpoints.ts.
+ * zod-openapi makes the admin API's OpenAPI document at set-up (scripts/build-openapi.ts), served from the assets.
  */
-export const FORBIDDEN = ["@modelcontextprotocol/sdk", "agents", "ajv", "acorn"] as const;
+export const FORBIDDEN = ["@modelcontextprotocol/sdk", "agents", "ajv", "acorn", "zod-openapi"] as const;
 
 export interface BundleFigures {
   kib: number;

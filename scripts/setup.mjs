@@ -127,8 +127,8 @@ function tokenTableFresh() {
 }
 
 /** Runs one of the project's build scripts on its Node 22; exits with its code when it fails. */
-async function runBuilder(script, what) {
-  console.log(`building ${what} (${script})…`);
+async function runBuilder(script, what, announce = true) {
+  if (announce) console.log(`building ${what} (${script})…`);
   const child = spawn("node_modules/.bin/node", [script], { stdio: "inherit" });
   const code = await new Promise((resolve) => {
     child.once("error", (error) => {
@@ -172,3 +172,6 @@ function checkpointsFresh() {
 // Only in this project's own folder (the setup test runs this script in a scratch project that has no builders).
 if (existsSync("scripts/build-tokenizer.ts") && !tokenTableFresh()) await runBuilder("scripts/build-tokenizer.ts", tokenTable);
 if (existsSync("scripts/build-checkpoints.ts") && !checkpointsFresh()) await runBuilder("scripts/build-checkpoints.ts", checkpointsModule);
+// The admin API's OpenAPI document (generated, git-ignored), made from the routes' zod schemas every time (about half a
+// second; written only when its text changed): too many files feed it for a build key.
+if (existsSync("scripts/build-openapi.ts")) await runBuilder("scripts/build-openapi.ts", "assets/admin/openapi.json", false);

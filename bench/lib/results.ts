@@ -1,6 +1,6 @@
 // Shared by every benchmark: order statistics, the machine's description, and finishing a run: its figures printed,
 // its result section written.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 
@@ -51,6 +51,20 @@ export function writeResult(name: string, figures: unknown, markdown: string, sm
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(join(RESULTS_DIR, `${name}.json`), `${JSON.stringify({ measured: machineLine(), figures }, null, 2)}\n`);
   writeFileSync(join(RESULTS_DIR, `${name}.md`), `${markdown.trim()}\n\n_Measured ${machineLine()}._\n`);
+}
+
+/**
+ * `--render`: a benchmark's section written again from the figures it recorded (`bench/results/<name>.json`), with
+ * the machine line of that run: a change to the section's words measures nothing again (a held-out set scored once
+ * stays scored once).
+ */
+export const isRender = (): boolean => process.argv.includes("--render");
+
+export function renderRecorded<F>(name: string, render: (figures: F) => string): void {
+  const recorded = JSON.parse(readFileSync(join(RESULTS_DIR, `${name}.json`), "utf8")) as { measured: string; figures: F };
+  const text = render(recorded.figures);
+  console.log(text);
+  writeFileSync(join(RESULTS_DIR, `${name}.md`), `${text.trim()}\n\n_Measured ${recorded.measured}._\n`);
 }
 
 /** `--smoke` runs a benchmark with tiny counts so `npm test` proves it still works, and writes nothing. */

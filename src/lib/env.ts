@@ -307,4 +307,4 @@ export const ROUTE_HEADERS = {
 /** The name of a session's object in SESSIONS: a session id is only unique within its team. */
 export const sessionObjectName = (team: string, sessionId: string): string => `${team}/${sessionId}`;
 
-export const PRODUCT = { name: "dynmcp-edge", version: "0.1.0" } as const;
+export { PRODUCT } from "./product.ts";

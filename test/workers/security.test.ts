@@ -4,6 +4,7 @@ import { env } from "cloudflare:workers";
 import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { kvKeys } from "../../src/config/keys.ts";
+import { adminOpenApi } from "../../src/edge/admin/openapi.ts";
 import { app } from "../../src/edge/app.ts";
 import { openSecret, sealSecret, type SealedSecret } from "../../src/lib/secrets.ts";
 import {
@@ -105,6 +106,13 @@ describe("admin API", () => {
     const tokenBody = JSON.stringify(doc.paths["/admin/teams/{team}/tokens"]!.post);
     expect(tokenBody).toContain('"label"');
     expect(tokenBody).toContain('"maxLength":100');
+  });
+
+  it("serves the document the schemas make now (the asset written at set-up, not a stale one), as JSON", async () => {
+    const response = await workerFetch(`${BASE}/admin/openapi.json`);
+    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    // The generator runs here, in the test, as it runs at set-up; the Worker only serves its output.
+    expect(await response.json()).toEqual(JSON.parse(JSON.stringify(adminOpenApi())));
   });
 });
 

@@ -1,7 +1,7 @@
 // The admin API's OpenAPI document, generated from the same zod schemas the routes validate with.
 import { createDocument } from "zod-openapi";
 import type { z } from "zod";
-import { PRODUCT } from "../../lib/env.ts";
+import { PRODUCT } from "../../lib/product.ts";
 import { AuditParams } from "../../team/audit-query.ts";
 import {
   AccountList,
