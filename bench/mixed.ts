@@ -13,8 +13,9 @@ import { staticEmbedder, type StaticEmbedder } from "../src/catalog/embedder.ts"
 import { readEmbeddingTable } from "../src/catalog/embedding-table.ts";
 import { rankTools, type ToolIndex } from "../src/catalog/search.ts";
 import { BLEND } from "../src/catalog/semantic-blend.ts";
-import { quantise, toolText, type ToolVectors } from "../src/catalog/semantic-vectors.ts";
+import type { ToolVectors } from "../src/catalog/semantic-vectors.ts";
 import { missKinds, type MissKinds } from "./lib/mixed-misses.ts";
+import { vectorsOf } from "./lib/semantic-path.ts";
 import { table } from "./lib/markdown.ts";
 import { isRender, isSmoke, renderRecorded, writeResult } from "./lib/results.ts";
 import { isMain } from "./report.ts";
@@ -52,8 +53,6 @@ interface Row {
 /** A copy `gitlab-3/x` is the tool `gitlab/x`; other names are themselves. */
 const sameTool = (name: string): string => name.replace(/^([^/]*?)-\d+\//, "$1/");
 
-const vectorsOf = (indexes: readonly ToolIndex[], embedder: StaticEmbedder): ToolVectors[] =>
-  indexes.map((index) => quantise(index.tools.list().map((t) => embedder.embedOne(toolText(t))), embedder.dimension, embedder.modelId));
 
 /** Names best first, copies of one tool folded into the first, the first DEPTH. */
 function folded(names: readonly string[], fold: boolean): string[] {

@@ -53,13 +53,7 @@ export function staticEmbedder(table: EmbeddingTable): StaticEmbedder {
       for (let d = 0; d < dimension; d++) sum[d]! += rows[at + d]!;
     }
     // The mean's scale goes with the normalisation: the sum's direction is the mean's.
-    let norm = 0;
-    for (let d = 0; d < dimension; d++) norm += sum[d]! * sum[d]!;
-    const vector = new Float32Array(dimension);
-    if (norm === 0) return vector;
-    const inverse = 1 / Math.sqrt(norm);
-    for (let d = 0; d < dimension; d++) vector[d] = sum[d]! * inverse;
-    return vector;
+    return unitVector(sum, dimension);
   };
   return {
     modelId: table.modelId,
@@ -68,6 +62,17 @@ export function staticEmbedder(table: EmbeddingTable): StaticEmbedder {
     embedOne,
     pieces,
   };
+}
+
+/** The first `dimension` components of `values` as a unit vector; all zero stays the zero vector (similar to nothing). */
+export function unitVector(values: ArrayLike<number>, dimension = values.length): Float32Array {
+  let norm = 0;
+  for (let d = 0; d < dimension; d++) norm += values[d]! * values[d]!;
+  const vector = new Float32Array(dimension);
+  if (norm === 0) return vector;
+  const inverse = 1 / Math.sqrt(norm);
+  for (let d = 0; d < dimension; d++) vector[d] = values[d]! * inverse;
+  return vector;
 }
 
 /** The cosine similarity of two unit vectors (their dot product). */

@@ -9,7 +9,7 @@
 // the same price ($0.012 per million input tokens on Workers AI; bge-m3 $0.0118, bge-base-en-v1.5 $0.067).
 import * as z from "zod";
 import { EmbedderError } from "../lib/errors.ts";
-import type { Embedder } from "./embedder.ts";
+import { unitVector, type Embedder } from "./embedder.ts";
 
 /** What the embedder calls on the Workers AI binding: `env.AI` is one, tests pass a stand-in. */
 export interface EmbeddingBinding {
@@ -116,7 +116,7 @@ export function workersAiEmbedder(ai: EmbeddingBinding, options: WorkersAiEmbedd
       if (row.length !== spec.dimension) {
         throw new EmbedderError("embedder_malformed", model, `Workers AI ${model} answered a vector of ${row.length} dimensions, not ${spec.dimension}`);
       }
-      return normalized(row, dimension);
+      return unitVector(row, dimension);
     });
   }
 
@@ -169,17 +169,6 @@ export function batchesOf<T extends { text: string }>(items: readonly T[], size:
   }
   if (current.length > 0) batches.push(current);
   return batches;
-}
-
-/** The first `dimension` components as a unit vector (a zero vector stays zero). */
-function normalized(row: readonly number[], dimension: number): Float32Array {
-  let norm = 0;
-  for (let d = 0; d < dimension; d++) norm += row[d]! * row[d]!;
-  const vector = new Float32Array(dimension);
-  if (norm === 0) return vector;
-  const inverse = 1 / Math.sqrt(norm);
-  for (let d = 0; d < dimension; d++) vector[d] = row[d]! * inverse;
-  return vector;
 }
 
 /**

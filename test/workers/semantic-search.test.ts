@@ -8,38 +8,11 @@ import { describe, expect, it, vi } from "vitest";
 import { env } from "cloudflare:workers";
 import { createStaticEmbedderLoader } from "../../src/catalog/embedder.ts";
 import { toolVectorBuilds } from "../../src/catalog/semantic-vectors.ts";
-import { connect, connectAt, replayUrl, seedTeam, text } from "./helpers.ts";
+import { connect, connectAt, replayUrl, seedTeam } from "./helpers.ts";
 import { modernClient } from "./modern-client.ts";
+import { codeSearch, discover, names } from "./search-calls.ts";
 
 const SERVERS = { memory: { url: replayUrl("memory") }, kubernetes: { url: replayUrl("kubernetes") }, stripe: { url: replayUrl("stripe") } };
-
-/** What the tests ask of a client of either era (the 2025 helpers' SDK client, the 2026 one). */
-interface Caller {
-  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
-}
-
-interface Hit {
-  name: string;
-  score: number;
-}
-
-/** discover_tool's hits for `query`: names and scores, best first. */
-async function discover(client: Caller, query: string, limit: number): Promise<Hit[]> {
-  const found = (await client.callTool({ name: "discover_tool", arguments: { query, limit } })) as { isError?: boolean; structuredContent?: unknown };
-  expect(found.isError, text(found)).toBeFalsy();
-  return (found.structuredContent as { tools: Hit[] }).tools;
-}
-
-/** The code view's search for `query`: its `namespace.method` paths, best first. */
-async function codeSearch(client: Caller, query: string, limit: number): Promise<string[]> {
-  const found = text(await client.callTool({ name: "search", arguments: { query, limit } }));
-  // An answer judged not useful lists its hits last, as weak matches ("- path: line").
-  const weak = found.startsWith("No loaded API") ? found.split("\n\n").find((p) => p.startsWith("Weak matches")) : undefined;
-  const lines = weak === undefined ? found.split("\n\n")[0]!.split("\n") : weak.split("\n").slice(1).map((line) => line.slice(2));
-  return lines.map((line) => line.split(":")[0]!);
-}
-
-const names = (hits: readonly Hit[]) => hits.map((h) => h.name);
 
 /**
  * Queries that share no word with the tool meant, the tool, and how deep it must be found: words of our own. The agent

@@ -9,9 +9,10 @@
 import { env } from "cloudflare:workers";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { getPage, signIn } from "./dashboard-helpers.ts";
-import { connect, connectAt, replayUrl, seedTeam, text } from "./helpers.ts";
+import { connect, connectAt, replayUrl, seedTeam } from "./helpers.ts";
 import { modernClient } from "./modern-client.ts";
 import { aiStandIn } from "./ai-stand-in.ts";
+import { codeSearch, discover, names } from "./search-calls.ts";
 
 const ai = aiStandIn();
 const bindings = env as { AI?: unknown };
@@ -30,20 +31,6 @@ const listen = () => {
   vi.spyOn(console, "log").mockImplementation((line: unknown) => void lines.push(String(line)));
 };
 
-interface Caller {
-  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
-}
-interface Hit {
-  name: string;
-  score: number;
-}
-
-async function discover(client: Caller, query: string, limit: number): Promise<Hit[]> {
-  const found = (await client.callTool({ name: "discover_tool", arguments: { query, limit } })) as { isError?: boolean; structuredContent?: unknown };
-  expect(found.isError, text(found)).toBeFalsy();
-  return (found.structuredContent as { tools: Hit[] }).tools;
-}
-const names = (hits: readonly Hit[]) => hits.map((h) => h.name);
 const queries = () => ai.calls.filter((c) => c.field === "queries");
 
 describe("a workers-ai team's search over the AI binding", () => {
@@ -63,11 +50,8 @@ describe("a workers-ai team's search over the AI binding", () => {
     expect(names(await discover(modern, ask("forget everything about that person"), 3))).toContain("memory/delete_entities");
     await modern.close();
     const code = (await connectAt("wai-rank-code", codeToken, "?view=code")).client;
-    const found = await code.callTool({ name: "search", arguments: { query: ask("forget everything about that person"), limit: 3 } });
-    // Among the hits, or among the weak matches of an answer judged not useful (this query is one of its false alarms).
-    const parts = text(found).split("\n\n");
-    const hits = parts[0]!.startsWith("No loaded API") ? parts.find((part) => part.startsWith("Weak matches")) : parts[0];
-    expect(hits).toContain("memory.delete_entities");
+    // Among the hits, or the weak matches of an answer judged not useful (this query is one of its false alarms).
+    expect(await codeSearch(code, ask("forget everything about that person"), 3)).toContain("memory.delete_entities");
     await code.close();
 
     // Every tool text once (memory's 9 tools, postgres's 1), for four sessions of two teams, two eras and two views.
